@@ -1,0 +1,95 @@
+//! Running a call through a breaker (and optionally a bulkhead), in the order DESIGN.md fixes:
+//! breaker admission, then bulkhead permit, then timeout, then the call.
+
+use std::future::Future;
+
+use super::core::Core;
+use super::permit::{Outcome, Permit};
+use crate::{Bulkhead, Error};
+
+/// How a call through fusebox ended, as the generated code needs to know it.
+#[derive(Debug)]
+pub enum Completion<T, E> {
+    /// The call succeeded.
+    Ok(T),
+    /// The call returned an error that the failure predicate does not count: it goes back to
+    /// the caller as is, without the fallback.
+    Ignored(E),
+    /// Rejected, timed out, or a counted failure: what a fallback handles.
+    Failed(Error<E>),
+}
+
+impl<T, E> Completion<T, E> {
+    /// Back to a plain `Result`, uncounted errors as `Error::Failed`.
+    pub fn into_result(self) -> Result<T, Error<E>> {
+        match self {
+            Completion::Ok(v) => Ok(v),
+            Completion::Ignored(e) => Err(Error::Failed(e)),
+            Completion::Failed(e) => Err(e),
+        }
+    }
+}
+
+/// The one code path every call takes: builder API and generated code alike.
+pub(crate) async fn run<T, E, F, C>(
+    core: Option<&Core>,
+    bulkhead: Option<&Bulkhead>,
+    fut: F,
+    is_failure: C,
+) -> Completion<T, E>
+where
+    F: Future<Output = Result<T, E>>,
+    C: FnOnce(&E) -> bool,
+{
+    let Some(core) = core else {
+        // Bulkhead only.
+        let _slot = match bulkhead {
+            Some(b) => match b.acquire().await {
+                Ok(p) => Some(p),
+                Err(r) => return Completion::Failed(Error::Rejected(r)),
+            },
+            None => None,
+        };
+        // Without a breaker, the function's own errors are not fusebox's to judge.
+        return match fut.await {
+            Ok(v) => Completion::Ok(v),
+            Err(e) => Completion::Ignored(e),
+        };
+    };
+    let mut permit = match core.admit() {
+        Ok(a) => Permit::new(core, a),
+        Err(r) => return Completion::Failed(Error::Rejected(r)),
+    };
+    // An open breaker returned above, so it never takes a bulkhead permit.
+    let _slot = match bulkhead {
+        Some(b) => match b.acquire().await {
+            Ok(p) => Some(p),
+            Err(r) => {
+                permit.finish(Outcome::BulkheadFull);
+                return Completion::Failed(Error::Rejected(r));
+            }
+        },
+        None => None,
+    };
+    match permit.drive(fut).await {
+        Ok(Ok(v)) => {
+            permit.finish(Outcome::Success);
+            Completion::Ok(v)
+        }
+        Ok(Err(e)) if is_failure(&e) => {
+            permit.finish(Outcome::Failure);
+            Completion::Failed(Error::Failed(e))
+        }
+        Ok(Err(e)) => {
+            permit.finish(Outcome::Ignored);
+            Completion::Ignored(e)
+        }
+        Err(after) => {
+            permit.finish(Outcome::TimedOut);
+            Completion::Failed(Error::Rejected(crate::Rejection::TimedOut {
+                name: core.config.name.clone(),
+                after,
+            }))
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! The shared state machine of one breaker: admission and transitions.
+//!
+//! Invariants:
+//! - `word` holds the state and a generation; every transition bumps the generation, under
+//!   `rare`'s lock, so at most one caller performs (and logs) each transition.
+//! - `open_until` is written before `word` turns `Open`, so an admitter that sees `Open`
+//!   reads the right deadline.
+//! - The closed state never takes the lock: admission is one load, recording is a few
+//!   relaxed atomics in the window; only a rate at the threshold takes the lock to trip.
+
+use std::time::Duration;
+
+use crate::clock::{nanos, Clock};
+use crate::config::BreakerConfig;
+use crate::events::{self, Reason, Transition};
+use crate::half_open::{HalfOpenPolicy, Trials, Verdict};
+use crate::state::Word;
+use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use crate::sync::{lock, Mutex};
+use crate::window::{Totals, Window};
+use crate::{Rejection, State};
+
+const NEVER: u64 = u64::MAX;
+
+/// Lifetime counters, never reset (Prometheus counters must only grow).
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) succeeded: AtomicU64,
+    pub(crate) failed: AtomicU64,
+    pub(crate) ignored: AtomicU64,
+    pub(crate) timeouts: AtomicU64,
+    pub(crate) panicked: AtomicU64,
+    pub(crate) cancelled: AtomicU64,
+    pub(crate) rejected: AtomicU64,
+    pub(crate) rejected_full: AtomicU64,
+    pub(crate) slow: AtomicU64,
+    pub(crate) times_opened: AtomicU64,
+    pub(crate) conflicts: AtomicU64,
+}
+
+pub(crate) fn bump(c: &AtomicU64) {
+    c.fetch_add(1, Relaxed);
+}
+
+/// State only touched on rare paths (transitions, half-open).
+struct Rare {
+    trials: Trials,
+    opened_in_a_row: u32,
+}
+
+pub(crate) struct Core {
+    pub(crate) config: BreakerConfig,
+    pub(crate) clock: Clock,
+    word: AtomicU64,
+    open_until: AtomicU64,
+    state_since: AtomicU64,
+    /// When the breaker last left `Closed` for `Open`; `NEVER` while healthy. Spans
+    /// open/half-open cycles, so a breaker flapping for hours is `stuck` (the cold-start seed).
+    unhealthy_since: AtomicU64,
+    stuck_logged: AtomicBool,
+    pub(crate) window: Window,
+    rare: Mutex<Rare>,
+    pub(crate) counters: Counters,
+}
+
+/// The result of asking to make a call.
+pub(crate) enum Admission {
+    /// A normal call, under this generation.
+    Normal(u64),
+    /// A half-open trial, under this generation.
+    Trial(u64),
+}
+
+impl Core {
+    pub(crate) fn new(config: BreakerConfig) -> Core {
+        let clock = Clock::new();
+        let now = clock.now();
+        Core {
+            window: Window::new(config.window, now),
+            config,
+            clock,
+            word: AtomicU64::new(Word::new(State::Closed, 0).0),
+            open_until: AtomicU64::new(0),
+            state_since: AtomicU64::new(now),
+            unhealthy_since: AtomicU64::new(NEVER),
+            stuck_logged: AtomicBool::new(false),
+            rare: Mutex::new(Rare {
+                trials: Trials::new(now),
+                opened_in_a_row: 0,
+            }),
+            counters: Counters::default(),
+        }
+    }
+
+    pub(crate) fn word(&self) -> Word {
+        Word(self.word.load(Acquire))
+    }
+
+    pub(crate) fn state(&self) -> State {
+        self.word().state()
+    }
+
+    pub(crate) fn state_since(&self) -> u64 {
+        self.state_since.load(Relaxed)
+    }
+
+    fn rejection(&self, state: State, retry_in: Option<Duration>) -> Rejection {
+        bump(&self.counters.rejected);
+        Rejection::Open {
+            name: self.config.name.clone(),
+            state,
+            retry_in,
+        }
+    }
+
+    /// Decides whether a call may go ahead. The closed state is a single load.
+    #[inline]
+    pub(crate) fn admit(&self) -> Result<Admission, Rejection> {
+        let w = self.word();
+        if w.state().admits_all() {
+            return Ok(Admission::Normal(w.generation()));
+        }
+        self.admit_slow(w)
+    }
+
+    #[cold]
+    fn admit_slow(&self, mut w: Word) -> Result<Admission, Rejection> {
+        let now = self.clock.now();
+        loop {
+            match w.state() {
+                State::Closed | State::ForcedClosed => {
+                    return Ok(Admission::Normal(w.generation()))
+                }
+                State::ForcedOpen => return Err(self.rejection(State::ForcedOpen, None)),
+                State::Open => {
+                    let until = self.open_until.load(Acquire);
+                    if now < until {
+                        self.check_stuck(now);
+                        let retry = Duration::from_nanos(until - now);
+                        return Err(self.rejection(State::Open, Some(retry)));
+                    }
+                    self.transition(Some(w), State::HalfOpen, Reason::OpenElapsed, now);
+                }
+                State::HalfOpen => {
+                    self.check_stuck(now);
+                    let mut rare = lock(&self.rare);
+                    let cur = self.word();
+                    if cur != w {
+                        drop(rare);
+                        w = cur;
+                        continue;
+                    }
+                    let policy = self.config.half_open;
+                    if let Some(v) = rare.trials.verdict(now, policy, self.config.failure_rate) {
+                        let event = self.apply_verdict(&mut rare, cur, v, now);
+                        drop(rare);
+                        events::emit(event);
+                        w = self.word();
+                        continue;
+                    }
+                    if rare.trials.admit(now, policy) {
+                        return Ok(Admission::Trial(cur.generation()));
+                    }
+                    drop(rare);
+                    return Err(self.rejection(State::HalfOpen, None));
+                }
+            }
+            w = self.word();
+        }
+    }
+
+    /// A trial ended: record it and judge when due.
+    pub(crate) fn finish_trial(&self, gen: u64, result: Option<bool>) {
+        let now = self.clock.now();
+        let mut rare = lock(&self.rare);
+        let cur = self.word();
+        if cur.generation() != gen || cur.state() != State::HalfOpen {
+            return;
+        }
+        match result {
+            None => rare.trials.release(),
+            Some(failed) => rare.trials.finish(failed),
+        }
+        let policy = self.config.half_open;
+        if let Some(v) = rare.trials.verdict(now, policy, self.config.failure_rate) {
+            let event = self.apply_verdict(&mut rare, cur, v, now);
+            drop(rare);
+            events::emit(event);
+        }
+    }
+
+    fn apply_verdict(&self, rare: &mut Rare, cur: Word, v: Verdict, now: u64) -> Transition {
+        let (ok, failed) = (rare.trials.ok, rare.trials.failed);
+        match v {
+            Verdict::Close => self.switch(
+                rare,
+                cur,
+                State::Closed,
+                Reason::TrialsPassed { ok, failed },
+                now,
+            ),
+            Verdict::Reopen => self.switch(
+                rare,
+                cur,
+                State::Open,
+                Reason::TrialsFailed { ok, failed },
+                now,
+            ),
+        }
+    }
+
+    /// Opens the breaker when the window's totals say so. Called after each recorded call.
+    #[inline]
+    pub(crate) fn judge(&self, gen: u64, t: Totals) {
+        if t.calls < u64::from(self.config.min_calls) {
+            return;
+        }
+        let c = &self.config;
+        let reason = if t.failures * 100 >= u64::from(c.failure_rate) * t.calls {
+            Reason::FailureRate {
+                rate: pct(t.failures, t.calls),
+                threshold: c.failure_rate,
+                calls: t.calls,
+            }
+        } else if let Some(rule) = c.slow.filter(|r| r.trips(t.slow, t.calls)) {
+            Reason::SlowRate {
+                rate: pct(t.slow, t.calls),
+                threshold: rule.rate,
+                calls: t.calls,
+            }
+        } else {
+            return;
+        };
+        let w = self.word();
+        if w.state() == State::Closed && w.generation() == gen {
+            self.transition(Some(w), State::Open, reason, self.clock.now());
+        }
+    }
+
+    /// Moves to `to` if the word is still `expected` (or unconditionally for `None`).
+    pub(crate) fn transition(
+        &self,
+        expected: Option<Word>,
+        to: State,
+        reason: Reason,
+        now: u64,
+    ) -> bool {
+        let mut rare = lock(&self.rare);
+        let cur = self.word();
+        if expected.is_some_and(|e| e != cur) {
+            return false;
+        }
+        let event = self.switch(&mut rare, cur, to, reason, now);
+        drop(rare);
+        events::emit(event);
+        true
+    }
+
+    /// Performs a transition; the caller holds the lock and emits the returned event after
+    /// releasing it.
+    fn switch(
+        &self,
+        rare: &mut Rare,
+        cur: Word,
+        to: State,
+        reason: Reason,
+        now: u64,
+    ) -> Transition {
+        match to {
+            State::Open => {
+                let period = self.config.open_period(rare.opened_in_a_row);
+                rare.opened_in_a_row = rare.opened_in_a_row.saturating_add(1);
+                self.open_until
+                    .store(now.saturating_add(nanos(period)), Release);
+                bump(&self.counters.times_opened);
+                if self.unhealthy_since.load(Relaxed) == NEVER {
+                    self.unhealthy_since.store(now, Relaxed);
+                }
+            }
+            State::HalfOpen => rare.trials = Trials::new(now),
+            State::Closed | State::ForcedClosed | State::ForcedOpen => {
+                if to == State::Closed {
+                    self.window.reset(now);
+                    rare.opened_in_a_row = 0;
+                }
+                self.unhealthy_since.store(NEVER, Relaxed);
+                self.stuck_logged.store(false, Relaxed);
+            }
+        }
+        if reason == Reason::Reset {
+            rare.opened_in_a_row = 0;
+        }
+        self.state_since.store(now, Relaxed);
+        self.word.store(cur.next(to).0, Release);
+        Transition {
+            name: self.config.name.clone(),
+            from: cur.state(),
+            to,
+            at: self.clock.instant(now),
+            reason,
+        }
+    }
+
+    /// How long the breaker has been away from closed, if it is.
+    pub(crate) fn unhealthy_for(&self, now: u64) -> Option<Duration> {
+        let since = self.unhealthy_since.load(Relaxed);
+        (since != NEVER).then(|| Duration::from_nanos(now.saturating_sub(since)))
+    }
+
+    /// True when away from closed longer than `alert_after`; logs at ERROR once per episode.
+    pub(crate) fn check_stuck(&self, now: u64) -> bool {
+        let Some(for_) = self.unhealthy_for(now) else {
+            return false;
+        };
+        if for_ < self.config.alert_after {
+            return false;
+        }
+        if !self.stuck_logged.swap(true, Relaxed) {
+            tracing::error!(
+                breaker = %self.config.name,
+                state = %self.state(),
+                unhealthy_for = ?for_,
+                alert_after = ?self.config.alert_after,
+                "circuit breaker stuck: away from closed longer than alert_after"
+            );
+        }
+        true
+    }
+
+    /// The timeout of a trial: the configured one, or else the half-open sampling period,
+    /// so that a hung trial can never hold a breaker in half-open forever.
+    pub(crate) fn trial_timeout(&self) -> Duration {
+        self.config
+            .half_open_timeout()
+            .unwrap_or(match self.config.half_open {
+                HalfOpenPolicy::Share { window, .. } => window,
+                HalfOpenPolicy::Calls(_) => self.config.open_for,
+            })
+    }
+}
+
+pub(crate) fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}

@@ -1,0 +1,130 @@
+//! The [`Breaker`] handle: one shared state machine per name.
+
+mod call;
+pub(crate) mod core;
+mod permit;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+pub(crate) use call::run;
+pub use call::Completion;
+
+use self::core::Core;
+use crate::config::{BreakerBuilder, BreakerConfig};
+use crate::events::Reason;
+use crate::{Bulkhead, Error, State};
+
+/// A handle to one circuit breaker. Cheap to clone; every clone drives the same state machine.
+///
+/// ```
+/// use fusebox_runtime::{Breaker, Error, State};
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let breaker = Breaker::builder("inventory").window_calls(10).build().unwrap();
+/// let answer: Result<u32, Error<std::io::Error>> = breaker.call(async { Ok(42) }).await;
+/// assert_eq!(answer.unwrap(), 42);
+/// assert_eq!(breaker.state(), State::Closed);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Breaker(pub(crate) Arc<Core>);
+
+impl Breaker {
+    /// Starts configuring a breaker named `name`.
+    pub fn builder(name: impl Into<String>) -> BreakerBuilder {
+        BreakerBuilder::new(name)
+    }
+
+    /// A breaker outside the registry.
+    pub(crate) fn new(config: BreakerConfig) -> Breaker {
+        Breaker(Arc::new(Core::new(config)))
+    }
+
+    /// Registry name (`name/key` for keyed breakers).
+    pub fn name(&self) -> &str {
+        &self.0.config.name
+    }
+
+    /// Its settings.
+    pub fn config(&self) -> &BreakerConfig {
+        &self.0.config
+    }
+
+    /// The current state.
+    pub fn state(&self) -> State {
+        self.0.state()
+    }
+
+    /// Holds the breaker open: every call is rejected until `force_close` or `reset`.
+    pub fn force_open(&self) {
+        self.force(State::ForcedOpen, Reason::Forced);
+    }
+
+    /// Holds the breaker closed: every call goes through and nothing trips, until `reset`.
+    pub fn force_close(&self) {
+        self.force(State::ForcedClosed, Reason::Forced);
+    }
+
+    /// Back to `Closed` with an empty window and no open-period growth.
+    pub fn reset(&self) {
+        self.force(State::Closed, Reason::Reset);
+    }
+
+    fn force(&self, to: State, reason: Reason) {
+        let now = self.0.clock.now();
+        self.0.transition(None, to, reason, now);
+    }
+
+    /// Calls `fut` through the breaker; every `Err` counts as a failure.
+    pub async fn call<T, E, F>(&self, fut: F) -> Result<T, Error<E>>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        run(Some(&self.0), None, fut, |_| true).await.into_result()
+    }
+
+    /// Calls `fut` through the breaker; only errors for which `is_failure` is true count.
+    ///
+    /// ```
+    /// # use fusebox_runtime::{Breaker, Completion};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let b = Breaker::builder("catalog").build_detached().unwrap();
+    /// // A 404 is the dependency answering, not failing.
+    /// let c = b.call_filtered(async { Err::<(), u16>(404) }, |status| *status >= 500).await;
+    /// assert!(matches!(c, Completion::Ignored(404)));
+    /// # }
+    /// ```
+    pub async fn call_filtered<T, E, F, C>(&self, fut: F, is_failure: C) -> Completion<T, E>
+    where
+        F: Future<Output = Result<T, E>>,
+        C: FnOnce(&E) -> bool,
+    {
+        run(Some(&self.0), None, fut, is_failure).await
+    }
+
+    /// Calls `fut` through the breaker, then the bulkhead: an open breaker takes no permit,
+    /// and a full bulkhead is not counted as a failure of the dependency.
+    pub async fn call_in<T, E, F>(&self, bulkhead: &Bulkhead, fut: F) -> Result<T, Error<E>>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        run(Some(&self.0), Some(bulkhead), fut, |_| true)
+            .await
+            .into_result()
+    }
+
+    /// True when both handles drive the same state machine.
+    pub fn ptr_eq(&self, other: &Breaker) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl fmt::Debug for Breaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Breaker")
+            .field("name", &self.name())
+            .field("state", &self.state())
+            .finish()
+    }
+}

@@ -1,0 +1,37 @@
+//! Virtual-clock friendly time: nanoseconds since a base `tokio::time::Instant`.
+//!
+//! Storing offsets as `u64` lets deadlines live in atomics; reading them through
+//! `tokio::time` keeps every test and simulation on a paused clock.
+
+use std::time::Duration;
+use tokio::time::Instant;
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    base: Instant,
+}
+
+impl Clock {
+    pub(crate) fn new() -> Clock {
+        Clock {
+            base: Instant::now(),
+        }
+    }
+
+    /// Nanoseconds since the base; saturates at zero for instants before it.
+    pub(crate) fn nanos(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.base).as_nanos() as u64
+    }
+
+    pub(crate) fn now(&self) -> u64 {
+        self.nanos(Instant::now())
+    }
+
+    pub(crate) fn instant(&self, nanos: u64) -> Instant {
+        self.base + Duration::from_nanos(nanos)
+    }
+}
+
+pub(crate) fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}

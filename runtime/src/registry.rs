@@ -1,0 +1,197 @@
+//! The global registry: one breaker per name (and per `name/key`), one bulkhead per name.
+//!
+//! Call sites with a static name look their breaker up once and cache it, so the registry's
+//! lock is never on their hot path. Keyed call sites look up per call under a read lock,
+//! formatting the key into a reused thread-local buffer (no allocation once warm).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+use std::sync::{Arc, RwLock};
+
+use once_cell::sync::Lazy;
+use tokio::sync::broadcast;
+
+use crate::breaker::core::bump;
+use crate::bulkhead::BulkheadConfig;
+use crate::config::BreakerConfig;
+use crate::events::{self, Transition};
+use crate::{Breaker, Bulkhead};
+
+/// Named breakers and bulkheads shared by every call site of a process.
+///
+/// ```
+/// use fusebox_runtime::{registry, Breaker};
+/// let b = Breaker::builder("registry-doc").build().unwrap();
+/// assert!(registry().breaker("registry-doc").unwrap().state() == b.state());
+/// assert!(registry().breaker("no-such-breaker").is_none());
+/// ```
+pub struct Registry {
+    breakers: RwLock<HashMap<Arc<str>, Breaker>>,
+    bulkheads: RwLock<HashMap<Arc<str>, Bulkhead>>,
+}
+
+static REGISTRY: Lazy<Registry> = Lazy::new(Registry::new);
+
+/// The process-wide registry.
+pub fn registry() -> &'static Registry {
+    &REGISTRY
+}
+
+thread_local! {
+    static KEY_BUF: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    // Nothing panics while holding these locks; recover rather than propagate a poison.
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Registry {
+    pub(crate) fn new() -> Registry {
+        Registry {
+            breakers: RwLock::new(HashMap::new()),
+            bulkheads: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// The breaker registered under `name` (`"redis/3"` for a keyed one).
+    pub fn breaker(&self, name: &str) -> Option<Breaker> {
+        read(&self.breakers).get(name).cloned()
+    }
+
+    /// The bulkhead registered under `name`.
+    pub fn bulkhead(&self, name: &str) -> Option<Bulkhead> {
+        read(&self.bulkheads).get(name).cloned()
+    }
+
+    /// Every breaker, sorted by name.
+    pub fn breakers(&self) -> Vec<Breaker> {
+        let mut v: Vec<Breaker> = read(&self.breakers).values().cloned().collect();
+        v.sort_by(|a, b| a.name().cmp(b.name()));
+        v
+    }
+
+    /// Every bulkhead, sorted by name.
+    pub fn bulkheads(&self) -> Vec<Bulkhead> {
+        let mut v: Vec<Bulkhead> = read(&self.bulkheads).values().cloned().collect();
+        v.sort_by(|a, b| a.name().cmp(b.name()));
+        v
+    }
+
+    /// The breaker of `config.name()`, created with `config` if new.
+    ///
+    /// A name registered before with other settings keeps its first settings: the conflict is
+    /// logged at ERROR and counted in its metrics (`conflicts`), never silently mixed.
+    pub fn register(&self, config: BreakerConfig) -> Breaker {
+        if let Some(b) = self.breaker(config.name()) {
+            return checked(b, &config);
+        }
+        let mut map = write(&self.breakers);
+        if let Some(b) = map.get(config.name()) {
+            return checked(b.clone(), &config);
+        }
+        let b = Breaker::new(config);
+        map.insert(b.0.config.name.clone(), b.clone());
+        b
+    }
+
+    /// The breaker for `key` under `template`'s name: `name/key`, created on first use.
+    pub fn keyed(&self, template: &BreakerConfig, key: &dyn fmt::Display) -> Breaker {
+        let found = KEY_BUF.with(|buf| {
+            // A key whose Display re-enters the registry gets a fresh buffer instead of a panic.
+            let mut local = String::new();
+            let mut guard = buf.try_borrow_mut().ok();
+            let s = guard.as_deref_mut().unwrap_or(&mut local);
+            s.clear();
+            s.push_str(template.base_name());
+            s.push('/');
+            let _ = write!(s, "{key}");
+            match read(&self.breakers).get(s.as_str()) {
+                Some(b) => Ok(b.clone()),
+                None => Err(s[template.base_name().len() + 1..].to_owned()),
+            }
+        });
+        match found {
+            Ok(b) => {
+                if !b.0.config.same_settings(template) {
+                    let wanted = template.with_key(b.config().key().unwrap_or_default());
+                    return checked(b, &wanted);
+                }
+                b
+            }
+            Err(key) => self.register(template.with_key(&key)),
+        }
+    }
+
+    /// The bulkhead of `config.name()`, created if new; conflicts as for [`register`](Self::register).
+    pub fn register_bulkhead(&self, config: BulkheadConfig) -> Bulkhead {
+        let mut map = write(&self.bulkheads);
+        if let Some(b) = map.get(&config.name) {
+            if b.0.config != config {
+                bump(&b.0.conflicts);
+                tracing::error!(
+                    bulkhead = %config.name,
+                    kept = ?b.0.config,
+                    ignored = ?config,
+                    "bulkhead registered twice with different settings; keeping the first"
+                );
+            }
+            return b.clone();
+        }
+        let b = Bulkhead::new(config);
+        map.insert(b.0.config.name.clone(), b.clone());
+        b
+    }
+
+    /// Removes a keyed breaker (`"redis/3"`); the next call for that key starts a fresh one.
+    ///
+    /// Breakers without a key are never evicted: call sites cache them, and an evicted one
+    /// would go on living there, unseen by metrics. Returns whether an entry was removed.
+    pub fn evict(&self, name: &str) -> bool {
+        let mut map = write(&self.breakers);
+        match map.get(name) {
+            Some(b) if b.config().key().is_some() => map.remove(name).is_some(),
+            _ => false,
+        }
+    }
+
+    /// Removes every keyed breaker under `base` (`"redis"` removes `redis/0`, `redis/1`...).
+    pub fn evict_keys(&self, base: &str) -> usize {
+        let mut map = write(&self.breakers);
+        let before = map.len();
+        map.retain(|_, b| !(b.config().key().is_some() && b.config().base_name() == base));
+        before - map.len()
+    }
+
+    /// Every transition of every breaker from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Transition> {
+        events::subscribe()
+    }
+}
+
+fn checked(existing: Breaker, wanted: &BreakerConfig) -> Breaker {
+    if existing.0.config != *wanted {
+        bump(&existing.0.counters.conflicts);
+        tracing::error!(
+            breaker = %wanted.name(),
+            kept = ?existing.0.config,
+            ignored = ?wanted,
+            "circuit breaker registered twice with different settings; keeping the first"
+        );
+    }
+    existing
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("breakers", &read(&self.breakers).len())
+            .field("bulkheads", &read(&self.bulkheads).len())
+            .finish()
+    }
+}

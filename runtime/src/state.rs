@@ -1,0 +1,111 @@
+//! The five states a breaker can be in.
+
+use std::fmt;
+
+/// The state of a circuit breaker.
+///
+/// ```
+/// use fusebox_runtime::State;
+/// assert!(State::Closed.admits_all());
+/// assert_eq!(State::HalfOpen.to_string(), "half_open");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum State {
+    /// Calls go through; results are counted in the window.
+    Closed,
+    /// Calls are rejected at once until the open period ends.
+    Open,
+    /// A share of calls goes through as trials; the rest are rejected.
+    HalfOpen,
+    /// Held open by an operator: every call is rejected until `force_close` or `reset`.
+    ForcedOpen,
+    /// Held closed by an operator: every call goes through and nothing trips.
+    ForcedClosed,
+}
+
+impl State {
+    /// Every state, in the order of their codes.
+    pub const ALL: [State; 5] = [
+        State::Closed,
+        State::Open,
+        State::HalfOpen,
+        State::ForcedOpen,
+        State::ForcedClosed,
+    ];
+
+    /// True when every call is let through (closed or forced closed).
+    pub fn admits_all(self) -> bool {
+        matches!(self, State::Closed | State::ForcedClosed)
+    }
+
+    /// The snake_case name used in logs, metrics labels and the admin API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Closed => "closed",
+            State::Open => "open",
+            State::HalfOpen => "half_open",
+            State::ForcedOpen => "forced_open",
+            State::ForcedClosed => "forced_closed",
+        }
+    }
+
+    pub(crate) fn code(self) -> u64 {
+        self as u64
+    }
+
+    pub(crate) fn from_code(code: u64) -> State {
+        // Codes only ever come from `code()`, so the fallback arm is unreachable in practice.
+        State::ALL
+            .get(code as usize)
+            .copied()
+            .unwrap_or(State::Closed)
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The breaker's state word: the state in the low 3 bits, a generation above.
+///
+/// Every transition bumps the generation, so a call admitted under one generation
+/// can tell that the breaker moved on while it was in flight and drop its stale result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Word(pub(crate) u64);
+
+impl Word {
+    pub(crate) fn new(state: State, generation: u64) -> Word {
+        Word(generation << 3 | state.code())
+    }
+    pub(crate) fn state(self) -> State {
+        State::from_code(self.0 & 0b111)
+    }
+    pub(crate) fn generation(self) -> u64 {
+        self.0 >> 3
+    }
+    pub(crate) fn next(self, state: State) -> Word {
+        Word::new(state, self.generation().wrapping_add(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_round_trips_state_and_generation() {
+        for s in State::ALL {
+            let w = Word::new(s, 41);
+            assert_eq!(w.state(), s);
+            assert_eq!(w.generation(), 41);
+            assert_eq!(w.next(State::Open).generation(), 42);
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Count-based window: a ring of the last N calls, one atomic word per call.
+//!
+//! Each entry packs `(sequence + 1) << 8 | bucket << 2 | slow << 1 | failed`. A writer swaps
+//! its entry in and adjusts the running totals by exactly the difference to what it evicted,
+//! so the totals always equal the ring's contents once racing writers finish.
+
+use super::histogram::{bucket, Counts, Histogram};
+use super::{Sample, Ticket, Totals};
+use crate::sync::atomic::{AtomicI64, AtomicU64, Ordering::*};
+
+const FAILED: u64 = 1;
+const SLOW: u64 = 2;
+
+pub(crate) struct CountWindow {
+    entries: Box<[AtomicU64]>,
+    next: AtomicU64,
+    calls: AtomicI64,
+    failures: AtomicI64,
+    slow: AtomicI64,
+    hist: Histogram,
+}
+
+fn encode(seq: u64, s: &Sample) -> u64 {
+    (seq + 1) << 8 | (bucket(s.latency) as u64) << 2 | u64::from(s.slow) << 1 | u64::from(s.failed)
+}
+
+impl CountWindow {
+    pub(crate) fn new(n: usize) -> CountWindow {
+        CountWindow {
+            entries: (0..n.max(1)).map(|_| AtomicU64::new(0)).collect(),
+            next: AtomicU64::new(0),
+            calls: AtomicI64::new(0),
+            failures: AtomicI64::new(0),
+            slow: AtomicI64::new(0),
+            hist: Histogram::new(),
+        }
+    }
+
+    pub(crate) fn record(&self, s: Sample) -> (Ticket, Totals) {
+        let seq = self.next.fetch_add(1, Relaxed);
+        let i = (seq % self.entries.len() as u64) as usize;
+        let new = encode(seq, &s);
+        let old = self.entries[i].swap(new, AcqRel);
+        let calls = if old == 0 {
+            self.calls.fetch_add(1, Relaxed) + 1
+        } else {
+            self.hist.sub(((old >> 2) & 0x3f) as usize);
+            self.calls.load(Relaxed)
+        };
+        self.hist.add(((new >> 2) & 0x3f) as usize);
+        let failures = self.adjust(&self.failures, old, new, FAILED);
+        let slow = self.adjust(&self.slow, old, new, SLOW);
+        (Ticket::Count(seq), Totals::clamped(calls, failures, slow))
+    }
+
+    /// Moves a total by the flag's change between the evicted and the new entry.
+    fn adjust(&self, total: &AtomicI64, old: u64, new: u64, flag: u64) -> i64 {
+        match (old & flag != 0, new & flag != 0) {
+            (false, true) => total.fetch_add(1, Relaxed) + 1,
+            (true, false) => total.fetch_sub(1, Relaxed) - 1,
+            _ => total.load(Relaxed),
+        }
+    }
+
+    /// Rewrites a call's entry with its final failure flag and latency, while it is still there.
+    pub(crate) fn amend(&self, seq: u64, failed: bool, latency_bucket: usize) {
+        let i = (seq % self.entries.len() as u64) as usize;
+        let mut cur = self.entries[i].load(Acquire);
+        while cur >> 8 == seq + 1 {
+            let new = (cur & !(0x3f << 2))
+                | (latency_bucket as u64) << 2
+                | u64::from(failed)
+                | (cur & FAILED);
+            match self.entries[i].compare_exchange_weak(cur, new, AcqRel, Acquire) {
+                Ok(_) => {
+                    self.hist.sub(((cur >> 2) & 0x3f) as usize);
+                    self.hist.add(latency_bucket);
+                    self.adjust(&self.failures, cur, new, FAILED);
+                    return;
+                }
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    pub(crate) fn totals(&self) -> Totals {
+        Totals::clamped(
+            self.calls.load(Relaxed),
+            self.failures.load(Relaxed),
+            self.slow.load(Relaxed),
+        )
+    }
+
+    pub(crate) fn latency(&self) -> Counts {
+        let mut c = Counts::new();
+        self.hist.read_into(&mut c);
+        c
+    }
+
+    pub(crate) fn reset(&self) {
+        for e in self.entries.iter() {
+            let old = e.swap(0, AcqRel);
+            if old != 0 {
+                self.calls.fetch_sub(1, Relaxed);
+                self.hist.sub(((old >> 2) & 0x3f) as usize);
+                if old & FAILED != 0 {
+                    self.failures.fetch_sub(1, Relaxed);
+                }
+                if old & SLOW != 0 {
+                    self.slow.fetch_sub(1, Relaxed);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! Sliding windows of recent calls: count-based (the last N) and time-based (the last T).
+//!
+//! Both keep running totals so judging a rate after each call is three loads, not a scan.
+
+mod count;
+pub(crate) mod histogram;
+mod time;
+
+use std::time::Duration;
+
+use crate::config::WindowKind;
+pub(crate) use count::CountWindow;
+use histogram::Counts;
+pub(crate) use time::TimeWindow;
+
+/// One finished (or provisionally slow) call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sample {
+    pub(crate) failed: bool,
+    pub(crate) slow: bool,
+    pub(crate) latency: Duration,
+}
+
+/// Where a sample went, so a call first counted as slow in flight can later add its failure.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ticket {
+    Count(u64),
+    Time(u64),
+}
+
+/// Calls, failures and slow calls currently in the window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Totals {
+    pub(crate) calls: u64,
+    pub(crate) failures: u64,
+    pub(crate) slow: u64,
+}
+
+impl Totals {
+    /// Running totals may dip transiently under races; clamp them into a consistent shape.
+    fn clamped(calls: i64, failures: i64, slow: i64) -> Totals {
+        let calls = calls.max(0) as u64;
+        Totals {
+            calls,
+            failures: (failures.max(0) as u64).min(calls),
+            slow: (slow.max(0) as u64).min(calls),
+        }
+    }
+}
+
+/// Either kind of window.
+pub(crate) enum Window {
+    Count(CountWindow),
+    Time(TimeWindow),
+}
+
+impl Window {
+    pub(crate) fn new(kind: WindowKind, now: u64) -> Window {
+        match kind {
+            WindowKind::Calls(n) => Window::Count(CountWindow::new(n as usize)),
+            WindowKind::Time(d) => Window::Time(TimeWindow::new(d, now)),
+        }
+    }
+
+    pub(crate) fn record(&self, now: u64, s: Sample) -> (Ticket, Totals) {
+        match self {
+            Window::Count(w) => w.record(s),
+            Window::Time(w) => w.record(now, s),
+        }
+    }
+
+    /// Completes a call first recorded as slow in flight (with `first.latency`): adds its
+    /// failure, if any, and its real latency.
+    pub(crate) fn amend(&self, t: Ticket, first: Duration, failed: bool, latency: Duration) {
+        let to = histogram::bucket(latency);
+        match (self, t) {
+            (Window::Count(w), Ticket::Count(seq)) => w.amend(seq, failed, to),
+            (Window::Time(w), Ticket::Time(epoch)) => {
+                w.amend(epoch, failed, histogram::bucket(first), to)
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn totals(&self, now: u64) -> Totals {
+        match self {
+            Window::Count(w) => w.totals(),
+            Window::Time(w) => w.totals(now),
+        }
+    }
+
+    pub(crate) fn latency(&self, now: u64) -> Counts {
+        match self {
+            Window::Count(w) => w.latency(),
+            Window::Time(w) => w.latency(now),
+        }
+    }
+
+    pub(crate) fn reset(&self, now: u64) {
+        match self {
+            Window::Count(w) => w.reset(),
+            Window::Time(w) => w.reset(now),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok() -> Sample {
+        Sample {
+            failed: false,
+            slow: false,
+            latency: Duration::from_millis(5),
+        }
+    }
+    fn fail() -> Sample {
+        Sample {
+            failed: true,
+            ..ok()
+        }
+    }
+
+    #[test]
+    fn count_window_keeps_the_last_n() {
+        let w = Window::new(WindowKind::Calls(10), 0);
+        for _ in 0..10 {
+            w.record(0, fail());
+        }
+        assert_eq!(
+            w.totals(0),
+            Totals {
+                calls: 10,
+                failures: 10,
+                slow: 0
+            }
+        );
+        for _ in 0..7 {
+            w.record(0, ok());
+        }
+        assert_eq!(
+            w.totals(0),
+            Totals {
+                calls: 10,
+                failures: 3,
+                slow: 0
+            }
+        );
+        w.reset(0);
+        assert_eq!(w.totals(0), Totals::default());
+    }
+
+    #[test]
+    fn time_window_forgets_calls_older_than_the_window() {
+        let s = 1_000_000_000u64;
+        let w = Window::new(WindowKind::Time(Duration::from_secs(10)), 0);
+        w.record(0, fail());
+        w.record(5 * s, ok());
+        assert_eq!(w.totals(9 * s).calls, 2);
+        assert_eq!(
+            w.totals(10 * s + 1),
+            Totals {
+                calls: 1,
+                failures: 0,
+                slow: 0
+            }
+        );
+        assert_eq!(w.totals(100 * s), Totals::default());
+        w.record(100 * s, fail());
+        assert_eq!(
+            w.totals(100 * s),
+            Totals {
+                calls: 1,
+                failures: 1,
+                slow: 0
+            }
+        );
+    }
+
+    #[test]
+    fn amend_adds_a_failure_to_the_recorded_call() {
+        for kind in [
+            WindowKind::Calls(5),
+            WindowKind::Time(Duration::from_secs(5)),
+        ] {
+            let w = Window::new(kind, 0);
+            let first = Sample { slow: true, ..ok() };
+            let (t, _) = w.record(0, first);
+            w.amend(t, first.latency, true, Duration::from_secs(8));
+            assert_eq!(
+                w.totals(0),
+                Totals {
+                    calls: 1,
+                    failures: 1,
+                    slow: 1
+                }
+            );
+            assert!(w.latency(0).quantile(0.5).unwrap() > Duration::from_secs(6));
+        }
+    }
+
+    #[test]
+    fn latency_counts_follow_the_window() {
+        let w = Window::new(WindowKind::Calls(2), 0);
+        w.record(
+            0,
+            Sample {
+                latency: Duration::from_secs(8),
+                ..ok()
+            },
+        );
+        w.record(0, ok());
+        w.record(0, ok());
+        let p99 = w.latency(0).quantile(0.99).unwrap();
+        assert!(p99 < Duration::from_millis(10), "{p99:?}");
+    }
+}
