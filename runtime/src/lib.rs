@@ -26,6 +26,7 @@ mod config;
 mod error;
 mod events;
 mod half_open;
+mod macro_support;
 mod metrics;
 mod registry;
 mod state;
@@ -50,7 +51,13 @@ pub mod __private {
 
     pub use once_cell::sync::OnceCell;
 
-    use crate::{Breaker, Bulkhead, Completion};
+    pub use crate::macro_support::{
+        from_error, keyed_breaker, static_breaker, static_bulkhead, AsyncFallback, BreakerKey,
+        FallbackReturn, FromRejection, SyncFallback,
+    };
+    pub use crate::{BreakerConfig, Error};
+
+    pub use crate::{Breaker, Bulkhead, Completion};
 
     /// Runs one call of an annotated function.
     pub async fn run<T, E, F, C>(

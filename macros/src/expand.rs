@@ -1,0 +1,294 @@
+//! Code generation: the user's function with its body wrapped in place.
+//!
+//! Only validated arguments reach this module; nothing here reports a user error.
+
+use std::time::Duration;
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::{AttrStyle, Expr, ItemFn};
+
+use crate::breaker_args::{BreakerArgs, Slow};
+use crate::bulkhead_args::BulkheadArgs;
+use crate::signature::Output;
+
+/// Expands `func` with a breaker, a bulkhead, or both (composed in DESIGN.md's order by `run`).
+pub fn expand(
+    func: &ItemFn,
+    out: &Output,
+    breaker: Option<&BreakerArgs>,
+    bulkhead: Option<&BulkheadArgs>,
+) -> TokenStream {
+    let (outer, inner): (Vec<_>, Vec<_>) = func
+        .attrs
+        .iter()
+        .partition(|a| matches!(a.style, AttrStyle::Outer));
+    let vis = &func.vis;
+    let sig = &func.sig;
+    let default_name = default_name(func);
+
+    // Mixed-site names: the user's body cannot see or shadow them.
+    let breaker_var = format_ident!("__fusebox_breaker", span = Span::mixed_site());
+    let bulkhead_var = format_ident!("__fusebox_bulkhead", span = Span::mixed_site());
+    let call_var = format_ident!("__fusebox_call", span = Span::mixed_site());
+    let value = format_ident!("__fusebox_value", span = Span::mixed_site());
+    let err = format_ident!("__fusebox_err", span = Span::mixed_site());
+
+    let (breaker_setup, breaker_ref) = match breaker {
+        Some(b) => breaker_setup(b, &default_name, &breaker_var),
+        None => (quote!(), quote!(::core::option::Option::None)),
+    };
+    let (bulkhead_setup, bulkhead_ref) = match bulkhead {
+        Some(b) => bulkhead_setup(b, &default_name, &bulkhead_var),
+        None => (quote!(), quote!(::core::option::Option::None)),
+    };
+
+    let call = call_future(func, out);
+    let failure = match breaker.and_then(|b| b.failure.as_ref()) {
+        Some(f) => quote!(#f),
+        None => quote!(|_| true),
+    };
+    let ret = &out.ty;
+    let (on_ok, on_ignored) = if out.is_result {
+        (
+            quote!(::core::result::Result::Ok(#value)),
+            quote!(::core::result::Result::Err(#err)),
+        )
+    } else {
+        (quote!(#value), quote!(match #err {}))
+    };
+    let on_failed = match breaker.and_then(|b| b.fallback.as_ref()) {
+        Some(fallback) => {
+            let span = syn::spanned::Spanned::span(fallback);
+            // The argument carries the fallback's location, so a type mismatch points there.
+            let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
+            let fallback_call = match fallback {
+                Expr::Path(_) => quote_spanned!(span=> #fallback(#arg)),
+                _ => quote_spanned!(span=> (#fallback)(#arg)),
+            };
+            quote_spanned! {span=>
+                ::fusebox::__private::FallbackReturn::<#ret, _>::into_future(#fallback_call).await
+            }
+        }
+        None => {
+            // Located at the return type (through `identity`, so rustc keeps that location): a
+            // missing `From<Rejection>` is reported there.
+            let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(out.span));
+            quote_spanned!(out.span=> ::fusebox::__private::from_error(::core::convert::identity(#arg)))
+        }
+    };
+
+    quote! {
+        #(#outer)*
+        #vis #sig {
+            #(#inner)*
+            #breaker_setup
+            #bulkhead_setup
+            let #call_var = #call;
+            match ::fusebox::__private::run(#breaker_ref, #bulkhead_ref, #call_var, #failure).await {
+                ::fusebox::__private::Completion::Ok(#value) => #on_ok,
+                ::fusebox::__private::Completion::Ignored(#err) => #on_ignored,
+                ::fusebox::__private::Completion::Failed(#err) => #on_failed,
+            }
+        }
+    }
+}
+
+/// `module::path::fn_name`, computed where the function is.
+fn default_name(func: &ItemFn) -> TokenStream {
+    let name = func.sig.ident.to_string();
+    quote!(::core::concat!(::core::module_path!(), "::", #name))
+}
+
+/// The user's body as a future of a `Result`, with a fake return edge (as tracing's
+/// `#[instrument]` does) so `?`, `return` and type errors all see the declared return type.
+fn call_future(func: &ItemFn, out: &Output) -> TokenStream {
+    let ret = &out.ty;
+    let block = &func.block;
+    let edge = quote_spanned! {out.span=>
+        #[allow(
+            unknown_lints,
+            unreachable_code,
+            clippy::diverging_sub_expression,
+            clippy::empty_loop,
+            clippy::let_unit_value,
+            clippy::let_with_type_underscore,
+            clippy::needless_return,
+            clippy::unreachable
+        )]
+        if false {
+            let __fusebox_fake_return: #ret = loop {};
+            return __fusebox_fake_return;
+        }
+    };
+    if out.is_result {
+        quote!(async move { #edge #block })
+    } else {
+        // Not a `Result`: the body cannot fail, only be rejected, time out or panic.
+        quote! {
+            async move {
+                ::core::result::Result::Ok::<#ret, ::core::convert::Infallible>(
+                    async move { #edge #block }.await
+                )
+            }
+        }
+    }
+}
+
+fn breaker_setup(
+    b: &BreakerArgs,
+    default_name: &TokenStream,
+    var: &syn::Ident,
+) -> (TokenStream, TokenStream) {
+    let name = match &b.name {
+        Some((n, _)) => quote!(#n),
+        None => default_name.clone(),
+    };
+    let settings = breaker_settings(b);
+    let builder = quote!(::fusebox::__private::Breaker::builder(#name) #settings);
+    match &b.key {
+        None => (
+            quote! {
+                let #var = {
+                    static CELL: ::fusebox::__private::OnceCell<
+                        ::core::option::Option<::fusebox::__private::Breaker>,
+                    > = ::fusebox::__private::OnceCell::new();
+                    ::fusebox::__private::static_breaker(&CELL, || #builder.build())
+                };
+            },
+            quote!(#var),
+        ),
+        Some(key) => {
+            let key_span = syn::spanned::Spanned::span(key);
+            let key_ref = quote_spanned!(key_span=> &(#key));
+            (
+                quote! {
+                    let #var = {
+                        static TEMPLATE: ::fusebox::__private::OnceCell<
+                            ::core::option::Option<::fusebox::__private::BreakerConfig>,
+                        > = ::fusebox::__private::OnceCell::new();
+                        ::fusebox::__private::keyed_breaker(&TEMPLATE, || #builder.config(), #key_ref)
+                    };
+                },
+                quote!(#var.as_ref()),
+            )
+        }
+    }
+}
+
+/// The builder calls for every argument the user gave; defaults stay the runtime's.
+fn breaker_settings(b: &BreakerArgs) -> TokenStream {
+    let mut s = TokenStream::new();
+    if let Some(v) = b.failure_rate {
+        let v = Literal::u8_unsuffixed(v);
+        s.extend(quote!(.failure_rate(#v)));
+    }
+    if let Some(d) = b.window {
+        let d = duration(d);
+        s.extend(quote!(.window(#d)));
+    }
+    if let Some(n) = b.window_calls {
+        let n = Literal::u32_unsuffixed(n);
+        s.extend(quote!(.window_calls(#n)));
+    }
+    if let Some(n) = b.min_calls {
+        let n = Literal::u32_unsuffixed(n);
+        s.extend(quote!(.min_calls(#n)));
+    }
+    match b.slow {
+        Some(Slow::Percentile(p, d)) => {
+            let setter = format_ident!("trip_p{}", p);
+            let d = duration(d);
+            s.extend(quote!(.#setter(#d)));
+        }
+        Some(Slow::Bound(d)) => {
+            let d = duration(d);
+            let rate = Literal::u8_unsuffixed(b.slow_rate.unwrap_or(100));
+            s.extend(quote!(.slow(#d, #rate)));
+        }
+        None => {}
+    }
+    let durations = [
+        ("timeout", b.timeout),
+        ("half_open_timeout", b.half_open_timeout),
+        ("open_for", b.open_for),
+    ];
+    for (setter, d) in durations {
+        if let Some(d) = d {
+            let setter = format_ident!("{}", setter);
+            let d = duration(d);
+            s.extend(quote!(.#setter(#d)));
+        }
+    }
+    if let (Some(f), Some(max)) = (b.backoff, b.open_for_max) {
+        let max = duration(max);
+        let f = Literal::f64_unsuffixed(f);
+        s.extend(quote!(.backoff(#f, #max)));
+    }
+    if let Some(v) = b.half_open_pct {
+        let v = Literal::u8_unsuffixed(v);
+        s.extend(quote!(.half_open_pct(#v)));
+    }
+    if let Some(d) = b.half_open_window {
+        let d = duration(d);
+        s.extend(quote!(.half_open_window(#d)));
+    }
+    if let Some(n) = b.half_open_calls {
+        let n = Literal::u32_unsuffixed(n);
+        s.extend(quote!(.half_open_calls(#n)));
+    }
+    if let Some(d) = b.alert_after {
+        let d = duration(d);
+        s.extend(quote!(.alert_after(#d)));
+    }
+    s
+}
+
+fn bulkhead_setup(
+    b: &BulkheadArgs,
+    default_name: &TokenStream,
+    var: &syn::Ident,
+) -> (TokenStream, TokenStream) {
+    let name = match &b.name {
+        Some((n, _)) => quote!(#n),
+        None => default_name.clone(),
+    };
+    let pool = Literal::u64_unsuffixed(b.pool);
+    let max_wait = if b.max_wait.is_zero() {
+        quote!()
+    } else {
+        let d = duration(b.max_wait);
+        quote!(.max_wait(#d))
+    };
+    (
+        quote! {
+            let #var = {
+                static CELL: ::fusebox::__private::OnceCell<
+                    ::core::option::Option<::fusebox::__private::Bulkhead>,
+                > = ::fusebox::__private::OnceCell::new();
+                ::fusebox::__private::static_bulkhead(&CELL, || {
+                    ::fusebox::__private::Bulkhead::builder(#name).pool(#pool) #max_wait .build()
+                })
+            };
+        },
+        quote!(#var),
+    )
+}
+
+/// A `Duration` constructor in the largest unit that is exact, so the expansion reads well.
+fn duration(d: Duration) -> TokenStream {
+    let nanos = d.as_nanos() as u64;
+    if nanos % 1_000_000_000 == 0 {
+        let v = Literal::u64_unsuffixed(nanos / 1_000_000_000);
+        quote!(::core::time::Duration::from_secs(#v))
+    } else if nanos % 1_000_000 == 0 {
+        let v = Literal::u64_unsuffixed(nanos / 1_000_000);
+        quote!(::core::time::Duration::from_millis(#v))
+    } else if nanos % 1_000 == 0 {
+        let v = Literal::u64_unsuffixed(nanos / 1_000);
+        quote!(::core::time::Duration::from_micros(#v))
+    } else {
+        let v = Literal::u64_unsuffixed(nanos);
+        quote!(::core::time::Duration::from_nanos(#v))
+    }
+}
