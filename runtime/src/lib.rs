@@ -30,6 +30,8 @@ mod metrics;
 mod registry;
 mod state;
 mod sync;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tune;
 mod window;
 
@@ -50,7 +52,54 @@ pub mod __private {
 
     pub use once_cell::sync::OnceCell;
 
-    use crate::{Breaker, Bulkhead, Completion};
+    use crate::{Breaker, BreakerConfig, Bulkhead, BulkheadConfig, Completion};
+
+    /// A call site's breaker: registered once and cached in the site's `static`, so a static
+    /// name costs no lookup per call. Inside a test scope (feature `testing`) the scope's
+    /// breaker of that name is used instead, so parallel tests never share state.
+    #[inline]
+    pub fn static_breaker(
+        cell: &'static OnceCell<Breaker>,
+        config: impl FnOnce() -> BreakerConfig,
+    ) -> Site<'static, Breaker> {
+        #[cfg(feature = "testing")]
+        if crate::testing::current().is_some() {
+            return Site::Scoped(crate::registry().register(config()));
+        }
+        Site::Cached(cell.get_or_init(|| crate::registry().register(config())))
+    }
+
+    /// A call site's bulkhead, cached like [`static_breaker`].
+    #[inline]
+    pub fn static_bulkhead(
+        cell: &'static OnceCell<Bulkhead>,
+        config: impl FnOnce() -> BulkheadConfig,
+    ) -> Site<'static, Bulkhead> {
+        #[cfg(feature = "testing")]
+        if crate::testing::current().is_some() {
+            return Site::Scoped(crate::registry().register_bulkhead(config()));
+        }
+        Site::Cached(cell.get_or_init(|| crate::registry().register_bulkhead(config())))
+    }
+
+    /// A cached handle, or (in a test scope) the scope's own.
+    pub enum Site<'a, T> {
+        /// The call site's cached handle.
+        Cached(&'a T),
+        /// A test scope's handle.
+        Scoped(T),
+    }
+
+    impl<T> std::ops::Deref for Site<'_, T> {
+        type Target = T;
+        #[inline]
+        fn deref(&self) -> &T {
+            match self {
+                Site::Cached(t) => t,
+                Site::Scoped(t) => t,
+            }
+        }
+    }
 
     /// Runs one call of an annotated function.
     pub async fn run<T, E, F, C>(
