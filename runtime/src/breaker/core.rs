@@ -36,6 +36,7 @@ pub(crate) struct Counters {
     pub(crate) slow: AtomicU64,
     pub(crate) times_opened: AtomicU64,
     pub(crate) conflicts: AtomicU64,
+    pub(crate) stale_served: AtomicU64,
 }
 
 pub(crate) fn bump(c: &AtomicU64) {
