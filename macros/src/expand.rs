@@ -146,17 +146,17 @@ fn breaker_setup(
     };
     let settings = breaker_settings(b);
     let builder = quote!(::fusebox::__private::Breaker::builder(#name) #settings);
+    let config = quote!(::fusebox::__private::breaker_config(#builder.config(), #name));
     match &b.key {
         None => (
             quote! {
                 let #var = {
-                    static CELL: ::fusebox::__private::OnceCell<
-                        ::core::option::Option<::fusebox::__private::Breaker>,
-                    > = ::fusebox::__private::OnceCell::new();
-                    ::fusebox::__private::static_breaker(&CELL, || #builder.build())
+                    static CELL: ::fusebox::__private::OnceCell<::fusebox::__private::Breaker> =
+                        ::fusebox::__private::OnceCell::new();
+                    ::fusebox::__private::static_breaker(&CELL, || #config)
                 };
             },
-            quote!(#var),
+            quote!(::core::option::Option::Some(&*#var)),
         ),
         Some(key) => {
             let key_span = syn::spanned::Spanned::span(key);
@@ -165,12 +165,12 @@ fn breaker_setup(
                 quote! {
                     let #var = {
                         static TEMPLATE: ::fusebox::__private::OnceCell<
-                            ::core::option::Option<::fusebox::__private::BreakerConfig>,
+                            ::fusebox::__private::BreakerConfig,
                         > = ::fusebox::__private::OnceCell::new();
-                        ::fusebox::__private::keyed_breaker(&TEMPLATE, || #builder.config(), #key_ref)
+                        ::fusebox::__private::keyed_breaker(&TEMPLATE, || #config, #key_ref)
                     };
                 },
-                quote!(#var.as_ref()),
+                quote!(::core::option::Option::Some(&#var)),
             )
         }
     }
@@ -263,15 +263,17 @@ fn bulkhead_setup(
     (
         quote! {
             let #var = {
-                static CELL: ::fusebox::__private::OnceCell<
-                    ::core::option::Option<::fusebox::__private::Bulkhead>,
-                > = ::fusebox::__private::OnceCell::new();
+                static CELL: ::fusebox::__private::OnceCell<::fusebox::__private::Bulkhead> =
+                    ::fusebox::__private::OnceCell::new();
                 ::fusebox::__private::static_bulkhead(&CELL, || {
-                    ::fusebox::__private::Bulkhead::builder(#name).pool(#pool) #max_wait .build()
+                    ::fusebox::__private::bulkhead_config(
+                        ::fusebox::__private::Bulkhead::builder(#name).pool(#pool) #max_wait .config(),
+                        #name,
+                    )
                 })
             };
         },
-        quote!(#var),
+        quote!(::core::option::Option::Some(&*#var)),
     )
 }
 

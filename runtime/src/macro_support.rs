@@ -6,45 +6,66 @@ use std::future::{ready, Future, Ready};
 
 use once_cell::sync::OnceCell;
 
-use crate::{Breaker, BreakerConfig, Bulkhead, ConfigError, Error, Rejection};
+use crate::config::defaults;
+use crate::{
+    Breaker, BreakerConfig, BulkheadConfig, ConfigError, Error, HalfOpenPolicy, Rejection,
+    WindowKind,
+};
 
-/// The call site's breaker, built once. The macro validated every setting at compile time, so
-/// an `Err` here means the macro and runtime disagree: the site logs once and runs unprotected
-/// rather than panicking or failing calls that would have succeeded.
-pub fn static_breaker(
-    cell: &'static OnceCell<Option<Breaker>>,
-    build: impl FnOnce() -> Result<Breaker, ConfigError>,
-) -> Option<&'static Breaker> {
-    cell.get_or_init(|| build().map_err(log_unprotected).ok())
-        .as_ref()
+/// The settings of a call site, which the macro validated at compile time. An `Err` would
+/// mean the macro and runtime disagree (the exact version pin prevents it): rather than panic,
+/// the site logs at ERROR and keeps a breaker with DESIGN.md's defaults under the same name.
+pub fn breaker_config(checked: Result<BreakerConfig, ConfigError>, name: &str) -> BreakerConfig {
+    checked.unwrap_or_else(|e| {
+        log_rejected(&e, name);
+        BreakerConfig {
+            name: name.into(),
+            base_len: name.len(),
+            failure_rate: defaults::FAILURE_RATE,
+            window: WindowKind::Time(defaults::WINDOW),
+            min_calls: defaults::MIN_CALLS,
+            slow: None,
+            timeout: None,
+            half_open_timeout: None,
+            open_for: defaults::OPEN_FOR,
+            backoff: 1.0,
+            open_for_max: defaults::OPEN_FOR,
+            half_open: HalfOpenPolicy::Share {
+                pct: defaults::HALF_OPEN_PCT,
+                window: defaults::HALF_OPEN_WINDOW,
+            },
+            alert_after: defaults::ALERT_AFTER,
+        }
+    })
 }
 
-/// The call site's bulkhead, built once; an `Err` is handled as in [`static_breaker`].
-pub fn static_bulkhead(
-    cell: &'static OnceCell<Option<Bulkhead>>,
-    build: impl FnOnce() -> Result<Bulkhead, ConfigError>,
-) -> Option<&'static Bulkhead> {
-    cell.get_or_init(|| build().map_err(log_unprotected).ok())
-        .as_ref()
+/// As [`breaker_config`]; the stand-in bulkhead never fills, so calls run unlimited.
+pub fn bulkhead_config(checked: Result<BulkheadConfig, ConfigError>, name: &str) -> BulkheadConfig {
+    checked.unwrap_or_else(|e| {
+        log_rejected(&e, name);
+        BulkheadConfig {
+            name: name.into(),
+            pool: tokio::sync::Semaphore::MAX_PERMITS,
+            max_wait: std::time::Duration::ZERO,
+        }
+    })
 }
 
 /// The breaker for `key` under the call site's cached settings (`name/key`).
 pub fn keyed_breaker<K: BreakerKey + ?Sized>(
-    template: &'static OnceCell<Option<BreakerConfig>>,
-    config: impl FnOnce() -> Result<BreakerConfig, ConfigError>,
+    template: &'static OnceCell<BreakerConfig>,
+    config: impl FnOnce() -> BreakerConfig,
     key: &K,
-) -> Option<Breaker> {
-    let template = template
-        .get_or_init(|| config().map_err(log_unprotected).ok())
-        .as_ref()?;
-    Some(crate::registry().keyed(template, &KeyDisplay(key)))
+) -> Breaker {
+    crate::registry().keyed(template.get_or_init(config), &KeyDisplay(key))
 }
 
-fn log_unprotected(e: ConfigError) {
+fn log_rejected(e: &ConfigError, name: &str) {
     tracing::error!(
+        name,
         error = %e,
         "fusebox: settings rejected at run time although the macro accepted them \
-         (mismatched fusebox-macros and fusebox-runtime?); this call site runs unprotected"
+         (mismatched fusebox-macros and fusebox-runtime?); using defaults"
     );
 }
 
