@@ -116,7 +116,7 @@ pub fn suggest<'a>(wrong: &str, valid: &[&'a str]) -> Option<&'a str> {
     valid
         .iter()
         .map(|v| (distance(wrong, v), *v))
-        .filter(|(d, v)| *d <= 2.max(v.len() / 4))
+        .filter(|(d, v)| *d <= 2.max(v.len() / 3))
         .min_by_key(|(d, _)| *d)
         .map(|(_, v)| v)
 }

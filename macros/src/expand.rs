@@ -145,12 +145,13 @@ fn breaker_setup(
         None => default_name.clone(),
     };
     let settings = breaker_settings(b);
-    let builder = quote!(::fusebox::__private::Breaker::builder(#name) #settings);
-    let config = quote!(::fusebox::__private::breaker_config(#builder.config(), #name));
+    let builder = quote!(::fusebox::__private::Breaker::builder(NAME) #settings);
+    let config = quote!(::fusebox::__private::breaker_config(#builder.config(), NAME));
     match &b.key {
         None => (
             quote! {
                 let #var = {
+                    const NAME: &str = #name;
                     static CELL: ::fusebox::__private::OnceCell<::fusebox::__private::Breaker> =
                         ::fusebox::__private::OnceCell::new();
                     ::fusebox::__private::static_breaker(&CELL, || #config)
@@ -160,14 +161,22 @@ fn breaker_setup(
         ),
         Some(key) => {
             let key_span = syn::spanned::Spanned::span(key);
+            // Evaluated before our block, so the user's expression cannot see the items in it.
+            let key_var = format_ident!("__fusebox_key", span = Span::mixed_site());
+            // Used at the key's location (through `identity`, which rustc reports at its
+            // argument), so a key that is not `Display` is reported at the key.
+            let key_use = syn::Ident::new("__fusebox_key", Span::mixed_site().located_at(key_span));
+            let key_use = quote_spanned!(key_span=> ::core::convert::identity(#key_use));
             let key_ref = quote_spanned!(key_span=> &(#key));
             (
                 quote! {
+                    let #key_var = #key_ref;
                     let #var = {
+                        const NAME: &str = #name;
                         static TEMPLATE: ::fusebox::__private::OnceCell<
                             ::fusebox::__private::BreakerConfig,
                         > = ::fusebox::__private::OnceCell::new();
-                        ::fusebox::__private::keyed_breaker(&TEMPLATE, || #config, #key_ref)
+                        ::fusebox::__private::keyed_breaker(&TEMPLATE, || #config, #key_use)
                     };
                 },
                 quote!(::core::option::Option::Some(&#var)),
@@ -263,12 +272,13 @@ fn bulkhead_setup(
     (
         quote! {
             let #var = {
+                const NAME: &str = #name;
                 static CELL: ::fusebox::__private::OnceCell<::fusebox::__private::Bulkhead> =
                     ::fusebox::__private::OnceCell::new();
                 ::fusebox::__private::static_bulkhead(&CELL, || {
                     ::fusebox::__private::bulkhead_config(
-                        ::fusebox::__private::Bulkhead::builder(#name).pool(#pool) #max_wait .config(),
-                        #name,
+                        ::fusebox::__private::Bulkhead::builder(NAME).pool(#pool) #max_wait .config(),
+                        NAME,
                     )
                 })
             };

@@ -59,7 +59,14 @@ impl Kind {
     }
 }
 
+/// What the outer attribute leaves in place of the inner one it consumed: the inner attribute
+/// still expands (so `use fusebox::bulkhead` counts as used) and returns the function as is.
+const COMPOSED: &str = "__fusebox_composed";
+
 fn entry(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
+    if is_composed_marker(&attr) {
+        return item;
+    }
     let mut func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -95,22 +102,27 @@ fn entry(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
             Kind::Bulkhead => &mut bulkhead_tokens,
         };
         if slot.is_some() {
-            errors.at(
-                a.span(),
+            errors.push(syn::Error::new_spanned(
+                &a.meta,
                 format!(
                     "`#[{0}]` is given twice on this function; merge the arguments into one `#[{0}(...)]`",
                     found.name()
                 ),
-            );
+            ));
             continue;
         }
+        if found != kind {
+            let path = a.path();
+            let marker = syn::Ident::new(COMPOSED, Span::call_site());
+            kept.push(syn::parse_quote!(#[#path(#marker)]));
+        }
         match &a.meta {
-            Meta::Path(_) => *slot = Some((TokenStream::new(), a.span())),
-            Meta::List(l) => *slot = Some((l.tokens.clone(), a.span())),
-            Meta::NameValue(_) => errors.at(
-                a.span(),
+            Meta::Path(p) => *slot = Some((TokenStream::new(), p.span())),
+            Meta::List(l) => *slot = Some((l.tokens.clone(), l.path.span())),
+            Meta::NameValue(nv) => errors.push(syn::Error::new_spanned(
+                nv,
                 format!("write `#[{}(key = value, ...)]`", found.name()),
-            ),
+            )),
         }
     }
     func.attrs = kept;
@@ -138,6 +150,14 @@ fn entry(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
         return quote!(#errs #func);
     }
     expand::expand(&func, &out, breaker.as_ref(), bulkhead.as_ref())
+}
+
+fn is_composed_marker(attr: &TokenStream) -> bool {
+    let mut tokens = attr.clone().into_iter();
+    matches!(
+        (tokens.next(), tokens.next()),
+        (Some(proc_macro2::TokenTree::Ident(i)), None) if i == COMPOSED
+    )
 }
 
 /// Which fusebox attribute `a` is, by its last path segment (`bulkhead`, `fusebox::bulkhead`).
@@ -197,3 +217,6 @@ fn check_function(
         }
     }
 }
+
+#[cfg(test)]
+mod expansion_tests;

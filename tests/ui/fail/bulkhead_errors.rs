@@ -22,3 +22,9 @@ async fn other() -> Result<u32, MyError> {
 }
 
 fn main() {}
+
+#[fusebox::breaker(timeout = "1s")]
+#[bulkhead(max_wait = "5ms")]
+async fn combined() -> Result<u32, MyError> {
+    Ok(1)
+}

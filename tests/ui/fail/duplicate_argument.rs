@@ -14,4 +14,7 @@ async fn lookup() -> Result<u32, MyError> {
     Ok(1)
 }
 
-fn main() {}
+fn main() {
+    // The function still exists after the error: no "cannot find function" follows.
+    let _ = lookup();
+}
