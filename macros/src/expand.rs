@@ -45,7 +45,14 @@ pub fn expand(
 
     let call = call_future(func, out);
     let failure = match breaker.and_then(|b| b.failure.as_ref()) {
-        Some(f) => quote!(#f),
+        // A fn pointer: a wrong signature is one type error at the path, not one per use.
+        Some(f) => {
+            let span = syn::spanned::Spanned::span(f);
+            quote_spanned!(span=> {
+                let __fusebox_failure: fn(&_) -> bool = #f;
+                __fusebox_failure
+            })
+        }
         None => quote!(|_| true),
     };
     let ret = &out.ty;

@@ -65,7 +65,17 @@ fn plain(_: Error<Plain>) -> Result<u8, Plain> {
     Ok(0)
 }
 
+#[breaker(name = "closure-failure", failure = |e: &MyError| !matches!(e, MyError::NotFound))]
+async fn find(id: u32) -> Result<u32, MyError> {
+    if id == 0 {
+        Err(MyError::NotFound)
+    } else {
+        Ok(id)
+    }
+}
+
 fn main() {
+    let _ = find(1);
     let _ = verify(1);
     let _ = read(1);
     let _ = list();
