@@ -37,6 +37,7 @@ pub const KEYS: &[&str] = &[
     "failure",
     "fallback",
     "alert_after",
+    "crate",
 ];
 
 /// Largest `u32` count we hand to the runtime.
@@ -73,6 +74,7 @@ pub struct BreakerArgs {
     pub failure: Option<Expr>,
     pub fallback: Option<Expr>,
     pub alert_after: Option<Duration>,
+    pub krate: Option<syn::Path>,
 }
 
 impl BreakerArgs {
@@ -127,7 +129,8 @@ impl BreakerArgs {
             "failure" => self.failure = Some(arg.value.clone()),
             "fallback" => self.fallback = Some(path_like(arg)?),
             "alert_after" => self.alert_after = Some(dur(arg)?),
-            _ => unreachable!("every key of KEYS has a setter"),
+            "crate" => self.krate = Some(checks::crate_path(arg)?),
+            _ => return Err(checks::unknown(arg, "breaker", KEYS)),
         }
         Ok(())
     }

@@ -8,7 +8,7 @@ use crate::args::{Arg, Errors};
 use crate::checks;
 
 /// Every key `#[bulkhead]` accepts.
-pub const KEYS: &[&str] = &["pool", "max_wait", "name"];
+pub const KEYS: &[&str] = &["pool", "max_wait", "name", "crate"];
 
 /// tokio's `Semaphore::MAX_PERMITS` on a 32-bit target, so a value valid here is valid everywhere.
 const MAX_POOL: u64 = (u32::MAX >> 3) as u64;
@@ -18,6 +18,7 @@ pub struct BulkheadArgs {
     pub pool: u64,
     pub max_wait: Duration,
     pub name: Option<(String, Span)>,
+    pub krate: Option<syn::Path>,
 }
 
 impl BulkheadArgs {
@@ -27,6 +28,7 @@ impl BulkheadArgs {
             pool: 1,
             max_wait: Duration::ZERO,
             name: None,
+            krate: None,
         };
         let mut seen: Vec<String> = Vec::new();
         for arg in args {
@@ -44,7 +46,8 @@ impl BulkheadArgs {
                 "pool" => checks::count(arg, "calls in flight", MAX_POOL).map(|v| out.pool = v),
                 "max_wait" => checks::duration(arg, true).map(|d| out.max_wait = d),
                 "name" => checks::name(arg).map(|n| out.name = Some(n)),
-                _ => unreachable!("every key of KEYS is handled"),
+                "crate" => checks::crate_path(arg).map(|p| out.krate = Some(p)),
+                _ => Err(checks::unknown(arg, "bulkhead", KEYS)),
             };
             if let Err(e) = r {
                 errors.push(e);

@@ -109,3 +109,23 @@ pub fn duplicate(arg: &Arg) -> syn::Error {
         format!("duplicate argument `{}`: give it once", arg.key),
     )
 }
+
+/// `crate = "path"` (or a bare path): where the generated code finds fusebox, for crates that
+/// re-export it.
+pub fn crate_path(arg: &Arg) -> syn::Result<syn::Path> {
+    let what =
+        "the path of the fusebox crate as re-exported, like `crate = \"my_platform::fusebox\"`";
+    match &arg.value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => s
+            .parse::<syn::Path>()
+            .map_err(|_| syn::Error::new(s.span(), format!("`crate` takes {what}"))),
+        syn::Expr::Path(p) if p.qself.is_none() => Ok(p.path.clone()),
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!("`crate` takes {what}"),
+        )),
+    }
+}

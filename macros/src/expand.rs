@@ -19,6 +19,15 @@ pub fn expand(
     breaker: Option<&BreakerArgs>,
     bulkhead: Option<&BulkheadArgs>,
 ) -> TokenStream {
+    // Every generated path goes through the facade's hidden module (or a re-export's).
+    let krate = breaker
+        .and_then(|b| b.krate.as_ref())
+        .or_else(|| bulkhead.and_then(|b| b.krate.as_ref()));
+    let pv = match krate {
+        Some(k) => quote!(#k::__private),
+        None => quote!(::fusebox::__private),
+    };
+    let pv = &pv;
     let (outer, inner): (Vec<_>, Vec<_>) = func
         .attrs
         .iter()
@@ -35,11 +44,11 @@ pub fn expand(
     let err = format_ident!("__fusebox_err", span = Span::mixed_site());
 
     let (breaker_setup, breaker_ref) = match breaker {
-        Some(b) => breaker_setup(b, &default_name, &breaker_var),
+        Some(b) => breaker_setup(b, &default_name, &breaker_var, pv),
         None => (quote!(), quote!(::core::option::Option::None)),
     };
     let (bulkhead_setup, bulkhead_ref) = match bulkhead {
-        Some(b) => bulkhead_setup(b, &default_name, &bulkhead_var),
+        Some(b) => bulkhead_setup(b, &default_name, &bulkhead_var, pv),
         None => (quote!(), quote!(::core::option::Option::None)),
     };
 
@@ -73,15 +82,17 @@ pub fn expand(
                 Expr::Path(_) => quote_spanned!(span=> #fallback(#arg)),
                 _ => quote_spanned!(span=> (#fallback)(#arg)),
             };
+            let pv = respan(pv, span);
             quote_spanned! {span=>
-                ::fusebox::__private::FallbackReturn::<#ret, _>::into_future(#fallback_call).await
+                #pv::FallbackReturn::<#ret, _>::into_future(#fallback_call).await
             }
         }
         None => {
             // Located at the return type (through `identity`, so rustc keeps that location): a
             // missing `From<Rejection>` is reported there.
             let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(out.span));
-            quote_spanned!(out.span=> ::fusebox::__private::from_error(::core::convert::identity(#arg)))
+            let pv = respan(pv, out.span);
+            quote_spanned!(out.span=> #pv::from_error(::core::convert::identity(#arg)))
         }
     };
 
@@ -92,10 +103,10 @@ pub fn expand(
             #breaker_setup
             #bulkhead_setup
             let #call_var = #call;
-            match ::fusebox::__private::run(#breaker_ref, #bulkhead_ref, #call_var, #failure).await {
-                ::fusebox::__private::Completion::Ok(#value) => #on_ok,
-                ::fusebox::__private::Completion::Ignored(#err) => #on_ignored,
-                ::fusebox::__private::Completion::Failed(#err) => #on_failed,
+            match #pv::run(#breaker_ref, #bulkhead_ref, #call_var, #failure).await {
+                #pv::Completion::Ok(#value) => #on_ok,
+                #pv::Completion::Ignored(#err) => #on_ignored,
+                #pv::Completion::Failed(#err) => #on_failed,
             }
         }
     }
@@ -146,22 +157,23 @@ fn breaker_setup(
     b: &BreakerArgs,
     default_name: &TokenStream,
     var: &syn::Ident,
+    pv: &TokenStream,
 ) -> (TokenStream, TokenStream) {
     let name = match &b.name {
         Some((n, _)) => quote!(#n),
         None => default_name.clone(),
     };
     let settings = breaker_settings(b);
-    let builder = quote!(::fusebox::__private::Breaker::builder(NAME) #settings);
-    let config = quote!(::fusebox::__private::breaker_config(#builder.config(), NAME));
+    let builder = quote!(#pv::Breaker::builder(NAME) #settings);
+    let config = quote!(#pv::breaker_config(#builder.config(), NAME));
     match &b.key {
         None => (
             quote! {
                 let #var = {
                     const NAME: &str = #name;
-                    static CELL: ::fusebox::__private::OnceCell<::fusebox::__private::Breaker> =
-                        ::fusebox::__private::OnceCell::new();
-                    ::fusebox::__private::static_breaker(&CELL, || #config)
+                    static CELL: #pv::OnceCell<#pv::Breaker> =
+                        #pv::OnceCell::new();
+                    #pv::static_breaker(&CELL, || #config)
                 };
             },
             quote!(::core::option::Option::Some(&*#var)),
@@ -180,10 +192,10 @@ fn breaker_setup(
                     let #key_var = #key_ref;
                     let #var = {
                         const NAME: &str = #name;
-                        static TEMPLATE: ::fusebox::__private::OnceCell<
-                            ::fusebox::__private::BreakerConfig,
-                        > = ::fusebox::__private::OnceCell::new();
-                        ::fusebox::__private::keyed_breaker(&TEMPLATE, || #config, #key_use)
+                        static TEMPLATE: #pv::OnceCell<
+                            #pv::BreakerConfig,
+                        > = #pv::OnceCell::new();
+                        #pv::keyed_breaker(&TEMPLATE, || #config, #key_use)
                     };
                 },
                 quote!(::core::option::Option::Some(&#var)),
@@ -264,6 +276,7 @@ fn bulkhead_setup(
     b: &BulkheadArgs,
     default_name: &TokenStream,
     var: &syn::Ident,
+    pv: &TokenStream,
 ) -> (TokenStream, TokenStream) {
     let name = match &b.name {
         Some((n, _)) => quote!(#n),
@@ -280,11 +293,11 @@ fn bulkhead_setup(
         quote! {
             let #var = {
                 const NAME: &str = #name;
-                static CELL: ::fusebox::__private::OnceCell<::fusebox::__private::Bulkhead> =
-                    ::fusebox::__private::OnceCell::new();
-                ::fusebox::__private::static_bulkhead(&CELL, || {
-                    ::fusebox::__private::bulkhead_config(
-                        ::fusebox::__private::Bulkhead::builder(NAME).pool(#pool) #max_wait .config(),
+                static CELL: #pv::OnceCell<#pv::Bulkhead> =
+                    #pv::OnceCell::new();
+                #pv::static_bulkhead(&CELL, || {
+                    #pv::bulkhead_config(
+                        #pv::Bulkhead::builder(NAME).pool(#pool) #max_wait .config(),
                         NAME,
                     )
                 })
@@ -310,4 +323,23 @@ fn duration(d: Duration) -> TokenStream {
         let v = Literal::u64_unsuffixed(nanos);
         quote!(::core::time::Duration::from_nanos(#v))
     }
+}
+
+/// `tokens` with every token at `span`, so an error in a generated path points where the
+/// surrounding `quote_spanned!` does.
+fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut t| {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                let mut g2 = proc_macro2::Group::new(g.delimiter(), respan(&g.stream(), span));
+                g2.set_span(span);
+                t = proc_macro2::TokenTree::Group(g2);
+            } else {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
 }
