@@ -7,6 +7,10 @@ use crate::sync::atomic::Ordering::Relaxed;
 use crate::{registry, Breaker, Bulkhead, State};
 
 /// The figures of one breaker at one instant.
+///
+/// Serialized (feature `serde`) under the field names below, except that durations become
+/// seconds as `f64` with an `_s` suffix (`time_in_state_s`, `p50_s`, `p95_s`, `p99_s`) and
+/// the rates carry a `_pct` suffix (`failure_rate_pct`, `slow_rate_pct`).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
