@@ -61,8 +61,13 @@ fn look_everywhere(name: &str) -> (bool, bool, bool) {
         let text = fusebox::export::prometheus();
         seen.0 = text.contains(&format!("fusebox_breaker_stuck{{breaker=\"{name}\"}} 1\n"));
         seen.1 = stuck_breakers().iter().any(|b| b.name == name);
-        let json = serde_json::to_value(fusebox::metrics().breaker(name).unwrap()).unwrap();
-        seen.2 = json["stuck"] == true;
+        let snapshot = fusebox::metrics();
+        let mine = snapshot.breaker(name).unwrap();
+        #[cfg(feature = "serde")]
+        let json_stuck = serde_json::to_value(mine).unwrap()["stuck"] == true;
+        #[cfg(not(feature = "serde"))]
+        let json_stuck = mine.stuck;
+        seen.2 = json_stuck;
     }
     seen
 }
