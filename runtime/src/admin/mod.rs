@@ -35,6 +35,12 @@ use axum::routing::get;
 use axum::Router;
 
 /// Why [`router`] refused to build.
+///
+/// ```
+/// use fusebox_runtime::admin::{router, AdminError};
+/// assert_eq!(router("").err(), Some(AdminError::EmptyToken));
+/// assert_eq!(router("has space").err(), Some(AdminError::InvalidToken));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AdminError {
@@ -61,6 +67,14 @@ impl std::error::Error for AdminError {}
 /// The admin router, protected by the bearer `token`.
 ///
 /// Fails with a typed error for an empty token or one that cannot travel in a header.
+///
+/// ```
+/// # fn token_from_env() -> String { "s3cret".into() }
+/// let admin: axum::Router = fusebox_runtime::admin::router(token_from_env()).unwrap();
+/// // Mount it under a prefix of the debug server if you like:
+/// let debug = axum::Router::new().nest("/fusebox", admin);
+/// # let _ = debug;
+/// ```
 pub fn router(token: impl Into<String>) -> Result<Router, AdminError> {
     let token: String = token.into();
     if token.is_empty() {

@@ -31,6 +31,14 @@ pub fn record() {
 }
 
 /// Publishes one snapshot to the installed `metrics` recorder.
+///
+/// ```
+/// use fusebox_runtime::{Breaker, Metrics};
+/// let b = Breaker::builder("facade-snapshot-doc").build_detached().unwrap();
+/// let mut m = Metrics::default();
+/// m.breakers.push(b.metrics());
+/// fusebox_runtime::export::metrics::record_snapshot(&m);
+/// ```
 pub fn record_snapshot(m: &Metrics) {
     visit(m, &mut Facade);
 }
@@ -38,6 +46,15 @@ pub fn record_snapshot(m: &Metrics) {
 /// Publishes the global snapshot every `period`, forever; spawn it on the application's runtime.
 ///
 /// Missed ticks are skipped rather than bunched: a late report carries the newest figures anyway.
+///
+/// ```
+/// use std::time::Duration;
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let reporter = tokio::spawn(fusebox_runtime::export::metrics::report_every(Duration::from_secs(15)));
+/// // ... on shutdown:
+/// reporter.abort();
+/// # }
+/// ```
 pub async fn report_every(period: Duration) {
     let mut tick = tokio::time::interval(period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);

@@ -20,9 +20,19 @@ mod prometheus;
 pub(crate) mod samples;
 
 /// The global snapshot in the Prometheus text exposition format, as a `/metrics` endpoint serves it.
+///
+/// ```
+/// fusebox_runtime::Breaker::builder("export-prometheus-doc").build().unwrap();
+/// let text = fusebox_runtime::export::prometheus();
+/// assert!(text.contains(r#"fusebox_breaker_stuck{breaker="export-prometheus-doc"} 0"#));
+/// ```
 pub fn prometheus() -> String {
     crate::metrics().to_prometheus()
 }
 
 /// The `Content-Type` of [`prometheus`]'s output (text exposition format 0.0.4).
+///
+/// ```
+/// assert!(fusebox_runtime::export::PROMETHEUS_CONTENT_TYPE.starts_with("text/plain"));
+/// ```
 pub const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
