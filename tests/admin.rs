@@ -315,3 +315,26 @@ async fn keyed_breakers_answer_to_their_name_encoded_or_not() {
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn nested_under_a_prefix_it_keeps_its_auth_and_its_routes() {
+    let b = Breaker::builder("adm-nested").build().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = axum::Router::new().nest("/debug/fusebox", fusebox::admin::router(TOKEN).unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let base = format!("http://{addr}/debug/fusebox");
+
+    let (status, _) = send(
+        Method::POST,
+        &format!("{base}/breakers/adm-nested/open"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(b.state(), State::Closed);
+    post_json(&format!("{base}/breakers/adm-nested/open")).await;
+    assert_eq!(b.state(), State::ForcedOpen);
+    let one = get_json(&format!("{base}/breakers/adm-nested")).await;
+    assert_eq!(one["state"], "forced_open");
+}
