@@ -99,6 +99,11 @@ pub(crate) const CONFLICTS: Family = fam(
     Kind::Counter,
     "Registrations of this name with other settings (ignored; the first settings are kept).",
 );
+pub(crate) const STALE: Family = fam(
+    "fusebox_breaker_stale_served_total",
+    Kind::Counter,
+    "Rejected or failed calls answered with the last good value (stale_for).",
+);
 pub(crate) const POOL: Family = fam(
     "fusebox_bulkhead_pool",
     Kind::Gauge,
@@ -227,6 +232,7 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
     });
     per_breaker(sink, m, &STUCK, |b, out| out(None, int(u8::from(b.stuck))));
     per_breaker(sink, m, &CONFLICTS, |b, out| out(None, int(b.conflicts)));
+    per_breaker(sink, m, &STALE, |b, out| out(None, int(b.stale_served)));
     per_bulkhead(sink, m, &POOL, |b| b.pool as u64);
     per_bulkhead(sink, m, &IN_FLIGHT, |b| b.in_flight as u64);
     per_bulkhead(sink, m, &PEAK, |b| b.peak as u64);
