@@ -19,12 +19,15 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "admin")]
+pub mod admin;
 mod breaker;
 mod bulkhead;
 mod clock;
 mod config;
 mod error;
 mod events;
+pub mod export;
 mod half_open;
 mod macro_support;
 mod metrics;
