@@ -152,3 +152,50 @@ impl<R, F: Future<Output = R>> FallbackReturn<R, AsyncFallback> for F {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Breaker;
+
+    #[test]
+    fn a_rejected_config_falls_back_to_defaults_under_the_same_name() {
+        let bad = Breaker::builder("ms-bad").failure_rate(0).config();
+        let cfg = breaker_config(bad, "ms-bad");
+        let defaults = Breaker::builder("ms-bad").config().unwrap();
+        assert_eq!(cfg, defaults);
+        let pool = bulkhead_config(crate::Bulkhead::builder("ms-pool").config(), "ms-pool");
+        assert_eq!(pool.pool(), tokio::sync::Semaphore::MAX_PERMITS);
+    }
+
+    #[test]
+    fn keyed_sites_share_one_template_and_split_by_key() {
+        static TEMPLATE: OnceCell<BreakerConfig> = OnceCell::new();
+        let make = || {
+            Breaker::builder("ms-shard")
+                .window_calls(4)
+                .config()
+                .unwrap()
+        };
+        let a = keyed_breaker(&TEMPLATE, make, &3);
+        let b = keyed_breaker(&TEMPLATE, make, "3");
+        let c = keyed_breaker(&TEMPLATE, make, &4);
+        assert_eq!(a.name(), "ms-shard/3");
+        assert!(a.ptr_eq(&b), "same key, same breaker");
+        assert!(!a.ptr_eq(&c));
+    }
+
+    #[tokio::test]
+    async fn sync_and_async_fallbacks_give_the_same_value() {
+        fn sync(_: Error<()>) -> Result<u8, ()> {
+            Ok(1)
+        }
+        async fn asynchronous(_: Error<()>) -> Result<u8, ()> {
+            Ok(2)
+        }
+        let err = || Error::Failed(());
+        let a = FallbackReturn::<Result<u8, ()>, _>::into_future(sync(err())).await;
+        let b = FallbackReturn::<Result<u8, ()>, _>::into_future(asynchronous(err())).await;
+        assert_eq!((a, b), (Ok(1), Ok(2)));
+    }
+}
