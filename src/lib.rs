@@ -24,6 +24,38 @@ pub use fusebox_runtime::*;
 /// assert!(fusebox::registry().breaker("doc-payments").is_some());
 /// # }
 /// ```
+///
+/// With `stale_for`, a rejected or failed call answers with the last good value for the same
+/// arguments while it is younger than that (README, "Last good value"); `stale_fallback`, if
+/// given, receives it as a [`Stale`] with its age:
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox::{breaker, registry, Error, Rejection, Stale};
+///
+/// #[derive(Debug)]
+/// struct Down(Rejection);
+/// impl From<Rejection> for Down {
+///     fn from(r: Rejection) -> Self { Down(r) }
+/// }
+///
+/// #[breaker(name = "doc-rates", stale_for = "10m", stale_fallback = aged)]
+/// async fn rate(currency: &str) -> Result<String, Down> {
+///     Ok(format!("{currency} 1.08"))
+/// }
+///
+/// fn aged(stale: Stale<String>, _why: Error<Down>) -> Result<String, Down> {
+///     Ok(format!("{} ({}s old)", stale.value, stale.age.as_secs()))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// assert_eq!(rate("EUR").await.unwrap(), "EUR 1.08");
+/// registry().breaker("doc-rates").unwrap().force_open();
+/// tokio::time::advance(Duration::from_secs(90)).await;
+/// assert_eq!(rate("EUR").await.unwrap(), "EUR 1.08 (90s old)");
+/// assert_eq!(registry().breaker("doc-rates").unwrap().metrics().stale_served, 1);
+/// # }
+/// ```
 pub use fusebox_macros::breaker;
 
 /// Caps the calls of an `async fn` in flight at `pool`; the next call waits at most

@@ -36,12 +36,22 @@ pub const KEYS: &[&str] = &[
     "half_open_calls",
     "failure",
     "fallback",
+    "stale_for",
+    "stale_key",
+    "stale_capacity",
+    "stale_fallback",
     "alert_after",
     "crate",
 ];
 
 /// Largest `u32` count we hand to the runtime.
 const MAX_COUNT: u64 = u32::MAX as u64;
+
+/// The most entries a stale cache may keep (its map allocates as it fills, not up front).
+const MAX_STALE_CAPACITY: u64 = u32::MAX as u64;
+
+/// Default `stale_capacity`.
+pub const STALE_CAPACITY: u64 = 10_000;
 
 /// The slow-call rule as written.
 #[derive(Clone, Copy)]
@@ -73,6 +83,10 @@ pub struct BreakerArgs {
     pub half_open_calls: Option<u32>,
     pub failure: Option<Expr>,
     pub fallback: Option<Expr>,
+    pub stale_for: Option<(Duration, Span)>,
+    pub stale_key: Option<Expr>,
+    pub stale_capacity: Option<u64>,
+    pub stale_fallback: Option<Expr>,
     pub alert_after: Option<Duration>,
     pub krate: Option<syn::Path>,
 }
@@ -128,6 +142,12 @@ impl BreakerArgs {
             "half_open_calls" => self.half_open_calls = Some(count(arg, "trial calls")?),
             "failure" => self.failure = Some(arg.value.clone()),
             "fallback" => self.fallback = Some(path_like(arg)?),
+            "stale_for" => self.stale_for = Some((dur(arg)?, arg.key.span())),
+            "stale_key" => self.stale_key = Some(arg.value.clone()),
+            "stale_capacity" => {
+                self.stale_capacity = Some(checks::count(arg, "entries", MAX_STALE_CAPACITY)?)
+            }
+            "stale_fallback" => self.stale_fallback = Some(path_like(arg)?),
             "alert_after" => self.alert_after = Some(dur(arg)?),
             "crate" => self.krate = Some(checks::crate_path(arg)?),
             _ => return Err(checks::unknown(arg, "breaker", KEYS)),
@@ -209,6 +229,21 @@ impl BreakerArgs {
             "the cap only matters when open periods grow; add `backoff = 2.0`",
             errors,
         );
+        for (key, hint) in [
+            ("stale_key", "it chooses the key of the last good values"),
+            (
+                "stale_capacity",
+                "it bounds the number of last good values kept",
+            ),
+            ("stale_fallback", "it answers with a last good value"),
+        ] {
+            needs(
+                key,
+                "stale_for",
+                &format!("{hint}, which are kept only with `stale_for = \"10m\"` (how old a value may be served)"),
+                errors,
+            );
+        }
         if let (Some(min), Some(size), Some((_, span))) =
             (self.min_calls, self.window_calls, seen.get("min_calls"))
         {
@@ -243,17 +278,23 @@ fn backoff(arg: &Arg) -> syn::Result<f64> {
     Ok(f)
 }
 
-/// `fallback` names a function; anything else (a call, a literal) is a mistake worth naming.
+/// `fallback` and `stale_fallback` name a function; anything else (a call, a literal) is a
+/// mistake worth naming.
 fn path_like(arg: &Arg) -> syn::Result<Expr> {
+    let (call, not_a_path) = if arg.key == "stale_fallback" {
+        (
+            "`stale_fallback` takes the function itself, not a call: write `stale_fallback = my_fallback` (it is called with the `fusebox::Stale<T>` and the `fusebox::Error<E>`)",
+            "`stale_fallback` takes a path to a function `fn(fusebox::Stale<T>, fusebox::Error<E>) -> R` (sync or async), like `stale_fallback = mark_as_stale`",
+        )
+    } else {
+        (
+            "`fallback` takes the function itself, not a call: write `fallback = my_fallback` (it is called with the `fusebox::Error<E>`)",
+            "`fallback` takes a path to a function `fn(fusebox::Error<E>) -> R` (sync or async), like `fallback = confirm_by_email`",
+        )
+    };
     match &arg.value {
         Expr::Path(_) | Expr::Closure(_) => Ok(arg.value.clone()),
-        Expr::Call(c) => Err(syn::Error::new_spanned(
-            c,
-            "`fallback` takes the function itself, not a call: write `fallback = my_fallback` (it is called with the `fusebox::Error<E>`)",
-        )),
-        other => Err(syn::Error::new_spanned(
-            other,
-            "`fallback` takes a path to a function `fn(fusebox::Error<E>) -> R` (sync or async), like `fallback = confirm_by_email`",
-        )),
+        Expr::Call(c) => Err(syn::Error::new_spanned(c, call)),
+        other => Err(syn::Error::new_spanned(other, not_a_path)),
     }
 }

@@ -43,9 +43,16 @@ pub fn expand(
     let value = format_ident!("__fusebox_value", span = Span::mixed_site());
     let err = format_ident!("__fusebox_err", span = Span::mixed_site());
 
-    let (breaker_setup, breaker_ref) = match breaker {
-        Some(b) => breaker_setup(b, &default_name, &breaker_var, pv),
-        None => (quote!(), quote!(::core::option::Option::None)),
+    let (breaker_setup, breaker_handle) = match breaker {
+        Some(b) => {
+            let (setup, handle) = breaker_setup(b, &default_name, &breaker_var, pv);
+            (setup, Some(handle))
+        }
+        None => (quote!(), None),
+    };
+    let breaker_ref = match &breaker_handle {
+        Some(h) => quote!(::core::option::Option::Some(#h)),
+        None => quote!(::core::option::Option::None),
     };
     let (bulkhead_setup, bulkhead_ref) = match bulkhead {
         Some(b) => bulkhead_setup(b, &default_name, &bulkhead_var, pv),
@@ -74,19 +81,7 @@ pub fn expand(
         (quote!(#value), quote!(match #err {}))
     };
     let on_failed = match breaker.and_then(|b| b.fallback.as_ref()) {
-        Some(fallback) => {
-            let span = syn::spanned::Spanned::span(fallback);
-            // The argument carries the fallback's location, so a type mismatch points there.
-            let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
-            let fallback_call = match fallback {
-                Expr::Path(_) => quote_spanned!(span=> #fallback(#arg)),
-                _ => quote_spanned!(span=> (#fallback)(#arg)),
-            };
-            let pv = respan(pv, span);
-            quote_spanned! {span=>
-                #pv::FallbackReturn::<#ret, _>::into_future(#fallback_call).await
-            }
-        }
+        Some(fallback) => fallback_call(fallback, &[quote!()], ret, pv),
         None => {
             // Located at the return type (through `identity`, so rustc keeps that location): a
             // missing `From<Rejection>` is reported there.
@@ -95,6 +90,14 @@ pub fn expand(
             quote_spanned!(out.span=> #pv::from_error(::core::convert::identity(#arg)))
         }
     };
+    let (on_ok, on_failed, stale_setup) =
+        match (breaker, breaker.and_then(|b| b.stale_for), &breaker_handle) {
+            (Some(b), Some(_), Some(handle)) => {
+                let s = crate::stale::expand(func, out, b, handle, pv);
+                (s.wrap_ok(on_ok), s.wrap_failed(on_failed), s.setup)
+            }
+            _ => (on_ok, on_failed, quote!()),
+        };
 
     quote! {
         #(#outer)*
@@ -102,6 +105,7 @@ pub fn expand(
             #(#inner)*
             #breaker_setup
             #bulkhead_setup
+            #stale_setup
             let #call_var = #call;
             match #pv::run(#breaker_ref, #bulkhead_ref, #call_var, #failure).await {
                 #pv::Completion::Ok(#value) => #on_ok,
@@ -109,6 +113,28 @@ pub fn expand(
                 #pv::Completion::Failed(#err) => #on_failed,
             }
         }
+    }
+}
+
+/// A call of a fallback (`fallback`, `stale_fallback`) with `before` arguments ahead of the
+/// error, awaited if it is async. The error carries the fallback's location, so a type
+/// mismatch points at the path the user wrote.
+pub fn fallback_call(
+    fallback: &Expr,
+    before: &[TokenStream],
+    ret: &TokenStream,
+    pv: &TokenStream,
+) -> TokenStream {
+    let span = syn::spanned::Spanned::span(fallback);
+    let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
+    let before = before.iter().filter(|t| !t.is_empty());
+    let call = match fallback {
+        Expr::Path(_) => quote_spanned!(span=> #fallback(#(#before,)* #arg)),
+        _ => quote_spanned!(span=> (#fallback)(#(#before,)* #arg)),
+    };
+    let pv = respan(pv, span);
+    quote_spanned! {span=>
+        #pv::FallbackReturn::<#ret, _>::into_future(#call).await
     }
 }
 
@@ -176,7 +202,7 @@ fn breaker_setup(
                     #pv::static_breaker(&CELL, || #config)
                 };
             },
-            quote!(::core::option::Option::Some(&*#var)),
+            quote!(&*#var),
         ),
         Some(key) => {
             let key_span = syn::spanned::Spanned::span(key);
@@ -198,7 +224,7 @@ fn breaker_setup(
                         #pv::keyed_breaker(&TEMPLATE, || #config, #key_use)
                     };
                 },
-                quote!(::core::option::Option::Some(&#var)),
+                quote!(&#var),
             )
         }
     }
@@ -308,7 +334,7 @@ fn bulkhead_setup(
 }
 
 /// A `Duration` constructor in the largest unit that is exact, so the expansion reads well.
-fn duration(d: Duration) -> TokenStream {
+pub fn duration(d: Duration) -> TokenStream {
     let nanos = d.as_nanos() as u64;
     if nanos % 1_000_000_000 == 0 {
         let v = Literal::u64_unsuffixed(nanos / 1_000_000_000);
@@ -327,7 +353,7 @@ fn duration(d: Duration) -> TokenStream {
 
 /// `tokens` with every token at `span`, so an error in a generated path points where the
 /// surrounding `quote_spanned!` does.
-fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+pub fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
     tokens
         .clone()
         .into_iter()

@@ -16,6 +16,7 @@ mod checks;
 mod duration;
 mod expand;
 mod signature;
+mod stale;
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -204,6 +205,9 @@ fn check_function(
             ),
         };
         errors.at(out.span, msg);
+    }
+    if breaker.is_some_and(|b| b.stale_for.is_some() && b.stale_key.is_none()) {
+        stale::check_arguments(func, errors);
     }
     if let Some(f) = breaker.and_then(|b| b.failure.as_ref()) {
         if !out.is_result {

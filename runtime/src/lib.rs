@@ -33,6 +33,7 @@ mod macro_support;
 mod metrics;
 mod registry;
 mod stale;
+mod stale_site;
 mod state;
 mod sync;
 #[cfg(feature = "testing")]
@@ -62,7 +63,11 @@ pub mod __private {
         breaker_config, bulkhead_config, from_error, keyed_breaker, AsyncFallback, BreakerKey,
         FallbackReturn, FromRejection, SyncFallback,
     };
-    pub use crate::{Breaker, BreakerConfig, Bulkhead, BulkheadConfig, Completion, Error};
+    pub use crate::stale_site::{
+        stale_get, stale_key_part, stale_put, StaleHandle, StaleKey, StaleKeyClone, StaleKeyEq,
+        StaleKeyHash, StaleKeyPart, StaleRef, StaleSite, StaleValue,
+    };
+    pub use crate::{Breaker, BreakerConfig, Bulkhead, BulkheadConfig, Completion, Error, Stale};
 
     /// A call site's breaker: registered once and cached in the site's `static`, so a static
     /// name costs no lookup per call. Inside a test scope (feature `testing`) the scope's

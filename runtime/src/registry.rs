@@ -36,7 +36,13 @@ pub(crate) struct Maps {
     breakers: RwLock<HashMap<Arc<str>, Breaker>>,
     bulkheads: RwLock<HashMap<Arc<str>, Bulkhead>>,
     events: Events,
+    /// A test scope's stale caches, by call site and type (`stale_for`).
+    #[cfg(feature = "testing")]
+    stale: std::sync::Mutex<StaleCaches>,
 }
+
+#[cfg(feature = "testing")]
+type StaleCaches = HashMap<(usize, std::any::TypeId), Arc<dyn std::any::Any + Send + Sync>>;
 
 static REGISTRY: Lazy<Registry> = Lazy::new(|| Registry {
     global: Arc::new(Maps::new(Events::global())),
@@ -166,7 +172,21 @@ impl Maps {
             breakers: RwLock::new(HashMap::new()),
             bulkheads: RwLock::new(HashMap::new()),
             events,
+            #[cfg(feature = "testing")]
+            stale: std::sync::Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The scope's stale cache of call site `site` for the cache type `ty`, made if new.
+    #[cfg(feature = "testing")]
+    pub(crate) fn stale_cache(
+        &self,
+        site: usize,
+        ty: std::any::TypeId,
+        make: impl FnOnce() -> Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Arc<dyn std::any::Any + Send + Sync> {
+        let mut caches = self.stale.lock().unwrap_or_else(|e| e.into_inner());
+        caches.entry((site, ty)).or_insert_with(make).clone()
     }
 
     /// The breaker registered under `name` (`"redis/3"` for a keyed one).

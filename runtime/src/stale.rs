@@ -11,7 +11,20 @@ use tokio::time::Instant;
 
 use crate::sync::{lock, Mutex};
 
-/// A value served from the stale cache, with its age.
+/// A value served from the stale cache, with its age: what `#[breaker(stale_fallback = f)]`
+/// passes to `f`, together with the error that made the call fall back.
+///
+/// ```
+/// use fusebox_runtime::{Error, Stale};
+/// # #[derive(Debug)] struct Forecast { text: String }
+/// fn as_of(stale: Stale<Forecast>, _why: Error<std::io::Error>) -> std::io::Result<Forecast> {
+///     let minutes = stale.age.as_secs() / 60;
+///     Ok(Forecast { text: format!("{} (as of {minutes} min ago)", stale.value.text) })
+/// }
+/// let s = Stale { value: Forecast { text: "sunny".into() }, age: std::time::Duration::from_secs(180) };
+/// let f = as_of(s, Error::Failed(std::io::Error::other("down"))).unwrap();
+/// assert_eq!(f.text, "sunny (as of 3 min ago)");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stale<T> {
     /// The last `Ok` value for the same arguments.

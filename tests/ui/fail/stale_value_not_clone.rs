@@ -9,9 +9,12 @@ impl From<Rejection> for MyError {
     }
 }
 
+/// Not Clone: a last good value could not be served twice.
+pub struct Report(String);
+
 #[breaker(stale_for = "10m")]
-async fn lookup() -> Result<u32, MyError> {
-    Ok(1)
+async fn report(id: u32) -> Result<Report, MyError> {
+    Ok(Report(id.to_string()))
 }
 
 fn main() {}
