@@ -343,3 +343,31 @@ async fn methods_key_by_their_arguments_without_self() {
     assert_eq!(b.get("/x").await, Ok("eu/x#1".into()));
     assert!(b.get("/y").await.unwrap_err().is_open());
 }
+
+#[cfg(feature = "testing")]
+mod scoped {
+    use super::*;
+    use fusebox::testing;
+
+    static NEWS: Dep = Dep::new();
+
+    #[breaker(name = "stale-scoped", stale_for = "10m")]
+    async fn news(topic: &str) -> Result<String, DepError> {
+        NEWS.answer(topic)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_test_scope_keeps_its_own_last_good_values() {
+        {
+            let _scope = testing::scope();
+            assert_eq!(news("rust").await, Ok("rust#1".into()));
+            registry().breaker("stale-scoped").unwrap().force_open();
+            assert_eq!(news("rust").await, Ok("rust#1".into()));
+        }
+        // A new scope sees neither the open breaker nor the value kept in the first one.
+        let _scope = testing::scope();
+        NEWS.set_up(false);
+        assert_eq!(news("rust").await, Err(DepError::Down));
+        assert_eq!(testing::metrics_of("stale-scoped").unwrap().stale_served, 0);
+    }
+}

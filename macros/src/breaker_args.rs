@@ -83,7 +83,7 @@ pub struct BreakerArgs {
     pub half_open_calls: Option<u32>,
     pub failure: Option<Expr>,
     pub fallback: Option<Expr>,
-    pub stale_for: Option<(Duration, Span)>,
+    pub stale_for: Option<Duration>,
     pub stale_key: Option<Expr>,
     pub stale_capacity: Option<u64>,
     pub stale_fallback: Option<Expr>,
@@ -142,7 +142,7 @@ impl BreakerArgs {
             "half_open_calls" => self.half_open_calls = Some(count(arg, "trial calls")?),
             "failure" => self.failure = Some(arg.value.clone()),
             "fallback" => self.fallback = Some(path_like(arg)?),
-            "stale_for" => self.stale_for = Some((dur(arg)?, arg.key.span())),
+            "stale_for" => self.stale_for = Some(dur(arg)?),
             "stale_key" => self.stale_key = Some(arg.value.clone()),
             "stale_capacity" => {
                 self.stale_capacity = Some(checks::count(arg, "entries", MAX_STALE_CAPACITY)?)

@@ -50,7 +50,7 @@ pub fn expand(
     handle: &TokenStream,
     pv: &TokenStream,
 ) -> Stale {
-    let max_age = b.stale_for.map(|(d, _)| d).unwrap_or_default();
+    let max_age = b.stale_for.unwrap_or_default();
     let cache = format_ident!("__fusebox_stale", span = Span::mixed_site());
     let key = format_ident!("__fusebox_stale_key", span = Span::mixed_site());
     let stale = format_ident!("__fusebox_stale_value", span = Span::mixed_site());
