@@ -233,14 +233,14 @@ impl BreakerArgs {
             ("stale_key", "it chooses the key of the last good values"),
             (
                 "stale_capacity",
-                "it bounds the number of last good values kept",
+                "it bounds how many last good values are kept",
             ),
             ("stale_fallback", "it answers with a last good value"),
         ] {
             needs(
                 key,
                 "stale_for",
-                &format!("{hint}, which are kept only with `stale_for = \"10m\"` (how old a value may be served)"),
+                &format!("{hint}, and those are kept only with `stale_for = \"10m\"` (how old a value may be served)"),
                 errors,
             );
         }

@@ -18,6 +18,12 @@ async fn borrowed(name: &str, bytes: &[u8], mut n: u32) -> Result<String, MyErro
     Ok(format!("{name}{}{n}", bytes.len()))
 }
 
+/// The body consumes its argument: the key was cloned before it ran.
+#[breaker(stale_for = "10m")]
+async fn consume(s: String) -> Result<String, MyError> {
+    Ok(s)
+}
+
 /// No arguments: one last good value.
 #[breaker(stale_for = "30s", stale_capacity = 1)]
 async fn singleton() -> Result<Arc<Vec<u8>>, MyError> {
@@ -80,6 +86,7 @@ fn no_address(_: Error<std::convert::Infallible>) -> String {
 fn main() {
     let _ = borrowed("a", b"b", 1);
     let _ = singleton();
+    let _ = consume(String::new());
     let mut c = Client { region: "eu".into() };
     let _ = c.get("/x");
     let _ = c.by_id(1);
