@@ -30,6 +30,9 @@ mod metrics;
 mod registry;
 mod state;
 mod sync;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod testing_hooks;
 pub mod tune;
 mod window;
 

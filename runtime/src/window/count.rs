@@ -91,6 +91,23 @@ impl CountWindow {
         )
     }
 
+    /// `(calls, failures, slow)` counted from the entries, to check the running totals.
+    #[cfg(loom)]
+    pub(crate) fn contents(&self) -> (u64, u64, u64) {
+        let mut c = (0, 0, 0);
+        for e in self
+            .entries
+            .iter()
+            .map(|e| e.load(Acquire))
+            .filter(|e| *e != 0)
+        {
+            c.0 += 1;
+            c.1 += e & FAILED;
+            c.2 += (e & SLOW) >> 1;
+        }
+        c
+    }
+
     pub(crate) fn latency(&self) -> Counts {
         let mut c = Counts::new();
         self.hist.read_into(&mut c);
