@@ -8,6 +8,8 @@
 //! Real sockets need real time, so durations are short (timeouts of 100 ms, open for 200 ms);
 //! conditions are reached by making calls at a steady rate, never by sleeping for them, and
 //! every phase and the whole test are bounded in time.
+// tokio has no `net` under `--cfg loom`.
+#![cfg(not(loom))]
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};

@@ -15,6 +15,18 @@ use loom::thread;
 
 const HOUR: Duration = Duration::from_secs(3600);
 
+/// `loom::model`, printing how many interleavings it explored (`--nocapture` shows them).
+fn model<F: Fn() + Sync + Send + 'static>(name: &str, f: F) {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    let runs = std::sync::Arc::new(AtomicU64::new(0));
+    let counter = runs.clone();
+    loom::model(move || {
+        counter.fetch_add(1, Relaxed);
+        f()
+    });
+    println!("loom: {name}: {} interleavings", runs.load(Relaxed));
+}
+
 /// A breaker that opens at the first failure and stays open (no clock needed).
 fn breaker(name: &str, trials: u32) -> Breaker {
     Breaker::builder(name)
@@ -42,16 +54,18 @@ fn events(
 
 #[test]
 fn two_failures_racing_open_the_breaker_exactly_once() {
-    loom::model(|| {
+    model("closed->open race", || {
         let b = breaker("loom-trip", 1);
         let mut rx = registry().subscribe();
         let g0 = hooks::generation(&b);
         let threads: Vec<_> = (0..2)
             .map(|_| {
                 let b = b.clone();
-                thread::spawn(move || match hooks::admit(&b) {
-                    Ok(c) => c.fail(),
-                    Err(_) => {} // the other failure opened it first
+                thread::spawn(move || {
+                    // Rejected when the other failure opened it first.
+                    if let Ok(c) = hooks::admit(&b) {
+                        c.fail()
+                    }
                 })
             })
             .collect();
@@ -67,7 +81,7 @@ fn two_failures_racing_open_the_breaker_exactly_once() {
 
 /// Three callers race for `cap` trials; each trial ends as `ends[i]` says.
 fn half_open_race(name: &'static str, cap: u32, ends: [End; 3]) {
-    loom::model(move || {
+    model(name, move || {
         let b = breaker(name, cap);
         hooks::admit(&b).unwrap().fail();
         hooks::half_open(&b);
@@ -131,7 +145,7 @@ fn half_open_failure_racing_successes_reopens_or_closes() {
 
 #[test]
 fn bulkhead_never_exceeds_its_pool_and_frees_every_slot() {
-    loom::model(|| {
+    model("bulkhead slots", || {
         let bh = Bulkhead::builder("loom-bulkhead")
             .pool(2)
             .build_detached()
@@ -168,7 +182,7 @@ fn bulkhead_never_exceeds_its_pool_and_frees_every_slot() {
 
 #[test]
 fn force_open_racing_a_trip_ends_forced_open() {
-    loom::model(|| {
+    model("force_open vs trip", || {
         let b = breaker("loom-force-trip", 1);
         let tripper = {
             let b = b.clone();
@@ -187,7 +201,7 @@ fn force_open_racing_a_trip_ends_forced_open() {
 #[test]
 fn force_open_racing_a_half_open_verdict_ends_forced_open() {
     for fail in [false, true] {
-        loom::model(move || {
+        model("force_open vs verdict", move || {
             let b = breaker("loom-force-verdict", 1);
             hooks::admit(&b).unwrap().fail();
             hooks::half_open(&b);
@@ -212,7 +226,7 @@ fn force_open_racing_a_half_open_verdict_ends_forced_open() {
 
 #[test]
 fn count_window_totals_equal_its_contents_after_racing_records() {
-    loom::model(|| {
+    model("count window records", || {
         let w = Arc::new(CountWindow::new(2));
         w.record(true, false);
         let threads: Vec<_> = [(true, true), (false, true), (true, false)]
@@ -232,7 +246,7 @@ fn count_window_totals_equal_its_contents_after_racing_records() {
 
 #[test]
 fn count_window_reset_racing_records_stays_consistent() {
-    loom::model(|| {
+    model("count window reset", || {
         let w = Arc::new(CountWindow::new(2));
         w.record(true, true);
         let writer = {
