@@ -89,3 +89,36 @@ impl CountWindow {
         self.0.contents()
     }
 }
+
+/// A bare time window of ten slots; times are nanoseconds given by the caller.
+pub struct TimeWindow(window::TimeWindow);
+
+impl TimeWindow {
+    /// A window of `nanos`, starting at time 0.
+    pub fn new(nanos: u64) -> TimeWindow {
+        TimeWindow(window::TimeWindow::new(
+            std::time::Duration::from_nanos(nanos),
+            0,
+        ))
+    }
+    /// Records one call at `now`.
+    pub fn record(&self, now: u64, failed: bool) {
+        self.0.record(
+            now,
+            Sample {
+                failed,
+                slow: false,
+                latency: std::time::Duration::from_millis(1),
+            },
+        );
+    }
+    /// Running totals `(calls, failures)` at `now`.
+    pub fn totals(&self, now: u64) -> (u64, u64) {
+        let t = self.0.totals(now);
+        (t.calls, t.failures)
+    }
+    /// The same figures summed over the slots.
+    pub fn contents(&self) -> (u64, u64) {
+        self.0.contents()
+    }
+}

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use fusebox_runtime::testing_hooks::{self as hooks, CountWindow};
+use fusebox_runtime::testing_hooks::{self as hooks, CountWindow, TimeWindow};
 use fusebox_runtime::{registry, Breaker, Bulkhead, State};
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::sync::Arc;
@@ -20,7 +20,10 @@ fn model<F: Fn() + Sync + Send + 'static>(name: &str, f: F) {
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     let runs = std::sync::Arc::new(AtomicU64::new(0));
     let counter = runs.clone();
-    loom::model(move || {
+    let mut builder = loom::model::Builder::new();
+    // A time window's slots carry 40-bucket histograms: expiring one is ~50 atomic steps.
+    builder.max_branches = 20_000;
+    builder.check(move || {
         counter.fetch_add(1, Relaxed);
         f()
     });
@@ -259,5 +262,32 @@ fn count_window_reset_racing_records_stays_consistent() {
         w.reset();
         writer.join().unwrap();
         assert_eq!(w.totals(), w.contents());
+    });
+}
+
+#[test]
+fn time_window_totals_equal_its_slots_across_a_slot_turnover() {
+    model("time window turnover", || {
+        // Slots of 10 ns. The head is moved to slot 9 first, so that the record at 105 expires
+        // only slot 0 (time 0..10), the one the racing record at 8 writes to.
+        let w = Arc::new(TimeWindow::new(100));
+        w.record(5, true);
+        w.record(95, false);
+        let threads: Vec<_> = [(8, false), (105, true)]
+            .into_iter()
+            .map(|(at, failed)| {
+                let w = w.clone();
+                thread::spawn(move || w.record(at, failed))
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let (calls, failures) = w.totals(105);
+        assert_eq!((calls, failures), w.contents());
+        // The racing call at 8 may be expired with its slot or survive the turnover, never
+        // count twice: slot 9's call and the new one stay, slot 0's first call is gone.
+        assert!((2..=3).contains(&calls), "{calls} calls");
+        assert!(failures >= 1, "the call at 105 failed");
     });
 }

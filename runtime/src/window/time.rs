@@ -147,6 +147,17 @@ impl TimeWindow {
         self.totals_now()
     }
 
+    /// `(calls, failures)` summed over the slots, to check the running totals.
+    #[cfg(loom)]
+    pub(crate) fn contents(&self) -> (u64, u64) {
+        self.slots.iter().fold((0, 0), |(c, f), s| {
+            (
+                c + u64::from(s.calls.load(Acquire)),
+                f + u64::from(s.failures.load(Acquire)),
+            )
+        })
+    }
+
     pub(crate) fn latency(&self, now: u64) -> Counts {
         let epoch = now / self.slot_nanos;
         self.advance(epoch);
