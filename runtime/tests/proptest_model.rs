@@ -58,7 +58,7 @@ fn config() -> impl Strategy<Value = Config> {
     ];
     let slow = proptest::option::of((1u64..60, 1u64..100, any::<bool>()));
     (
-        (1usize..7, 0.0f64..1.0),
+        (1usize..7, 0.0f64..1.0, proptest::option::of(1u64..200)),
         prop_oneof![Just(1u64), Just(50), Just(100), 1u64..=100],
         slow,
         proptest::option::of(1u64..70),
@@ -68,8 +68,18 @@ fn config() -> impl Strategy<Value = Config> {
         half_open,
     )
         .prop_map(
-            |((window, m), failure_rate, slow, timeout, hot, open_for, grow, half_open)| Config {
+            |(
+                (window, m, time_window),
+                failure_rate,
+                slow,
+                timeout,
+                hot,
+                open_for,
+                grow,
+                half_open,
+            )| Config {
                 window,
+                time_window,
                 min_calls: 1 + (m * window as f64) as usize % window,
                 failure_rate,
                 slow,
@@ -87,9 +97,12 @@ fn ms(n: u64) -> Duration {
 }
 
 fn builder(c: &Config) -> BreakerBuilder {
-    let mut b = Breaker::builder("proptest")
-        .window_calls(c.window as u32)
-        .min_calls(c.min_calls as u32)
+    let mut b = Breaker::builder("proptest").min_calls(c.min_calls as u32);
+    b = match c.time_window {
+        Some(w) => b.window(ms(w)),
+        None => b.window_calls(c.window as u32),
+    };
+    b = b
         .failure_rate(c.failure_rate as u8)
         .open_for(ms(c.open_for));
     if let Some((bound, rate, strict)) = c.slow {

@@ -1,6 +1,7 @@
 //! A plain reference model of the breaker's specified semantics (DESIGN.md), for property tests.
 //!
-//! Written from the spec, not from the implementation: a `VecDeque` for the count window, whole
+//! Written from the spec, not from the implementation: a `VecDeque` of calls for the window
+//! (the last N, or those of the last ten slots of a tenth of the window each), whole
 //! milliseconds for time, and one function per rule. Calls run one at a time; "held" calls are
 //! admitted, never polled again, and later dropped (cancelled).
 #![allow(dead_code)]
@@ -10,10 +11,13 @@ use std::time::Duration;
 
 use fusebox_runtime::State;
 
-/// The settings the model understands (a count-based window).
+/// The settings the model understands.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// Count window size, used when `time_window` is `None`.
     pub window: usize,
+    /// Time window in ms: ten slots of a tenth each, a slot leaves when ten newer ones began.
+    pub time_window: Option<u64>,
     pub min_calls: usize,
     pub failure_rate: u64,
     /// `(bound_ms, rate, strict)`: strict is `trip_pNN` (more than), else `slow` (at least).
@@ -71,6 +75,8 @@ pub struct Counters {
 struct Entry {
     failed: bool,
     slow: bool,
+    /// Slot number (time windows only).
+    slot: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -97,6 +103,8 @@ pub struct Model {
     pub state: State,
     gen: u64,
     window: VecDeque<Entry>,
+    /// Newest slot the time window has seen.
+    head: u64,
     open_until: u64,
     opened_in_a_row: u32,
     trials: Trials,
@@ -111,6 +119,7 @@ impl Model {
             state: State::Closed,
             gen: 0,
             window: VecDeque::new(),
+            head: 0,
             open_until: 0,
             opened_in_a_row: 0,
             trials: Trials::default(),
@@ -118,8 +127,20 @@ impl Model {
         }
     }
 
-    pub fn window_calls(&self) -> u64 {
+    pub fn window_calls(&mut self) -> u64 {
+        self.roll();
         self.window.len() as u64
+    }
+
+    /// Time windows: moves to the current slot and forgets calls ten slots old.
+    fn roll(&mut self) {
+        let Some(w) = self.cfg.time_window else {
+            return;
+        };
+        let slot_ns = (w * 1_000_000 / 10).max(1);
+        self.head = self.head.max(self.now * 1_000_000 / slot_ns);
+        let head = self.head;
+        self.window.retain(|e| e.slot + 10 > head);
     }
 
     fn open_period(&self) -> u64 {
@@ -153,6 +174,7 @@ impl Model {
                 }
             }
             State::Closed => {
+                self.roll();
                 self.window.clear();
                 self.opened_in_a_row = 0;
             }
@@ -259,6 +281,7 @@ impl Model {
 
     /// Opens a closed breaker of generation `gen` when the window says so.
     fn judge(&mut self, gen: u64) {
+        self.roll();
         let calls = self.window.len() as u64;
         if calls < self.cfg.min_calls as u64 {
             return;
@@ -278,11 +301,13 @@ impl Model {
         }
     }
 
-    fn push(&mut self, e: Entry) {
-        if self.window.len() == self.cfg.window {
+    fn push(&mut self, failed: bool, slow: bool) {
+        self.roll();
+        if self.cfg.time_window.is_none() && self.window.len() == self.cfg.window {
             self.window.pop_front();
         }
-        self.window.push_back(e);
+        let slot = self.head;
+        self.window.push_back(Entry { failed, slow, slot });
     }
 
     fn trial_timeout(&self) -> u64 {
@@ -358,10 +383,7 @@ impl Model {
             self.now = start + bound.unwrap();
             self.counters.slow += 1;
             if self.current(t) {
-                self.push(Entry {
-                    failed: false,
-                    slow: true,
-                });
+                self.push(false, true);
                 self.judge(t.gen);
             }
         }
@@ -380,7 +402,7 @@ impl Model {
                 self.judge(t.gen);
             }
         } else {
-            self.push(Entry { failed, slow });
+            self.push(failed, slow);
             self.judge(t.gen);
         }
         seen
