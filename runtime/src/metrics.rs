@@ -57,6 +57,8 @@ pub struct BreakerMetrics {
     pub stuck: bool,
     /// Registrations of this name with other settings (ignored; the first settings are kept).
     pub conflicts: u64,
+    /// Rejected or failed calls answered with the last good value (`stale_for`).
+    pub stale_served: u64,
 }
 
 impl BreakerMetrics {
@@ -101,6 +103,7 @@ impl BreakerMetrics {
             times_opened: load(&c.times_opened),
             stuck: core.check_stuck(now),
             conflicts: load(&c.conflicts),
+            stale_served: load(&c.stale_served),
         }
     }
 
