@@ -8,16 +8,28 @@ use fusebox_benches::{block_on, dependency};
 use fusebox_runtime::{registry, Breaker, Bulkhead};
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let case = args.first().map(String::as_str).unwrap_or("time");
     let n: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
     let _in_runtime = rt.enter();
     let time = Breaker::builder("profile-time").build_detached().unwrap();
-    let count = Breaker::builder("profile-count").window_calls(20).build_detached().unwrap();
+    let count = Breaker::builder("profile-count")
+        .window_calls(20)
+        .build_detached()
+        .unwrap();
     let open = Breaker::builder("profile-open").build_detached().unwrap();
     open.force_open();
-    let bh = Bulkhead::builder("profile-bulkhead").pool(64).build_detached().unwrap();
+    let bh = Bulkhead::builder("profile-bulkhead")
+        .pool(64)
+        .build_detached()
+        .unwrap();
     let sem = tokio::sync::Semaphore::new(64);
     let template = Breaker::builder("profile-keyed").config().unwrap();
     for k in 0..10_000u64 {

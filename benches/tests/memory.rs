@@ -31,7 +31,10 @@ fn a_breaker_costs_at_most_one_kib() {
     // Warm the registry's maps and thread-locals so they are not charged to the first breaker.
     let time = Breaker::builder("mem-keyed").config().unwrap();
     registry().keyed(&time, &"warm");
-    let count = Breaker::builder("mem-keyed-count").window_calls(20).config().unwrap();
+    let count = Breaker::builder("mem-keyed-count")
+        .window_calls(20)
+        .config()
+        .unwrap();
     registry().keyed(&count, &"warm");
     let _ = Bulkhead::builder("mem-warm").pool(1).build();
 
@@ -55,6 +58,9 @@ fn a_breaker_costs_at_most_one_kib() {
     println!("bulkhead, in the registry:                                 {bulkhead} B");
     assert_eq!(kept.len(), N);
     for (what, bytes) in [("time window", keyed_time), ("count window", keyed_count)] {
-        assert!(bytes <= 1024, "a keyed breaker with a {what} takes {bytes} B");
+        assert!(
+            bytes <= 1024,
+            "a keyed breaker with a {what} takes {bytes} B"
+        );
     }
 }

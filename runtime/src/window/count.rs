@@ -17,7 +17,8 @@ pub(crate) struct CountWindow {
     calls: AtomicI64,
     failures: AtomicI64,
     slow: AtomicI64,
-    hist: Histogram,
+    /// Boxed so that `Window` is as small as its time variant.
+    hist: Box<Histogram>,
 }
 
 fn encode(seq: u64, s: &Sample) -> u64 {
@@ -32,7 +33,7 @@ impl CountWindow {
             calls: AtomicI64::new(0),
             failures: AtomicI64::new(0),
             slow: AtomicI64::new(0),
-            hist: Histogram::new(),
+            hist: Box::new(Histogram::new()),
         }
     }
 
