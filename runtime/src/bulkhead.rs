@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::{Semaphore, SemaphorePermit, TryAcquireError};
 
 use crate::config::check_name;
-use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 use crate::{ConfigError, Rejection};
 
 /// Settings of one bulkhead.
@@ -89,13 +89,62 @@ impl BulkheadBuilder {
     }
 }
 
+/// In-flight calls of the packed word (its low half); admitted calls count in the high half.
+const IN_FLIGHT: u64 = u32::MAX as u64;
+const ADMITTED_ONE: u64 = 1 << 32;
+
+/// How slots are counted.
+enum Gate {
+    /// Calls fail fast (no `max_wait`): one word holds the calls in flight and the admitted
+    /// calls modulo 2^32, so admitting and counting is a single compare-and-swap and freeing a
+    /// slot a single subtraction, cheaper than a semaphore; `wraps` counts the high half's wraps.
+    Fast { word: AtomicU64, wraps: AtomicU64 },
+    /// Calls may wait for a slot: tokio's semaphore queues them fairly.
+    Wait { sem: Semaphore, admitted: AtomicU64 },
+}
+
 pub(crate) struct Inner {
     pub(crate) config: BulkheadConfig,
-    sem: Semaphore,
+    gate: Gate,
     pub(crate) peak: AtomicUsize,
     pub(crate) rejected: AtomicU64,
-    pub(crate) admitted: AtomicU64,
     pub(crate) conflicts: AtomicU64,
+}
+
+impl Inner {
+    /// Calls that got a slot.
+    pub(crate) fn admitted(&self) -> u64 {
+        match &self.gate {
+            Gate::Fast { word, wraps } => wraps.load(Relaxed) << 32 | word.load(Relaxed) >> 32,
+            Gate::Wait { admitted, .. } => admitted.load(Relaxed),
+        }
+    }
+
+    fn in_flight(&self) -> usize {
+        match &self.gate {
+            Gate::Fast { word, .. } => (word.load(Relaxed) & IN_FLIGHT) as usize,
+            Gate::Wait { sem, .. } => self.config.pool - sem.available_permits(),
+        }
+    }
+
+    /// Takes a slot at once if one is free (fast gate).
+    fn try_fast(&self, word: &AtomicU64, wraps: &AtomicU64) -> Option<usize> {
+        let pool = self.config.pool as u64;
+        let mut cur = word.load(Relaxed);
+        while cur & IN_FLIGHT < pool {
+            let new = cur.wrapping_add(ADMITTED_ONE + 1);
+            match word.compare_exchange_weak(cur, new, Acquire, Relaxed) {
+                Ok(_) => {
+                    if new < ADMITTED_ONE {
+                        wraps.fetch_add(1, Relaxed);
+                    }
+                    return Some((new & IN_FLIGHT) as usize);
+                }
+                Err(actual) => cur = actual,
+            }
+        }
+        None
+    }
 }
 
 /// A handle to one bulkhead. Cheap to clone; clones share the pool.
@@ -116,7 +165,22 @@ pub struct Bulkhead(pub(crate) Arc<Inner>);
 /// A slot in a bulkhead's pool, released on drop.
 #[must_use = "the slot is released as soon as the permit is dropped"]
 pub struct BulkheadPermit<'a> {
-    _permit: SemaphorePermit<'a>,
+    _slot: Slot<'a>,
+}
+
+/// What a permit holds until dropped.
+enum Slot<'a> {
+    Fast { _slot: FastSlot<'a> },
+    Wait { _permit: SemaphorePermit<'a> },
+}
+
+/// A slot of a fast gate: frees itself on drop.
+struct FastSlot<'a>(&'a AtomicU64);
+
+impl Drop for FastSlot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Release);
+    }
 }
 
 impl fmt::Debug for BulkheadPermit<'_> {
@@ -136,12 +200,23 @@ impl Bulkhead {
     }
 
     pub(crate) fn new(config: BulkheadConfig) -> Bulkhead {
+        let fast = config.max_wait.is_zero() && config.pool as u64 <= IN_FLIGHT;
+        let gate = if fast {
+            Gate::Fast {
+                word: AtomicU64::new(0),
+                wraps: AtomicU64::new(0),
+            }
+        } else {
+            Gate::Wait {
+                sem: Semaphore::new(config.pool),
+                admitted: AtomicU64::new(0),
+            }
+        };
         Bulkhead(Arc::new(Inner {
-            sem: Semaphore::new(config.pool),
             config,
+            gate,
             peak: AtomicUsize::new(0),
             rejected: AtomicU64::new(0),
-            admitted: AtomicU64::new(0),
             conflicts: AtomicU64::new(0),
         }))
     }
@@ -160,29 +235,42 @@ impl Bulkhead {
     }
     /// Calls in flight now.
     pub fn in_flight(&self) -> usize {
-        self.0.config.pool - self.0.sem.available_permits()
+        self.0.in_flight()
     }
 
     /// Takes a slot, waiting at most `max_wait`; `Rejection::Full` when none frees up.
     pub async fn acquire(&self) -> Result<BulkheadPermit<'_>, Rejection> {
         let inner = &*self.0;
-        let permit = match inner.sem.try_acquire() {
-            Ok(p) => p,
-            Err(TryAcquireError::NoPermits) if !inner.config.max_wait.is_zero() => {
-                match tokio::time::timeout(inner.config.max_wait, inner.sem.acquire()).await {
-                    Ok(Ok(p)) => p,
-                    _ => return Err(self.full()),
-                }
+        let (slot, in_flight) = match &inner.gate {
+            Gate::Fast { word, wraps } => match inner.try_fast(word, wraps) {
+                Some(n) => (
+                    Slot::Fast {
+                        _slot: FastSlot(word),
+                    },
+                    n,
+                ),
+                None => return Err(self.full()),
+            },
+            Gate::Wait { sem, admitted } => {
+                let permit = match sem.try_acquire() {
+                    Ok(p) => p,
+                    Err(TryAcquireError::NoPermits) if !inner.config.max_wait.is_zero() => {
+                        match tokio::time::timeout(inner.config.max_wait, sem.acquire()).await {
+                            Ok(Ok(p)) => p,
+                            _ => return Err(self.full()),
+                        }
+                    }
+                    Err(_) => return Err(self.full()),
+                };
+                admitted.fetch_add(1, Relaxed);
+                (Slot::Wait { _permit: permit }, inner.in_flight())
             }
-            Err(_) => return Err(self.full()),
         };
-        inner.admitted.fetch_add(1, Relaxed);
-        let in_flight = self.in_flight();
         // Read first: the peak rarely moves, and a plain load keeps the line shared.
         if in_flight > inner.peak.load(Relaxed) {
             inner.peak.fetch_max(in_flight, Relaxed);
         }
-        Ok(BulkheadPermit { _permit: permit })
+        Ok(BulkheadPermit { _slot: slot })
     }
 
     fn full(&self) -> Rejection {
@@ -212,5 +300,34 @@ impl fmt::Debug for Bulkhead {
             .field("pool", &self.pool())
             .field("in_flight", &self.in_flight())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_fast_gate_counts_admitted_calls_past_two_to_the_32() {
+        let b = Bulkhead::builder("bh-wrap")
+            .pool(2)
+            .build_detached()
+            .unwrap();
+        let Gate::Fast { word, .. } = &b.0.gate else {
+            panic!("a fail-fast bulkhead uses the fast gate");
+        };
+        word.store((u32::MAX as u64) << 32, Relaxed);
+        assert_eq!(b.0.admitted(), u64::from(u32::MAX));
+        let one = b.acquire().await.unwrap();
+        let two = b.acquire().await.unwrap();
+        assert_eq!(b.0.admitted(), (1 << 32) + 1);
+        assert_eq!(b.in_flight(), 2);
+        assert!(
+            b.acquire().await.is_err(),
+            "full at 2 even right after the wrap"
+        );
+        drop((one, two));
+        assert_eq!(b.in_flight(), 0);
+        assert_eq!(b.metrics().peak, 2);
     }
 }

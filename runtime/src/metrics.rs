@@ -142,7 +142,7 @@ impl BulkheadMetrics {
             pool: b.pool(),
             in_flight: b.in_flight(),
             peak: i.peak.load(Relaxed),
-            admitted: i.admitted.load(Relaxed),
+            admitted: i.admitted(),
             rejected: i.rejected.load(Relaxed),
             conflicts: i.conflicts.load(Relaxed),
         }
