@@ -103,6 +103,22 @@ fn tower_cb(dep: TowerDep, open_for: Duration, half_open_calls: usize) -> TowerC
         .layer_fn(dep)
 }
 
+/// tower-resilience with a count window of the last 20 calls, as `fusebox_count`: its time
+/// window scans every call record of the window on each call, so at benchmark rates it
+/// measures the window's length more than the breaker.
+fn tower_cb_count(dep: TowerDep) -> TowerCb {
+    use tower_resilience::circuitbreaker::{CircuitBreakerLayer, SlidingWindowType};
+    CircuitBreakerLayer::builder()
+        .failure_rate_threshold(f64::from(FAILURE_RATE) / 100.0)
+        .sliding_window_type(SlidingWindowType::CountBased)
+        .sliding_window_size(WINDOW_CALLS as usize)
+        .minimum_number_of_calls(MIN_CALLS as usize)
+        .wait_duration_in_open(OPEN_LONG)
+        .build()
+        .expect("valid settings")
+        .layer_fn(dep)
+}
+
 async fn tower_call<S>(svc: &mut S, x: u64) -> bool
 where
     S: Service<u64, Response = u64>,
@@ -182,6 +198,10 @@ fn closed_healthy(c: &mut Criterion) {
     g.bench_function("tower-resilience circuit breaker", |b| {
         b.iter(|| block_on(tower_call(&mut tcb, next())))
     });
+    let mut tcc = tower_cb_count(tower_dep());
+    g.bench_function("tower-resilience circuit breaker (count window)", |b| {
+        b.iter(|| block_on(tower_call(&mut tcc, next())))
+    });
     g.finish();
 }
 
@@ -232,7 +252,15 @@ fn closed_ten_percent_failures(c: &mut Criterion) {
     g.bench_function("tower-resilience circuit breaker", |b| {
         b.iter(|| block_on(tower_call(&mut tcb, next())))
     });
+    let mut tcc = tower_cb_count(tower_dep_tenth());
+    g.bench_function("tower-resilience circuit breaker (count window)", |b| {
+        b.iter(|| block_on(tower_call(&mut tcc, next())))
+    });
     g.finish();
+    assert!(
+        !tcc.is_open(),
+        "tower-resilience (count window) stayed closed"
+    );
     assert_eq!(time.state(), State::Closed, "10 % stays below 50 %");
     assert_eq!(count.state(), State::Closed, "10 % stays below 50 %");
     assert!(fs.is_call_permitted(), "failsafe stayed closed");
@@ -439,6 +467,7 @@ fn contention(c: &mut Criterion) {
     let fs = Arc::new(failsafe_cb(OPEN_LONG));
     let rc = Arc::new(recloser_cb(OPEN_LONG, 10));
     let tcb = tower_cb(tower_dep(), OPEN_LONG, 1);
+    let tcc = tower_cb_count(tower_dep());
     let bh = Bulkhead::builder("bench-contended-bulkhead")
         .pool(POOL)
         .build_detached()
@@ -500,6 +529,14 @@ fn contention(c: &mut Criterion) {
         g.bench_function("tower-resilience circuit breaker", |b| {
             b.iter_custom(|n| {
                 hammer!(rt, tasks, n, tcb.clone(), |t, i| match t.ready().await {
+                    Ok(s) => s.call(i).await.is_ok(),
+                    Err(_) => false,
+                })
+            })
+        });
+        g.bench_function("tower-resilience circuit breaker (count window)", |b| {
+            b.iter_custom(|n| {
+                hammer!(rt, tasks, n, tcc.clone(), |t, i| match t.ready().await {
                     Ok(s) => s.call(i).await.is_ok(),
                     Err(_) => false,
                 })
