@@ -1,10 +1,11 @@
 //! A fixed number of calls of one case, for instruction counts under callgrind:
 //! `valgrind --tool=callgrind target/release/deps/profile-* <case> [calls]`.
-//! Cases: bare, time, count, bulkhead, semaphore, keyed, open. Run by `cargo bench` it does a short pass.
+//! Cases: bare, time, count, bulkhead, semaphore, keyed, open, failsafe, recloser. Run by `cargo bench` it does a short pass.
 
 use std::hint::black_box;
 
-use fusebox_benches::{block_on, dependency};
+use failsafe::futures::CircuitBreaker as _;
+use fusebox_benches::{block_on, dependency, settings::*};
 use fusebox_runtime::{registry, Breaker, Bulkhead};
 
 fn main() {
@@ -35,6 +36,21 @@ fn main() {
     for k in 0..10_000u64 {
         registry().keyed(&template, &k);
     }
+    let fs = failsafe::Config::new()
+        .failure_policy(failsafe::failure_policy::success_rate_over_time_window(
+            0.5,
+            MIN_CALLS,
+            WINDOW,
+            failsafe::backoff::constant(OPEN_LONG),
+        ))
+        .build();
+    let rc = recloser::AsyncRecloser::from(
+        recloser::Recloser::custom()
+            .error_rate(0.5)
+            .closed_len(WINDOW_CALLS as usize)
+            .open_wait(OPEN_LONG)
+            .build(),
+    );
     for i in 0..n {
         match case {
             "bare" => drop(black_box(block_on(dependency(i, false)))),
@@ -47,6 +63,8 @@ fn main() {
                 dependency(i, false).await
             }))),
             "keyed" => drop(black_box(registry().keyed(&template, &(i % 10_000)))),
+            "failsafe" => drop(black_box(block_on(fs.call(dependency(i, false))))),
+            "recloser" => drop(black_box(block_on(rc.call(dependency(i, false))))),
             other => panic!("unknown case {other}"),
         }
     }
