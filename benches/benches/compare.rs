@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion};
 use failsafe::futures::CircuitBreaker as _;
 use fusebox_benches::settings::*;
-use fusebox_benches::{block_on, dependency, tenth, Boom};
+use fusebox_benches::{
+    attr_both, attr_breaker, attr_bulkhead, attr_keyed, block_on, dependency, tenth, Boom,
+};
 use fusebox_runtime::{Breaker, BreakerConfig, Bulkhead, State};
 use tower::{Service, ServiceExt};
 
@@ -170,6 +172,9 @@ fn closed_healthy(c: &mut Criterion) {
     let count = fusebox_count("bench-closed-count");
     g.bench_function("fusebox Breaker::call (count window)", |b| {
         b.iter(|| block_on(count.call(dependency(next(), false))))
+    });
+    g.bench_function("fusebox #[breaker] (static name, time window)", |b| {
+        b.iter(|| block_on(attr_breaker(next(), false)))
     });
     let private = fusebox_time("bench-closed-private");
     g.bench_function("fusebox __private::run (time window)", |b| {
@@ -402,6 +407,12 @@ fn bulkhead(c: &mut Criterion) {
     g.bench_function("fusebox Breaker::call_in (breaker + bulkhead)", |b| {
         b.iter(|| block_on(pair.call_in(&bh, dependency(next(), false))))
     });
+    g.bench_function("fusebox #[bulkhead]", |b| {
+        b.iter(|| block_on(attr_bulkhead(next())))
+    });
+    g.bench_function("fusebox #[breaker] + #[bulkhead]", |b| {
+        b.iter(|| block_on(attr_both(next())))
+    });
     let mut limit = tower::limit::ConcurrencyLimit::new(tower_dep(), POOL);
     g.bench_function("tower ConcurrencyLimit", |b| {
         b.iter(|| block_on(tower_call(&mut limit, next())))
@@ -591,15 +602,24 @@ fn keyed(c: &mut Criterion) {
             block_on(br.call(dependency(k, false)))
         })
     });
+    for k in 0..KEYS {
+        block_on(attr_keyed(k, k)).expect("healthy");
+    }
+    g.bench_function("#[breaker(key = shard)] call", |b| {
+        b.iter(|| {
+            k = (k + 7919) % KEYS;
+            block_on(attr_keyed(k, k))
+        })
+    });
     g.finish();
 
     let mut g = c.benchmark_group("metrics_10k");
     g.sample_size(10);
-    g.bench_function("metrics() over 10 000 keyed breakers", |b| {
+    g.bench_function("metrics() over 20 000 keyed breakers", |b| {
         b.iter(fusebox_runtime::metrics)
     });
     g.finish();
-    assert!(fusebox_runtime::metrics().breakers.len() >= KEYS as usize);
+    assert!(fusebox_runtime::metrics().breakers.len() >= 2 * KEYS as usize);
 }
 
 criterion_group! {

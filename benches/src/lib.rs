@@ -38,6 +38,31 @@ pub async fn dependency(x: u64, fail: bool) -> Result<u64, Boom> {
     }
 }
 
+/// The dependency behind `#[breaker]` with a static name and the default settings.
+#[fusebox::breaker(name = "bench-attr")]
+pub async fn attr_breaker(x: u64, fail: bool) -> Result<u64, Boom> {
+    dependency(x, fail).await
+}
+
+/// The dependency behind a keyed `#[breaker]`: one breaker per shard, `bench-attr-keyed/<shard>`.
+#[fusebox::breaker(name = "bench-attr-keyed", key = shard)]
+pub async fn attr_keyed(shard: u64, x: u64) -> Result<u64, Boom> {
+    dependency(x, false).await
+}
+
+/// The dependency behind `#[bulkhead]` alone.
+#[fusebox::bulkhead(pool = 64, name = "bench-attr-pool")]
+pub async fn attr_bulkhead(x: u64) -> Result<u64, Boom> {
+    dependency(x, false).await
+}
+
+/// The dependency behind both attributes.
+#[fusebox::breaker(name = "bench-attr-both")]
+#[fusebox::bulkhead(pool = 64, name = "bench-attr-both")]
+pub async fn attr_both(x: u64) -> Result<u64, Boom> {
+    dependency(x, false).await
+}
+
 /// Every tenth call fails: a 10 % failure rate, below every threshold used here (50 %).
 pub fn tenth(i: u64) -> bool {
     i % 10 == 9
