@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 cargo bench -p fusebox-benches --bench profile --no-run 2>/dev/null
 bin=$(ls -t target/release/deps/profile-* | grep -v '\.d$' | head -1)
 count() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 | awk '/refs:/ {gsub(",", "", $NF); print $NF}'; }
-for c in ${@:-bare time count attr open bulkhead semaphore keyed attr_keyed failsafe recloser}; do
+for c in ${@:-bare time count attr open bulkhead attr_bulkhead semaphore keyed attr_keyed failsafe recloser}; do
   a=$(count "$c" 1000); b=$(count "$c" 11000)
   echo "$c $(( (b - a) / 10000 ))"
 done

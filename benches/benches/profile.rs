@@ -1,12 +1,12 @@
 //! A fixed number of calls of one case, for instruction counts under callgrind:
 //! `valgrind --tool=callgrind target/release/deps/profile-* <case> [calls]`.
-//! Cases: bare, time, count, bulkhead, semaphore, keyed, open, attr, attr_keyed, failsafe,
-//! recloser. Run by `cargo bench` it does a short pass.
+//! Cases: bare, time, count, bulkhead, semaphore, keyed, open, attr, attr_bulkhead, attr_keyed,
+//! failsafe, recloser. Run by `cargo bench` it does a short pass.
 
 use std::hint::black_box;
 
 use failsafe::futures::CircuitBreaker as _;
-use fusebox_benches::{attr_breaker, attr_keyed, block_on, dependency, settings::*};
+use fusebox_benches::{attr_breaker, attr_bulkhead, attr_keyed, block_on, dependency, settings::*};
 use fusebox_runtime::{registry, Breaker, Bulkhead};
 
 fn main() {
@@ -66,6 +66,7 @@ fn main() {
             }))),
             "keyed" => drop(black_box(registry().keyed(&template, &(i % 10_000)))),
             "attr" => drop(black_box(block_on(attr_breaker(i, false)))),
+            "attr_bulkhead" => drop(black_box(block_on(attr_bulkhead(i)))),
             "attr_keyed" => drop(black_box(block_on(attr_keyed(i % 10_000, i)))),
             "failsafe" => drop(black_box(block_on(fs.call(dependency(i, false))))),
             "recloser" => drop(black_box(block_on(rc.call(dependency(i, false))))),
