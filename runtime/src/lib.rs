@@ -28,6 +28,8 @@ mod events;
 mod half_open;
 mod metrics;
 mod registry;
+#[cfg(feature = "sim")]
+pub mod sim;
 mod state;
 mod sync;
 pub mod tune;

@@ -61,3 +61,103 @@ pub fn extra_utilization(
     }
     failing as f64 * probe_timeout.as_secs_f64() / denom
 }
+
+/// Steady-state share of `threads` kept busy by probes when every probe starts as soon as its
+/// circuit half-opens and none waits for a thread: `failing × t / ((open_for + t) × threads)`.
+///
+/// This is what the simulator measures (a circuit's next open period starts when its probe
+/// has failed, so a cycle lasts `open_for + t`). It is a demand: above 1.0 the threads cannot
+/// keep up. [`extra_utilization`] counts the probes on top of `open_for` instead, so it is the
+/// larger of the two; they agree when `t ≪ open_for`.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::tune::probe_load;
+/// let before = probe_load(42, Duration::from_millis(250), Duration::from_secs(2), 2);
+/// assert!((before - 7.0 / 3.0).abs() < 1e-9); // 233 %: more than the two threads have
+/// let after = probe_load(42, Duration::from_millis(50), Duration::from_secs(30), 2);
+/// assert!((after - 0.034942).abs() < 1e-6);
+/// ```
+pub fn probe_load(
+    failing: usize,
+    probe_timeout: Duration,
+    open_for: Duration,
+    threads: usize,
+) -> f64 {
+    let t = probe_timeout.as_secs_f64();
+    let denom = (open_for.as_secs_f64() + t) * threads.max(1) as f64;
+    if denom <= 0.0 {
+        return f64::INFINITY;
+    }
+    failing as f64 * t / denom
+}
+
+/// Calls per second that can start through a full bulkhead of `pool` slots whose calls each
+/// hold a slot for `wait`: `pool / wait`.
+///
+/// ```
+/// use std::time::Duration;
+/// // The lesson's step 5: a pool of 60, calls stuck 5 s: 12 start per second.
+/// let started = fusebox_runtime::tune::pool_throughput(60, Duration::from_secs(5));
+/// assert!((started - 12.0).abs() < 1e-9);
+/// ```
+pub fn pool_throughput(pool: usize, wait: Duration) -> f64 {
+    let w = wait.as_secs_f64();
+    if w <= 0.0 {
+        return f64::INFINITY;
+    }
+    pool as f64 / w
+}
+
+/// How long until `free` workers are all held by calls arriving at `calls_per_s` that each
+/// wait `wait`; `None` when they never are (`calls_per_s × wait ≤ free`).
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::tune::time_to_exhaust;
+/// // The lesson's step 4: 60 statements/s stuck 5 s fill 200 workers in about 3.3 s.
+/// let t = time_to_exhaust(200.0, 60.0, Duration::from_secs(5)).unwrap();
+/// assert!((t.as_secs_f64() - 10.0 / 3.0).abs() < 1e-9);
+/// // 20/s at 2 s hold 40: 200 workers never fill.
+/// assert_eq!(time_to_exhaust(200.0, 20.0, Duration::from_secs(2)), None);
+/// ```
+pub fn time_to_exhaust(free: f64, calls_per_s: f64, wait: Duration) -> Option<Duration> {
+    if calls_per_s.is_nan() || calls_per_s <= 0.0 || workers_held(calls_per_s, wait) <= free {
+        return None;
+    }
+    Duration::try_from_secs_f64(free.max(0.0) / calls_per_s).ok()
+}
+
+/// When a breaker whose every trial fails sends its trials, measured from when it first
+/// opened, up to `horizon`: the cold-start write-up's "a minute, then two, four, eight...".
+///
+/// With one trial per open period and a dependency that only warms by receiving requests,
+/// this is the whole traffic the dependency gets while it is cold.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::{tune, Breaker};
+/// let old = Breaker::builder("address-lookup")
+///     .open_for(Duration::from_secs(30))
+///     .backoff(2.0, Duration::from_secs(1800))
+///     .config()
+///     .unwrap();
+/// let mins: Vec<u64> = tune::trial_times(&old, Duration::from_secs(3 * 3600))
+///     .iter()
+///     .map(|t| t.as_secs() / 60)
+///     .collect();
+/// // 0:30, 1:30, 3:30, 7:30, 15:30, 31:30, then every 30 minutes.
+/// assert_eq!(mins, [0, 1, 3, 7, 15, 31, 61, 91, 121, 151]);
+/// ```
+pub fn trial_times(config: &crate::BreakerConfig, horizon: Duration) -> Vec<Duration> {
+    let mut out = Vec::new();
+    let mut t = Duration::ZERO;
+    for n in 0u32.. {
+        t += config.open_period(n);
+        if t > horizon || config.open_period(n).is_zero() {
+            break;
+        }
+        out.push(t);
+    }
+    out
+}
