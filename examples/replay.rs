@@ -4,7 +4,7 @@
 //! and bulkheads, prints one comparison table, writes an SVG timeline per replay and
 //! `summary.json` under `target/fusebox-replay/`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use fusebox::sim::replay::{Replays, Setup};
@@ -47,13 +47,21 @@ fn main() -> std::io::Result<()> {
 
     let dir = target_dir().join("fusebox-replay");
     for path in replays.write_svgs(&dir)? {
-        println!("timeline: {}", path.display());
+        println!("timeline: {}", shown(&path).display());
     }
     let json = dir.join("summary.json");
     std::fs::write(&json, summary.to_json())?;
-    println!("summary:  {}", json.display());
+    println!("summary:  {}", shown(&json).display());
     println!("\nwall time {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The path relative to the current folder when it is inside it (shorter to read).
+fn shown(path: &Path) -> &Path {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok())
+        .unwrap_or(path)
 }
 
 /// `$CARGO_TARGET_DIR`, or the workspace's `target/`.

@@ -37,9 +37,14 @@ pub fn workers_held(calls_per_s: f64, wait: Duration) -> f64 {
 ///
 /// Assumptions: every failing circuit spends one probe timeout (`probe_timeout`, the
 /// half-open timeout) per cycle of `open_for` useful time plus the probes; the worker has
-/// `threads` threads sharing the wait.
+/// `threads` threads sharing the wait; context switches cost nothing; the circuits are
+/// already open (the first trip, `error_threshold` timeouts each, comes on top).
 ///
 /// `extra = failing × probe_timeout / (open_for × threads)`
+///
+/// The result is a demand on the worker's capacity, not a share of it: above 1.0 (Semian's
+/// 263 %) the threads cannot keep up and the worker is as good as down. The simulator
+/// measures [`probe_load`], its close relative (`sim::replay::semian` shows both).
 ///
 /// ```
 /// use std::time::Duration;

@@ -54,6 +54,11 @@ impl Phase {
 }
 
 /// Why a simulated call failed.
+///
+/// ```
+/// use fusebox_runtime::sim::SimError;
+/// assert_eq!(SimError::Refused.to_string(), "connection refused");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SimError {
@@ -78,6 +83,13 @@ impl fmt::Display for SimError {
 impl std::error::Error for SimError {}
 
 /// What a dependency has seen so far.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::sim::{Dependency, Latency};
+/// let d = Dependency::builder("d", Latency::fixed(Duration::from_millis(1))).build();
+/// assert_eq!(d.stats().received, 0);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DependencyStats {
@@ -128,7 +140,19 @@ struct Inner {
 #[derive(Clone)]
 pub struct Dependency(Rc<Inner>);
 
-/// Builds a [`Dependency`].
+/// Builds a [`Dependency`]: a healthy latency, then phases at given times.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::sim::{Dependency, Latency, Phase};
+/// let s = Duration::from_secs;
+/// let payments = Dependency::builder("payments", Latency::fixed(Duration::from_millis(80)))
+///     .phase(s(60), Phase::Slow(Latency::fixed(s(8))))
+///     .phase(s(660), Phase::Healthy)
+///     .seed(7)
+///     .build();
+/// assert_eq!(payments.phase_at(s(61)), Phase::Slow(Latency::fixed(s(8))));
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct DependencyBuilder {

@@ -76,7 +76,20 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
-/// One route over one window.
+/// One route over one window: see [`WindowReport::route`].
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::sim::{Route, Server};
+/// let r = Server::new(10)
+///     .route(Route::new("a", 10.0).work(Duration::from_millis(100)))
+///     .window("w", Duration::ZERO, Duration::from_secs(10))
+///     .run_for(Duration::from_secs(10))
+///     .unwrap();
+/// let a = r.window("w").unwrap().route("a").unwrap();
+/// assert_eq!(a.counts.arrived, 100);
+/// assert!((a.mean_busy - 1.0).abs() < 0.02); // 10/s × 100 ms
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RouteWindow {
@@ -89,6 +102,24 @@ pub struct RouteWindow {
 }
 
 /// The figures of one named window of time (a phase of the replay).
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::sim::{Route, Server};
+/// let s = Duration::from_secs;
+/// let r = Server::new(4)
+///     .route(Route::new("calm", 1.0).work(s(1)))
+///     .route(Route::new("rush", 0.0).rate_from(s(10), 10.0).work(s(1)))
+///     .window("calm", s(0), s(10))
+///     .window("rush", s(10), s(20))
+///     .run_for(s(20))
+///     .unwrap();
+/// let rush = r.window("rush").unwrap();
+/// assert_eq!(rush.peak_busy, 4);
+/// assert!(rush.full_after.unwrap() < s(1));
+/// assert!(rush.counts.shed_share() > 0.5);
+/// assert!(rush.mean_busy_without("rush") < 1.1);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct WindowReport {
@@ -125,7 +156,14 @@ impl WindowReport {
     }
 }
 
-/// One route over the whole run.
+/// One route over the whole run: see [`Report::route`].
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::sim::{Route, Server};
+/// let r = Server::new(1).route(Route::new("a", 2.0)).run_for(Duration::from_secs(5)).unwrap();
+/// assert_eq!(r.route("a").unwrap().counts.ok, 10);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RouteReport {
@@ -229,7 +267,20 @@ impl BreakerTimeline {
     }
 }
 
-/// Time series of a run, one value per sample bucket (each a share, 0..=1).
+/// Time series of a run, one value per sample bucket (each a share, 0..=1): what
+/// [`svg::timeline`](super::svg::timeline) draws.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::sim::{Route, Server};
+/// let r = Server::new(10)
+///     .route(Route::new("a", 10.0).work(Duration::from_millis(500)))
+///     .sample_every(Duration::from_secs(2))
+///     .run_for(Duration::from_secs(20))
+///     .unwrap();
+/// assert_eq!(r.series.utilization.len(), 10);
+/// assert!((r.series.utilization[5] - 0.5).abs() < 0.01);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct Series {
@@ -245,7 +296,17 @@ pub struct Series {
     pub not_closed: Vec<f64>,
 }
 
-/// Everything one [`Server::run`](super::Server::run) measured.
+/// Everything one [`Server::run_for`](super::Server::run_for) measured.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::sim::{Route, Server};
+/// let r = Server::new(2).route(Route::new("a", 1.0).work(Duration::from_secs(1)))
+///     .run_for(Duration::from_secs(10)).unwrap();
+/// assert!((r.utilization - 0.5).abs() < 0.01);
+/// assert_eq!(r.counts().arrived, 10);
+/// assert!(r.breakers.is_empty());
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Report {

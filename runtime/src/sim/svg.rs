@@ -8,7 +8,15 @@ use plotters::prelude::*;
 
 use super::Report;
 
-/// One panel of a timeline: a label and the run it shows.
+/// One panel of a timeline: a label and the run it shows (see [`timeline`]).
+///
+/// ```
+/// # use std::time::Duration;
+/// use fusebox_runtime::sim::{svg::Panel, Route, Server};
+/// let report = Server::new(1).route(Route::new("a", 1.0)).run_for(Duration::from_secs(1)).unwrap();
+/// let panel = Panel { label: "one request a second", report: &report };
+/// # let _ = panel;
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Panel<'a> {
     /// Caption above the panel.

@@ -8,6 +8,13 @@ use crate::sim::{Call, Dependency, Latency, Phase, Report, Route, Server};
 use crate::{Breaker, BreakerBuilder};
 
 /// Parameters of the cold-start replay.
+///
+/// ```
+/// use fusebox_runtime::sim::replay::cold_start::ColdStartSetup;
+/// let mut setup = ColdStartSetup::default();
+/// setup.warm_after = 30; // a provider that needs more traffic to warm up
+/// assert_eq!(setup.rate, 10.0);
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ColdStartSetup {
@@ -34,7 +41,7 @@ impl Default for ColdStartSetup {
     }
 }
 
-/// What the cold-start replay measured.
+/// What the cold-start replay measured: see [`cold_start()`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ColdStart {
@@ -57,6 +64,13 @@ const DOWN_FOR: Duration = Duration::from_secs(120);
 
 /// The write-up's breaker: half of the last twenty calls open it; 30 s open, doubling up to
 /// 30 minutes; one trial request under the normal 800 ms timeout.
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_runtime::sim::replay::cold_start::old_breaker().config().unwrap();
+/// assert_eq!(c.half_open_timeout(), Some(Duration::from_millis(800)));
+/// assert_eq!(c.open_period(6), Duration::from_secs(1800));
+/// ```
 pub fn old_breaker() -> BreakerBuilder {
     Breaker::builder("address-lookup")
         .window_calls(20)
@@ -69,6 +83,13 @@ pub fn old_breaker() -> BreakerBuilder {
 
 /// The write-up's fix, in fusebox's terms: half-open admits 5 % of traffic for 30 s and judges
 /// the success rate; trials get a longer timeout; the open period is 60 s and never doubles.
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_runtime::sim::replay::cold_start::new_breaker().config().unwrap();
+/// assert_eq!(c.half_open_timeout(), Some(Duration::from_secs(4)));
+/// assert_eq!(c.open_period(6), Duration::from_secs(60));
+/// ```
 pub fn new_breaker() -> BreakerBuilder {
     Breaker::builder("address-lookup")
         .window_calls(20)
@@ -81,6 +102,13 @@ pub fn new_breaker() -> BreakerBuilder {
 }
 
 /// The provider: 70–110 ms normally, refusing for two minutes from t = 60 s, then cold.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::sim::replay::cold_start::{provider, ColdStartSetup};
+/// let p = provider(&ColdStartSetup::default());
+/// assert_eq!(p.up_again_at(), Some(Duration::from_secs(180)));
+/// ```
 pub fn provider(setup: &ColdStartSetup) -> Dependency {
     Dependency::builder(
         "address-lookup",

@@ -9,6 +9,11 @@ use crate::{tune, Breaker, Bulkhead};
 
 /// Parameters of the lesson replay. `scale` multiplies workers, rates and the pool together,
 /// which keeps every share the same and makes debug-build tests cheap.
+///
+/// ```
+/// use fusebox_runtime::sim::replay::lesson::LessonSetup;
+/// assert_eq!(LessonSetup::default().scale, 1.0);
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct LessonSetup {
@@ -27,7 +32,7 @@ impl Default for LessonSetup {
     }
 }
 
-/// What the lesson replay measured. Shares are fractions (0.31 is 31 %).
+/// What the lesson replay measured (see [`lesson()`]). Shares are fractions (0.31 is 31 %).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Lesson {

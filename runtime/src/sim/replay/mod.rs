@@ -25,7 +25,14 @@ use std::time::Duration;
 
 use super::svg::{self, Panel};
 
-/// The setups of all four replays.
+/// The setups of all four replays; the defaults are the write-ups' figures.
+///
+/// ```
+/// use fusebox_runtime::sim::replay::Setup;
+/// let mut setup = Setup::default();
+/// setup.lesson.scale = 0.1; // a tenth of the lesson's server: the same shares, faster
+/// assert_eq!(setup.semian.instances, 42);
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct Setup {
@@ -165,6 +172,13 @@ fn secs(d: Duration) -> f64 {
 
 /// The replays' key figures: the table the example prints and `summary.json`.
 /// Percentages are in percent, times in seconds.
+///
+/// ```no_run
+/// use fusebox_runtime::sim::replay::{Replays, Setup};
+/// let summary = Replays::run(&Setup::default()).unwrap().summary();
+/// assert!(summary.cold_old_recovery_s.unwrap() > 3600.0);
+/// assert!(summary.to_json().contains("\"old_recovery_s\""));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Summary {

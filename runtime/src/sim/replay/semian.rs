@@ -15,6 +15,12 @@ use crate::sim::{Call, Dependency, Latency, Phase, Report, Route, Server};
 use crate::{tune, Breaker, BreakerBuilder};
 
 /// Parameters of the Semian replay.
+///
+/// ```
+/// use fusebox_runtime::sim::replay::semian::SemianSetup;
+/// let s = SemianSetup::default();
+/// assert_eq!((s.instances, s.threads), (42, 2));
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SemianSetup {
@@ -39,7 +45,7 @@ impl Default for SemianSetup {
     }
 }
 
-/// One configuration, measured.
+/// One configuration, measured: see [`run_one`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SemianRun {
@@ -55,7 +61,7 @@ pub struct SemianRun {
     pub report: Report,
 }
 
-/// Both configurations.
+/// Both configurations: see [`semian()`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Semian {
@@ -66,11 +72,24 @@ pub struct Semian {
 }
 
 /// Semian's first configuration: 0.25 s timeout, error_timeout 2 s, one trial.
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_runtime::sim::replay::semian::before_breaker().config().unwrap();
+/// assert_eq!(c.half_open_timeout(), Some(Duration::from_millis(250)));
+/// ```
 pub fn before_breaker() -> BreakerBuilder {
     redis(Duration::from_millis(250), Duration::from_secs(2))
 }
 
 /// The tuned one: `half_open_resource_timeout` 50 ms, error_timeout 30 s.
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_runtime::sim::replay::semian::after_breaker().config().unwrap();
+/// assert_eq!(c.half_open_timeout(), Some(Duration::from_millis(50)));
+/// assert_eq!(c.open_for(), Duration::from_secs(30));
+/// ```
 pub fn after_breaker() -> BreakerBuilder {
     redis(Duration::from_millis(50), Duration::from_secs(30))
 }
@@ -122,6 +141,16 @@ fn run(setup: &SemianSetup, b: &BreakerBuilder, workers: usize) -> io::Result<Re
 
 /// Runs one configuration: on the worker's threads, and (only when the prediction exceeds
 /// them) on unbounded threads to measure the demand.
+///
+/// ```
+/// use fusebox_runtime::sim::replay::semian::{after_breaker, run_one, SemianSetup};
+/// let mut setup = SemianSetup::default();
+/// setup.instances = 6;
+/// setup.cycles = 2;
+/// let run = run_one(&setup, &after_breaker()).unwrap();
+/// // 6 × 50 ms per 30 s on 2 threads: half a percent.
+/// assert!((run.measured - run.predicted).abs() < 0.001, "{} vs {}", run.measured, run.predicted);
+/// ```
 pub fn run_one(setup: &SemianSetup, b: &BreakerBuilder) -> io::Result<SemianRun> {
     let cfg = b.config().map_err(io::Error::other)?;
     let threads = setup.threads.max(1);

@@ -9,6 +9,12 @@ use crate::sim::{Call, Dependency, Latency, Phase, Report, Route, Server};
 use crate::{Breaker, BreakerBuilder};
 
 /// Parameters of the slow-not-down replay.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::sim::replay::slow::SlowSetup;
+/// assert_eq!(SlowSetup::default().slow_for, Duration::from_secs(600));
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SlowSetup {
@@ -27,7 +33,7 @@ impl Default for SlowSetup {
     }
 }
 
-/// What the slow-not-down replay measured for one configuration.
+/// What the slow-not-down replay measured for one configuration: see [`run_one`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SlowRun {
@@ -44,7 +50,7 @@ pub struct SlowRun {
     pub others_shed: f64,
 }
 
-/// Both configurations.
+/// Both configurations: see [`slow()`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Slow {
@@ -57,6 +63,11 @@ pub struct Slow {
 const SLOW_AT: Duration = Duration::from_secs(60);
 
 /// The breaker that counts errors only: half the calls failing in 30 s, 30 s timeout.
+///
+/// ```
+/// let c = fusebox_runtime::sim::replay::slow::error_only_breaker().config().unwrap();
+/// assert!(c.slow().is_none());
+/// ```
 pub fn error_only_breaker() -> BreakerBuilder {
     Breaker::builder("payments")
         .failure_rate(50)
@@ -65,6 +76,11 @@ pub fn error_only_breaker() -> BreakerBuilder {
 }
 
 /// The write-up's fix: also trip when p95 latency exceeds 500 ms; trials must answer in 1 s.
+///
+/// ```
+/// let c = fusebox_runtime::sim::replay::slow::p95_breaker().config().unwrap();
+/// assert_eq!(c.slow().unwrap().rate, 5); // p95 > 500 ms ⇔ more than 5 % slower
+/// ```
 pub fn p95_breaker() -> BreakerBuilder {
     error_only_breaker().trip_p95(Duration::from_millis(500))
 }
@@ -131,6 +147,12 @@ pub fn run_one(setup: &SlowSetup, breaker: &BreakerBuilder) -> io::Result<SlowRu
 }
 
 /// Runs both configurations.
+///
+/// ```no_run
+/// use fusebox_runtime::sim::replay::slow::{slow, SlowSetup};
+/// let s = slow(&SlowSetup::default()).unwrap();
+/// assert_eq!(s.error_only.trip_after, None);
+/// ```
 pub fn slow(setup: &SlowSetup) -> io::Result<Slow> {
     Ok(Slow {
         error_only: run_one(setup, &error_only_breaker())?,
