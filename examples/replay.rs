@@ -5,9 +5,11 @@
 //! `summary.json` under `target/fusebox-replay/`.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use fusebox::sim::replay::{Replays, Setup};
+use fusebox::sim::BreakerTimeline;
+use fusebox::State;
 
 fn main() -> std::io::Result<()> {
     let started = Instant::now();
@@ -26,6 +28,11 @@ fn main() -> std::io::Result<()> {
             after.fallback_share() * 100.0,
         );
     }
+    let periods: Vec<String> = open_periods(&c.old.breakers[0])
+        .iter()
+        .map(|d| format!("{}", d.as_secs_f64() / 60.0))
+        .collect();
+    println!("  old open periods (min): {}", periods.join(", "));
     let l = &replays.lesson;
     println!(
         "2 lesson: 200 workers; report pool {} (tune::pool_size); step 5 starts {:.0} statements/s and refuses {:.0}/s",
@@ -54,6 +61,15 @@ fn main() -> std::io::Result<()> {
     println!("summary:  {}", shown(&json).display());
     println!("\nwall time {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// How long each open period lasted, rounded to the second.
+fn open_periods(t: &BreakerTimeline) -> Vec<Duration> {
+    t.transitions
+        .windows(2)
+        .filter(|w| w[0].1 == State::Open)
+        .map(|w| Duration::from_secs((w[1].0 - w[0].0).as_secs_f64().round() as u64))
+        .collect()
 }
 
 /// The path relative to the current folder when it is inside it (shorter to read).
