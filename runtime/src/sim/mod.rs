@@ -34,7 +34,9 @@
 //! assert!(recovery <= s(70), "{recovery:?}");
 //! ```
 
+mod collect;
 mod dependency;
+mod engine;
 mod latency;
 mod meter;
 pub mod replay;

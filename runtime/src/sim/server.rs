@@ -1,20 +1,12 @@
 //! The server model: N workers, routes arriving at given rates, each request holding a worker
 //! while it works and waits; driven on a paused tokio clock so hours replay in seconds.
 
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::time::Duration;
 
 use tokio::task::LocalSet;
-use tokio::time::{sleep, sleep_until, Instant};
 
-use super::meter::{Meter, Span};
-use super::report::{
-    BreakerTimeline, Counts, Report, RouteReport, RouteWindow, Series, WindowReport,
-};
-use super::{Dependency, SimError};
-use crate::breaker::Completion;
-use crate::{Breaker, Bulkhead, Error, Rejection, State};
+use super::{engine, Dependency, Report};
+use crate::{Breaker, Bulkhead};
 
 /// A call a route makes to a dependency, through an optional breaker and bulkhead.
 ///
@@ -32,11 +24,11 @@ use crate::{Breaker, Bulkhead, Error, Rejection, State};
 /// ```
 #[derive(Debug, Clone)]
 pub struct Call {
-    dependency: Dependency,
-    breaker: Option<Breaker>,
-    bulkhead: Option<Bulkhead>,
-    timeout: Option<Duration>,
-    fallback_cost: Duration,
+    pub(super) dependency: Dependency,
+    pub(super) breaker: Option<Breaker>,
+    pub(super) bulkhead: Option<Bulkhead>,
+    pub(super) timeout: Option<Duration>,
+    pub(super) fallback_cost: Duration,
 }
 
 impl Call {
@@ -85,12 +77,12 @@ impl Call {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Route {
-    name: String,
-    rates: Vec<(Duration, f64)>,
-    offset: Duration,
-    work: Duration,
-    call: Option<Call>,
-    patience: Option<Duration>,
+    pub(super) name: String,
+    pub(super) rates: Vec<(Duration, f64)>,
+    pub(super) offset: Duration,
+    pub(super) work: Duration,
+    pub(super) call: Option<Call>,
+    pub(super) patience: Option<Duration>,
 }
 
 impl Route {
@@ -169,11 +161,11 @@ impl Route {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Server {
-    workers: usize,
-    routes: Vec<Route>,
-    windows: Vec<(String, Duration, Duration)>,
-    sample: Duration,
-    settle: Option<(Duration, Duration)>,
+    pub(super) workers: usize,
+    pub(super) routes: Vec<Route>,
+    pub(super) windows: Vec<(String, Duration, Duration)>,
+    pub(super) sample: Duration,
+    pub(super) settle: Option<(Duration, Duration)>,
 }
 
 impl Server {
@@ -219,449 +211,6 @@ impl Server {
             .start_paused(true)
             .build()?;
         let local = LocalSet::new();
-        Ok(local.block_on(&rt, self.drive(horizon)))
-    }
-
-    async fn drive(self, horizon: Duration) -> Report {
-        let t0 = Instant::now();
-        let shared = Rc::new(Shared::new(&self, horizon, t0));
-        for r in &self.routes {
-            if let Some(c) = &r.call {
-                c.dependency.start();
-            }
-        }
-        for i in 0..shared.routes.len() {
-            tokio::task::spawn_local(arrivals(shared.clone(), i, horizon));
-        }
-        let end = watch(&shared, &self, horizon).await;
-        shared.report(end)
-    }
-}
-
-/// Sleeps bucket by bucket until the horizon or until the breakers settled; returns the end.
-async fn watch(shared: &Rc<Shared>, server: &Server, horizon: Duration) -> u64 {
-    let horizon_ns = nanos(horizon);
-    let step = server.sample;
-    let mut t = Duration::ZERO;
-    loop {
-        t = (t + step).min(horizon);
-        sleep_until(shared.t0 + t).await;
-        let now = nanos(t);
-        if now >= horizon_ns {
-            return horizon_ns;
-        }
-        if let Some((after, settle)) = server.settle {
-            if t >= after && shared.settled(nanos(settle)) {
-                return now;
-            }
-        }
-    }
-}
-
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// One route at run time: its call, and the index of its breaker's track.
-struct RouteRt {
-    name: String,
-    work: Duration,
-    call: Option<Call>,
-    track: Option<usize>,
-    rates: Vec<(Duration, f64)>,
-    offset: Duration,
-    patience: Option<u64>,
-}
-
-/// The breaker's state as last seen, with the transitions seen so far.
-struct Track {
-    breaker: Breaker,
-    last: (State, u64),
-    transitions: Vec<(u64, State)>,
-}
-
-struct Book {
-    busy: Meter,
-    route_busy: Vec<Meter>,
-    counts: Vec<Counts>,
-    window_counts: Vec<Vec<Counts>>,
-    bucket_counts: Vec<Counts>,
-    tracks: Vec<Track>,
-}
-
-struct Shared {
-    t0: Instant,
-    workers: u64,
-    bucket: u64,
-    spans: Vec<Span>,
-    window_names: Vec<String>,
-    routes: Vec<RouteRt>,
-    book: RefCell<Book>,
-}
-
-#[derive(Clone, Copy)]
-enum Outcome {
-    Ok,
-    Rejected,
-    Failed,
-}
-
-impl Shared {
-    fn new(server: &Server, horizon: Duration, t0: Instant) -> Shared {
-        let bucket = nanos(server.sample).max(1);
-        let n_buckets = (nanos(horizon) / bucket + 1) as usize;
-        let spans: Vec<Span> = server
-            .windows
-            .iter()
-            .map(|(_, a, b)| Span {
-                from: nanos(*a),
-                to: nanos(*b),
-            })
-            .collect();
-        let mut tracks: Vec<Track> = Vec::new();
-        let mut routes = Vec::new();
-        for r in &server.routes {
-            let track = r.call.as_ref().and_then(|c| c.breaker.as_ref()).map(|b| {
-                match tracks.iter().position(|t| t.breaker.ptr_eq(b)) {
-                    Some(i) => i,
-                    None => {
-                        let state = b.state();
-                        tracks.push(Track {
-                            breaker: b.clone(),
-                            last: (state, b.0.state_since()),
-                            transitions: vec![(0, state)],
-                        });
-                        tracks.len() - 1
-                    }
-                }
-            });
-            routes.push(RouteRt {
-                name: r.name.clone(),
-                work: r.work,
-                call: r.call.clone(),
-                track,
-                rates: r.rates.clone(),
-                offset: r.offset,
-                patience: r.patience.map(nanos),
-            });
-        }
-        let workers = server.workers as u64;
-        let n = routes.len();
-        Shared {
-            t0,
-            workers,
-            bucket,
-            book: RefCell::new(Book {
-                busy: Meter::new(workers, bucket, n_buckets, &spans),
-                route_busy: (0..n).map(|_| Meter::new(u64::MAX, 0, 0, &spans)).collect(),
-                counts: vec![Counts::default(); n],
-                window_counts: vec![vec![Counts::default(); spans.len()]; n],
-                bucket_counts: vec![Counts::default(); n_buckets],
-                tracks,
-            }),
-            window_names: server.windows.iter().map(|w| w.0.clone()).collect(),
-            spans,
-            routes,
-        }
-    }
-
-    fn now(&self) -> u64 {
-        nanos(Instant::now().saturating_duration_since(self.t0))
-    }
-
-    /// Takes a worker for route `r`, or `false` when all are busy.
-    fn acquire(&self, r: usize, now: u64) -> bool {
-        let mut b = self.book.borrow_mut();
-        if b.busy.level() >= self.workers {
-            return false;
-        }
-        b.busy.up(now);
-        b.route_busy[r].up(now);
-        true
-    }
-
-    fn release(&self, r: usize) {
-        let now = self.now();
-        let mut b = self.book.borrow_mut();
-        b.busy.down(now);
-        b.route_busy[r].down(now);
-    }
-
-    /// Counts one event of a request of route `r` that arrived at `arrived`.
-    fn count(&self, r: usize, arrived: u64, f: impl Fn(&mut Counts)) {
-        let mut b = self.book.borrow_mut();
-        let b = &mut *b;
-        f(&mut b.counts[r]);
-        for (i, s) in self.spans.iter().enumerate() {
-            if s.contains(arrived) {
-                f(&mut b.window_counts[r][i]);
-            }
-        }
-        if let Some(c) = b.bucket_counts.get_mut((arrived / self.bucket) as usize) {
-            f(c);
-        }
-    }
-
-    /// Counts an answer as late when it took longer than the route's patience.
-    fn answered(&self, r: usize, arrived: u64) {
-        if let Some(p) = self.routes[r].patience {
-            if self.now().saturating_sub(arrived) > p {
-                self.count(r, arrived, |c| c.late += 1);
-            }
-        }
-    }
-
-    /// Records a transition of the breaker of track `i` if it moved since last seen.
-    fn observe(&self, i: usize) {
-        let mut b = self.book.borrow_mut();
-        let t = &mut b.tracks[i];
-        let core = &t.breaker.0;
-        let seen = (core.state(), core.state_since());
-        if seen != t.last {
-            t.last = seen;
-            let at = core
-                .clock
-                .instant(seen.1)
-                .saturating_duration_since(self.t0);
-            t.transitions.push((nanos(at), seen.0));
-        }
-    }
-
-    fn observe_all(&self) {
-        let n = self.book.borrow().tracks.len();
-        for i in 0..n {
-            self.observe(i);
-        }
-    }
-
-    fn settled(&self, settle: u64) -> bool {
-        self.observe_all();
-        let now = self.now();
-        let b = self.book.borrow();
-        b.tracks.iter().all(|t| {
-            let (state, _) = t.last;
-            let since = t.transitions.last().map_or(0, |(at, _)| *at);
-            state == State::Closed && now.saturating_sub(since) >= settle
-        })
-    }
-
-    fn report(&self, end: u64) -> Report {
-        self.observe_all();
-        let mut b = self.book.borrow_mut();
-        b.busy.advance(end);
-        for m in &mut b.route_busy {
-            m.advance(end);
-        }
-        let secs = |ns: u64| Duration::from_nanos(ns);
-        let w = self.workers as f64;
-        let routes = self
-            .routes
-            .iter()
-            .enumerate()
-            .map(|(i, r)| RouteReport {
-                name: r.name.clone(),
-                counts: b.counts[i],
-                mean_busy: per(b.route_busy[i].total, end),
-            })
-            .collect();
-        let windows = self
-            .spans
-            .iter()
-            .enumerate()
-            .map(|(k, s)| {
-                let to = s.to.min(end);
-                let len = to.saturating_sub(s.from);
-                let acc = b.busy.windows[k];
-                let mut counts = Counts::default();
-                let per_route = self
-                    .routes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| {
-                        counts.add(&b.window_counts[i][k]);
-                        RouteWindow {
-                            name: r.name.clone(),
-                            counts: b.window_counts[i][k],
-                            mean_busy: per(b.route_busy[i].windows[k].area, len),
-                        }
-                    })
-                    .collect();
-                WindowReport {
-                    name: self.window_names[k].clone(),
-                    from: secs(s.from),
-                    to: secs(to),
-                    utilization: per(acc.area, len) / w,
-                    peak_busy: acc.peak,
-                    full_after: acc.full_at.map(|t| secs(t - s.from)),
-                    counts,
-                    routes: per_route,
-                }
-            })
-            .collect();
-        let breakers: Vec<BreakerTimeline> = b
-            .tracks
-            .iter()
-            .map(|t| {
-                BreakerTimeline::new(
-                    t.breaker.name(),
-                    t.transitions
-                        .iter()
-                        .map(|(at, s)| (secs(*at), *s))
-                        .collect(),
-                )
-            })
-            .collect();
-        let n_buckets = (end.div_ceil(self.bucket) as usize).min(b.bucket_counts.len());
-        let step = secs(self.bucket);
-        let mut series = Series {
-            step,
-            ..Series::default()
-        };
-        for k in 0..n_buckets {
-            let from = k as u64 * self.bucket;
-            let len = (from + self.bucket).min(end) - from;
-            series.utilization.push(per(b.busy.buckets[k], len) / w);
-            let c = &b.bucket_counts[k];
-            series.fallback.push(c.fallback_share());
-            series.shed.push(c.shed_share());
-            let (a, z) = (secs(from), secs(from + len));
-            let open: f64 = breakers
-                .iter()
-                .map(|t| t.not_closed_in(a, z).as_secs_f64())
-                .sum();
-            let denom = len as f64 / 1e9 * breakers.len().max(1) as f64;
-            series
-                .not_closed
-                .push(if denom > 0.0 { open / denom } else { 0.0 });
-        }
-        Report {
-            workers: self.workers as usize,
-            duration: secs(end),
-            utilization: per(b.busy.total, end) / w,
-            routes,
-            windows,
-            breakers,
-            series,
-        }
-    }
-}
-
-/// `area` (level × ns) per ns of `len`: the mean level.
-fn per(area: f64, len: u64) -> f64 {
-    if len == 0 {
-        0.0
-    } else {
-        area / len as f64
-    }
-}
-
-/// Spawns route `r`'s requests at their arrival times until the horizon.
-async fn arrivals(shared: Rc<Shared>, r: usize, horizon: Duration) {
-    let rates = shared.routes[r].rates.clone();
-    let offset = shared.routes[r].offset;
-    for (k, (from, per_s)) in rates.iter().enumerate() {
-        let to = rates.get(k + 1).map_or(horizon, |(t, _)| *t).min(horizon);
-        if !(*per_s > 0.0 && per_s.is_finite()) || *from >= to {
-            continue;
-        }
-        let gap = 1.0 / per_s;
-        let start = (*from + offset).as_secs_f64();
-        for j in 0u64.. {
-            let Ok(at) = Duration::try_from_secs_f64(start + gap * j as f64) else {
-                break;
-            };
-            if at >= to {
-                break;
-            }
-            let when = shared.t0 + at;
-            if when > Instant::now() {
-                sleep_until(when).await;
-            }
-            tokio::task::spawn_local(request(shared.clone(), r, nanos(at)));
-        }
-    }
-}
-
-/// Frees the worker however the request ends (also when the run ends with it in flight).
-struct Held<'a> {
-    shared: &'a Shared,
-    route: usize,
-}
-
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        self.shared.release(self.route);
-    }
-}
-
-/// One request: a worker, its work, its call, its fallback.
-async fn request(shared: Rc<Shared>, r: usize, arrived: u64) {
-    shared.count(r, arrived, |c| c.arrived += 1);
-    if !shared.acquire(r, shared.now()) {
-        shared.count(r, arrived, |c| c.shed += 1);
-        return;
-    }
-    let _held = Held {
-        shared: &shared,
-        route: r,
-    };
-    let route = &shared.routes[r];
-    if !route.work.is_zero() {
-        sleep(route.work).await;
-    }
-    let Some(call) = &route.call else {
-        shared.count(r, arrived, |c| c.ok += 1);
-        shared.answered(r, arrived);
-        return;
-    };
-    let outcome = perform(&shared, r, arrived, call).await;
-    if let Some(t) = route.track {
-        shared.observe(t);
-    }
-    match outcome {
-        Outcome::Ok => shared.count(r, arrived, |c| c.ok += 1),
-        Outcome::Rejected => shared.count(r, arrived, |c| c.rejected += 1),
-        Outcome::Failed => shared.count(r, arrived, |c| c.failed += 1),
-    }
-    if !matches!(outcome, Outcome::Ok) && !call.fallback_cost.is_zero() {
-        sleep(call.fallback_cost).await;
-    }
-    shared.answered(r, arrived);
-}
-
-/// The call through the real runtime: the code path `#[breaker]`/`#[bulkhead]` expand to.
-async fn perform(shared: &Shared, r: usize, arrived: u64, call: &Call) -> Outcome {
-    let track = shared.routes[r].track;
-    if let Some(t) = track {
-        shared.observe(t);
-    }
-    let dep = &call.dependency;
-    let timeout = call.timeout;
-    // Polled only once admitted: seeing the breaker here catches an open→half-open switch.
-    let fut = async move {
-        if let Some(t) = track {
-            shared.observe(t);
-        }
-        shared.count(r, arrived, |c| c.sent += 1);
-        match timeout {
-            Some(d) => tokio::time::timeout(d, dep.call())
-                .await
-                .unwrap_or(Err(SimError::TimedOut)),
-            None => dep.call().await,
-        }
-    };
-    let done = crate::__private::run(
-        call.breaker.as_ref(),
-        call.bulkhead.as_ref(),
-        fut,
-        |_: &SimError| true,
-    )
-    .await;
-    match done {
-        Completion::Ok(()) => Outcome::Ok,
-        Completion::Ignored(_) => Outcome::Failed,
-        Completion::Failed(Error::Failed(_)) => Outcome::Failed,
-        Completion::Failed(Error::Rejected(Rejection::TimedOut { .. })) => Outcome::Failed,
-        Completion::Failed(Error::Rejected(_)) => Outcome::Rejected,
+        Ok(local.block_on(&rt, engine::drive(self, horizon)))
     }
 }
