@@ -166,3 +166,57 @@ pub fn trial_times(config: &crate::BreakerConfig, horizon: Duration) -> Vec<Dura
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn probe_load_never_exceeds_the_equation_and_meets_it_for_short_probes() {
+        for (n, t, e, th) in [
+            (42, 250, 2_000, 2),
+            (42, 50, 30_000, 2),
+            (3, 1_000, 5_000, 1),
+        ] {
+            let eq = extra_utilization(n, MS(t), MS(e), th);
+            let load = probe_load(n, MS(t), MS(e), th);
+            assert!(load <= eq, "{load} > {eq}");
+            // The ratio is exactly open_for / (open_for + probe).
+            let ratio = e as f64 / (e + t) as f64;
+            assert!((load / eq - ratio).abs() < 1e-12);
+        }
+        // Semian's 3-service example: 3 s wasted per 5 s of useful work.
+        assert!((extra_utilization(3, MS(1_000), MS(5_000), 1) - 0.6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn degenerate_inputs_give_safe_answers() {
+        assert_eq!(pool_size(f64::NAN, MS(100), 1.5), 1);
+        assert_eq!(pool_size(0.0, MS(100), 1.5), 1);
+        assert_eq!(pool_size(10.0, MS(100), 1.0), 1);
+        assert_eq!(pool_size(10.0, MS(1_000), 1.0), 10);
+        assert!(extra_utilization(1, MS(10), Duration::ZERO, 1).is_infinite());
+        assert!(pool_throughput(10, Duration::ZERO).is_infinite());
+        assert_eq!(time_to_exhaust(10.0, 0.0, MS(1_000)), None);
+        assert_eq!(time_to_exhaust(10.0, f64::NAN, MS(1_000)), None);
+        let zero_threads = extra_utilization(42, MS(250), MS(2_000), 0);
+        assert_eq!(zero_threads, extra_utilization(42, MS(250), MS(2_000), 1));
+    }
+
+    #[test]
+    fn trial_times_stop_at_the_horizon_and_follow_a_fixed_period() {
+        let fixed = crate::Breaker::builder("t")
+            .open_for(Duration::from_secs(60))
+            .config()
+            .unwrap();
+        let times = trial_times(&fixed, Duration::from_secs(300));
+        assert_eq!(
+            times,
+            (1..=5)
+                .map(|k| Duration::from_secs(60 * k))
+                .collect::<Vec<_>>()
+        );
+    }
+}
