@@ -125,3 +125,9 @@ fn a_run_stops_once_the_breakers_settled() {
     // Time series cover the run.
     assert_eq!(r.series.utilization.len() as u64, r.duration.as_secs());
 }
+
+#[tokio::test]
+async fn run_for_inside_a_runtime_is_an_error_not_a_panic() {
+    let r = Server::new(1).route(Route::new("a", 1.0)).run_for(s(1));
+    assert!(r.is_err());
+}

@@ -33,7 +33,7 @@ impl Shared {
             .iter()
             .enumerate()
             .map(|(k, s)| {
-                let to = s.to.min(end);
+                let to = s.to.min(end).max(s.from);
                 let len = to.saturating_sub(s.from);
                 let acc = b.busy.windows[k];
                 let mut counts = Counts::default();

@@ -43,7 +43,8 @@ impl Latency {
     /// A share `p` (0..=1) of calls takes `d` instead.
     pub fn with_tail(self, p: f64, d: Duration) -> Latency {
         Latency {
-            tail: Some((p.clamp(0.0, 1.0), d)),
+            // A NaN share means no tail rather than a NaN mean.
+            tail: Some((if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) }, d)),
             ..self
         }
     }

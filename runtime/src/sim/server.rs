@@ -206,6 +206,12 @@ impl Server {
     /// Runs the simulation for at most `horizon` of virtual time, on a paused clock of its
     /// own current-thread runtime. Call it from synchronous code (not inside a runtime).
     pub fn run_for(self, horizon: Duration) -> std::io::Result<Report> {
+        // Blocking inside a runtime would panic; say so instead.
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(std::io::Error::other(
+                "Server::run_for runs its own runtime: call it outside of one (e.g. in spawn_blocking)",
+            ));
+        }
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .start_paused(true)
