@@ -58,6 +58,7 @@ impl SlowRule {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct BreakerConfig {
     pub(crate) name: Arc<str>,
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub(crate) base_len: usize,
     pub(crate) failure_rate: u8,
     pub(crate) window: WindowKind,

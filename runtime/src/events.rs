@@ -114,15 +114,39 @@ pub struct Transition {
 
 const CAPACITY: usize = 1024;
 
-static EVENTS: Lazy<broadcast::Sender<Transition>> = Lazy::new(|| broadcast::channel(CAPACITY).0);
+/// A registry's transition channel. Each registry (the global one, or a test scope's) has its
+/// own, so a subscriber only hears the breakers it can see.
+#[derive(Clone)]
+pub(crate) struct Events(broadcast::Sender<Transition>);
 
-/// A receiver of every transition of every breaker from now on.
-pub(crate) fn subscribe() -> broadcast::Receiver<Transition> {
-    EVENTS.subscribe()
+static GLOBAL: Lazy<Events> = Lazy::new(Events::new);
+
+impl Events {
+    pub(crate) fn new() -> Events {
+        Events(broadcast::channel(CAPACITY).0)
+    }
+
+    /// The channel of the process-wide registry (also used by detached breakers).
+    pub(crate) fn global() -> Events {
+        GLOBAL.clone()
+    }
+
+    /// A receiver of every transition from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Transition> {
+        self.0.subscribe()
+    }
+
+    /// Logs a transition at the level its seriousness deserves and broadcasts it.
+    pub(crate) fn emit(&self, t: Transition) {
+        log(&t);
+        if self.0.receiver_count() > 0 {
+            // No receiver is not an error: subscribing is optional.
+            let _ = self.0.send(t);
+        }
+    }
 }
 
-/// Logs a transition at the level its seriousness deserves and broadcasts it.
-pub(crate) fn emit(t: Transition) {
+fn log(t: &Transition) {
     match t.to {
         State::Open => tracing::warn!(
             breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
@@ -140,9 +164,5 @@ pub(crate) fn emit(t: Transition) {
             breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
             "circuit breaker closed"
         ),
-    }
-    if EVENTS.receiver_count() > 0 {
-        // No receiver is not an error: subscribing is optional.
-        let _ = EVENTS.send(t);
     }
 }

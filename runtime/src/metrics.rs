@@ -7,6 +7,10 @@ use crate::sync::atomic::Ordering::Relaxed;
 use crate::{registry, Breaker, Bulkhead, State};
 
 /// The figures of one breaker at one instant.
+///
+/// Serialized (feature `serde`) under the field names below, except that durations become
+/// seconds as `f64` with an `_s` suffix (`time_in_state_s`, `p50_s`, `p95_s`, `p99_s`) and
+/// the rates carry a `_pct` suffix (`failure_rate_pct`, `slow_rate_pct`).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -17,6 +21,13 @@ pub struct BreakerMetrics {
     pub key: Option<String>,
     /// Current state.
     pub state: State,
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            rename = "time_in_state_s",
+            serialize_with = "crate::export::json::secs"
+        )
+    )]
     /// Time since the last transition.
     pub time_in_state: Duration,
     /// Every call that asked to go through: the sum of the outcomes below plus `rejected`.
@@ -41,14 +52,28 @@ pub struct BreakerMetrics {
     pub slow: u64,
     /// Calls in the current window.
     pub window_calls: u64,
+    #[cfg_attr(feature = "serde", serde(rename = "failure_rate_pct"))]
     /// Failed share of the window, in percent.
     pub failure_rate: f64,
+    #[cfg_attr(feature = "serde", serde(rename = "slow_rate_pct"))]
     /// Slow share of the window, in percent.
     pub slow_rate: f64,
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "p50_s", serialize_with = "crate::export::json::opt_secs")
+    )]
     /// Latency percentiles over the window (`None` when the window is empty).
     pub p50: Option<Duration>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "p95_s", serialize_with = "crate::export::json::opt_secs")
+    )]
     /// 95th percentile.
     pub p95: Option<Duration>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(rename = "p99_s", serialize_with = "crate::export::json::opt_secs")
+    )]
     /// 99th percentile.
     pub p99: Option<Duration>,
     /// Times the breaker opened.
@@ -57,6 +82,8 @@ pub struct BreakerMetrics {
     pub stuck: bool,
     /// Registrations of this name with other settings (ignored; the first settings are kept).
     pub conflicts: u64,
+    /// Rejected or failed calls answered with the last good value (`stale_for`).
+    pub stale_served: u64,
 }
 
 impl BreakerMetrics {
@@ -101,6 +128,7 @@ impl BreakerMetrics {
             times_opened: load(&c.times_opened),
             stuck: core.check_stuck(now),
             conflicts: load(&c.conflicts),
+            stale_served: load(&c.stale_served),
         }
     }
 

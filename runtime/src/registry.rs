@@ -15,7 +15,7 @@ use tokio::sync::broadcast;
 use crate::breaker::core::bump;
 use crate::bulkhead::BulkheadConfig;
 use crate::config::BreakerConfig;
-use crate::events::{self, Transition};
+use crate::events::{Events, Transition};
 use crate::{Breaker, Bulkhead};
 
 /// Named breakers and bulkheads shared by every call site of a process.
@@ -27,11 +27,20 @@ use crate::{Breaker, Bulkhead};
 /// assert!(registry().breaker("no-such-breaker").is_none());
 /// ```
 pub struct Registry {
-    breakers: RwLock<HashMap<Arc<str>, Breaker>>,
-    bulkheads: RwLock<HashMap<Arc<str>, Bulkhead>>,
+    global: Arc<Maps>,
 }
 
-static REGISTRY: Lazy<Registry> = Lazy::new(Registry::new);
+/// The contents of one registry: the process-wide one, or a test scope's
+/// (feature `testing`, see `fusebox::testing`).
+pub(crate) struct Maps {
+    breakers: RwLock<HashMap<Arc<str>, Breaker>>,
+    bulkheads: RwLock<HashMap<Arc<str>, Bulkhead>>,
+    events: Events,
+}
+
+static REGISTRY: Lazy<Registry> = Lazy::new(|| Registry {
+    global: Arc::new(Maps::new(Events::global())),
+});
 
 /// The process-wide registry.
 pub fn registry() -> &'static Registry {
@@ -52,32 +61,133 @@ fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 }
 
 impl Registry {
-    pub(crate) fn new() -> Registry {
-        Registry {
-            breakers: RwLock::new(HashMap::new()),
-            bulkheads: RwLock::new(HashMap::new()),
+    /// The registry the calling code sees: a test scope's while one is entered on this thread
+    /// (feature `testing`), else the process-wide one. Without the feature this is a constant.
+    #[inline]
+    fn maps(&self) -> MapsRef<'_> {
+        #[cfg(feature = "testing")]
+        if let Some(scoped) = crate::testing::current() {
+            return MapsRef::Scoped(scoped);
         }
+        MapsRef::Global(&self.global)
     }
 
     /// The breaker registered under `name` (`"redis/3"` for a keyed one).
     pub fn breaker(&self, name: &str) -> Option<Breaker> {
-        read(&self.breakers).get(name).cloned()
+        self.maps().breaker(name)
     }
 
     /// The bulkhead registered under `name`.
     pub fn bulkhead(&self, name: &str) -> Option<Bulkhead> {
-        read(&self.bulkheads).get(name).cloned()
+        self.maps().bulkhead(name)
     }
 
     /// Every breaker, sorted by name.
     pub fn breakers(&self) -> Vec<Breaker> {
+        self.maps().breakers()
+    }
+
+    /// Every bulkhead, sorted by name.
+    pub fn bulkheads(&self) -> Vec<Bulkhead> {
+        self.maps().bulkheads()
+    }
+
+    /// The breaker of `config.name()`, created with `config` if new.
+    ///
+    /// A name registered before with other settings keeps its first settings: the conflict is
+    /// logged at ERROR and counted in its metrics (`conflicts`), never silently mixed.
+    pub fn register(&self, config: BreakerConfig) -> Breaker {
+        self.maps().register(config)
+    }
+
+    /// The breaker for `key` under `template`'s name: `name/key`, created on first use.
+    ///
+    /// ```
+    /// use fusebox_runtime::{registry, Breaker};
+    /// let template = Breaker::builder("shard-doc").config().unwrap();
+    /// let shard = registry().keyed(&template, &3);
+    /// assert_eq!(shard.name(), "shard-doc/3");
+    /// assert!(registry().keyed(&template, &3).ptr_eq(&shard));
+    /// ```
+    pub fn keyed(&self, template: &BreakerConfig, key: &dyn fmt::Display) -> Breaker {
+        self.maps().keyed(template, key)
+    }
+
+    /// The bulkhead of `config.name()`, created if new; conflicts as for [`register`](Self::register).
+    pub fn register_bulkhead(&self, config: BulkheadConfig) -> Bulkhead {
+        self.maps().register_bulkhead(config)
+    }
+
+    /// Removes a keyed breaker (`"redis/3"`); the next call for that key starts a fresh one.
+    ///
+    /// Breakers without a key are never evicted: call sites cache them, and an evicted one
+    /// would go on living there, unseen by metrics. Returns whether an entry was removed.
+    pub fn evict(&self, name: &str) -> bool {
+        self.maps().evict(name)
+    }
+
+    /// Removes every keyed breaker under `base` (`"redis"` removes `redis/0`, `redis/1`...).
+    pub fn evict_keys(&self, base: &str) -> usize {
+        self.maps().evict_keys(base)
+    }
+
+    /// Every transition of every breaker of this registry from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Transition> {
+        self.maps().subscribe()
+    }
+
+    /// True when the calling code sees a test scope's registry rather than the global one.
+    pub fn is_scoped(&self) -> bool {
+        !matches!(self.maps(), MapsRef::Global(_))
+    }
+}
+
+/// Borrowed global maps, or a scope's shared ones.
+enum MapsRef<'a> {
+    Global(&'a Maps),
+    #[cfg(feature = "testing")]
+    Scoped(Arc<Maps>),
+}
+
+impl std::ops::Deref for MapsRef<'_> {
+    type Target = Maps;
+    fn deref(&self) -> &Maps {
+        match self {
+            MapsRef::Global(m) => m,
+            #[cfg(feature = "testing")]
+            MapsRef::Scoped(m) => m,
+        }
+    }
+}
+
+impl Maps {
+    pub(crate) fn new(events: Events) -> Maps {
+        Maps {
+            breakers: RwLock::new(HashMap::new()),
+            bulkheads: RwLock::new(HashMap::new()),
+            events,
+        }
+    }
+
+    /// The breaker registered under `name` (`"redis/3"` for a keyed one).
+    pub(crate) fn breaker(&self, name: &str) -> Option<Breaker> {
+        read(&self.breakers).get(name).cloned()
+    }
+
+    /// The bulkhead registered under `name`.
+    pub(crate) fn bulkhead(&self, name: &str) -> Option<Bulkhead> {
+        read(&self.bulkheads).get(name).cloned()
+    }
+
+    /// Every breaker, sorted by name.
+    pub(crate) fn breakers(&self) -> Vec<Breaker> {
         let mut v: Vec<Breaker> = read(&self.breakers).values().cloned().collect();
         v.sort_by(|a, b| a.name().cmp(b.name()));
         v
     }
 
     /// Every bulkhead, sorted by name.
-    pub fn bulkheads(&self) -> Vec<Bulkhead> {
+    pub(crate) fn bulkheads(&self) -> Vec<Bulkhead> {
         let mut v: Vec<Bulkhead> = read(&self.bulkheads).values().cloned().collect();
         v.sort_by(|a, b| a.name().cmp(b.name()));
         v
@@ -87,7 +197,7 @@ impl Registry {
     ///
     /// A name registered before with other settings keeps its first settings: the conflict is
     /// logged at ERROR and counted in its metrics (`conflicts`), never silently mixed.
-    pub fn register(&self, config: BreakerConfig) -> Breaker {
+    pub(crate) fn register(&self, config: BreakerConfig) -> Breaker {
         if let Some(b) = self.breaker(config.name()) {
             return checked(b, &config);
         }
@@ -95,13 +205,13 @@ impl Registry {
         if let Some(b) = map.get(config.name()) {
             return checked(b.clone(), &config);
         }
-        let b = Breaker::new(config);
+        let b = Breaker::with_events(config, self.events.clone());
         map.insert(b.0.config.name.clone(), b.clone());
         b
     }
 
     /// The breaker for `key` under `template`'s name: `name/key`, created on first use.
-    pub fn keyed(&self, template: &BreakerConfig, key: &dyn fmt::Display) -> Breaker {
+    pub(crate) fn keyed(&self, template: &BreakerConfig, key: &dyn fmt::Display) -> Breaker {
         let found = KEY_BUF.with(|buf| {
             // A key whose Display re-enters the registry gets a fresh buffer instead of a panic.
             let mut local = String::new();
@@ -129,7 +239,7 @@ impl Registry {
     }
 
     /// The bulkhead of `config.name()`, created if new; conflicts as for [`register`](Self::register).
-    pub fn register_bulkhead(&self, config: BulkheadConfig) -> Bulkhead {
+    pub(crate) fn register_bulkhead(&self, config: BulkheadConfig) -> Bulkhead {
         let mut map = write(&self.bulkheads);
         if let Some(b) = map.get(&config.name) {
             if b.0.config != config {
@@ -152,7 +262,7 @@ impl Registry {
     ///
     /// Breakers without a key are never evicted: call sites cache them, and an evicted one
     /// would go on living there, unseen by metrics. Returns whether an entry was removed.
-    pub fn evict(&self, name: &str) -> bool {
+    pub(crate) fn evict(&self, name: &str) -> bool {
         let mut map = write(&self.breakers);
         match map.get(name) {
             Some(b) if b.config().key().is_some() => map.remove(name).is_some(),
@@ -161,7 +271,7 @@ impl Registry {
     }
 
     /// Removes every keyed breaker under `base` (`"redis"` removes `redis/0`, `redis/1`...).
-    pub fn evict_keys(&self, base: &str) -> usize {
+    pub(crate) fn evict_keys(&self, base: &str) -> usize {
         let mut map = write(&self.breakers);
         let before = map.len();
         map.retain(|_, b| !(b.config().key().is_some() && b.config().base_name() == base));
@@ -169,8 +279,8 @@ impl Registry {
     }
 
     /// Every transition of every breaker from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<Transition> {
-        events::subscribe()
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Transition> {
+        self.events.subscribe()
     }
 }
 
@@ -189,9 +299,13 @@ fn checked(existing: Breaker, wanted: &BreakerConfig) -> Breaker {
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.maps();
+        let breakers = read(&m.breakers).len();
+        let bulkheads = read(&m.bulkheads).len();
         f.debug_struct("Registry")
-            .field("breakers", &read(&self.breakers).len())
-            .field("bulkheads", &read(&self.bulkheads).len())
+            .field("breakers", &breakers)
+            .field("bulkheads", &bulkheads)
+            .field("scoped", &self.is_scoped())
             .finish()
     }
 }

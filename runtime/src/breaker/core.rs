@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::clock::{nanos, Clock};
 use crate::config::BreakerConfig;
-use crate::events::{self, Reason, Transition};
+use crate::events::{Events, Reason, Transition};
 use crate::half_open::{HalfOpenPolicy, Trials, Verdict};
 use crate::state::Word;
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
@@ -36,6 +36,7 @@ pub(crate) struct Counters {
     pub(crate) slow: AtomicU64,
     pub(crate) times_opened: AtomicU64,
     pub(crate) conflicts: AtomicU64,
+    pub(crate) stale_served: AtomicU64,
 }
 
 pub(crate) fn bump(c: &AtomicU64) {
@@ -61,6 +62,7 @@ pub(crate) struct Core {
     pub(crate) window: Window,
     rare: Mutex<Rare>,
     pub(crate) counters: Counters,
+    events: Events,
 }
 
 /// The result of asking to make a call.
@@ -72,7 +74,7 @@ pub(crate) enum Admission {
 }
 
 impl Core {
-    pub(crate) fn new(config: BreakerConfig) -> Core {
+    pub(crate) fn new(config: BreakerConfig, events: Events) -> Core {
         let clock = Clock::new();
         let now = clock.now();
         Core {
@@ -89,6 +91,7 @@ impl Core {
                 opened_in_a_row: 0,
             }),
             counters: Counters::default(),
+            events,
         }
     }
 
@@ -154,7 +157,7 @@ impl Core {
                     if let Some(v) = rare.trials.verdict(now, policy, self.config.failure_rate) {
                         let event = self.apply_verdict(&mut rare, cur, v, now);
                         drop(rare);
-                        events::emit(event);
+                        self.events.emit(event);
                         w = self.word();
                         continue;
                     }
@@ -185,7 +188,7 @@ impl Core {
         if let Some(v) = rare.trials.verdict(now, policy, self.config.failure_rate) {
             let event = self.apply_verdict(&mut rare, cur, v, now);
             drop(rare);
-            events::emit(event);
+            self.events.emit(event);
         }
     }
 
@@ -252,7 +255,7 @@ impl Core {
         }
         let event = self.switch(&mut rare, cur, to, reason, now);
         drop(rare);
-        events::emit(event);
+        self.events.emit(event);
         true
     }
 

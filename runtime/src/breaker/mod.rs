@@ -13,7 +13,7 @@ pub use call::Completion;
 
 use self::core::Core;
 use crate::config::{BreakerBuilder, BreakerConfig};
-use crate::events::Reason;
+use crate::events::{Events, Reason};
 use crate::{Bulkhead, Error, State};
 
 /// A handle to one circuit breaker. Cheap to clone; every clone drives the same state machine.
@@ -36,9 +36,13 @@ impl Breaker {
         BreakerBuilder::new(name)
     }
 
-    /// A breaker outside the registry.
+    /// A breaker outside any registry; its transitions go to the global channel.
     pub(crate) fn new(config: BreakerConfig) -> Breaker {
-        Breaker(Arc::new(Core::new(config)))
+        Breaker::with_events(config, Events::global())
+    }
+
+    pub(crate) fn with_events(config: BreakerConfig, events: Events) -> Breaker {
+        Breaker(Arc::new(Core::new(config, events)))
     }
 
     /// Registry name (`name/key` for keyed breakers).

@@ -1,0 +1,198 @@
+//! A small real HTTP service whose handlers call a flaky dependency through fusebox, with the
+//! admin router on a second port. The dependency is served on loopback by this same program.
+//!
+//! ```sh
+//! FUSEBOX_ADMIN_TOKEN=change-me cargo run --example service --features admin
+//! curl -s 127.0.0.1:8080/quote/eu
+//! curl -s -H "Authorization: Bearer change-me" 127.0.0.1:9091/breakers
+//! ```
+//!
+//! Environment: `FUSEBOX_SERVICE_ADDR` (default `127.0.0.1:8080`), `FUSEBOX_ADMIN_ADDR`
+//! (default `127.0.0.1:9091`), `FUSEBOX_ADMIN_TOKEN` (required).
+//!
+//! The breakers use the builder API (one keyed breaker per region, `quotes/eu` and
+//! `quotes/us`); the attributes expand to the same calls.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use fusebox::{registry, stuck_breakers, Breaker, BreakerConfig, Bulkhead, Error};
+use tokio::net::TcpListener;
+use tokio::time::{sleep, Instant};
+
+/// The regions the service knows: a fixed list, so user input never creates breakers.
+const REGIONS: [&str; 2] = ["eu", "us"];
+/// The dependency's `eu` side cycles through healthy, failing and slow phases of this length.
+const CYCLE_SECS: u64 = 60;
+
+struct App {
+    client: reqwest::Client,
+    dependency: String,
+    template: BreakerConfig,
+    pool: Bulkhead,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt().with_target(false).init();
+    match run().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("service: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run() -> Result<(), String> {
+    let token = std::env::var("FUSEBOX_ADMIN_TOKEN").map_err(|_| {
+        "FUSEBOX_ADMIN_TOKEN is not set: the admin port needs a bearer token, \
+         e.g. FUSEBOX_ADMIN_TOKEN=$(openssl rand -hex 16)"
+            .to_owned()
+    })?;
+    let admin =
+        fusebox::admin::router(token).map_err(|e| format!("FUSEBOX_ADMIN_TOKEN refused: {e}"))?;
+    let service_addr = addr("FUSEBOX_SERVICE_ADDR", "127.0.0.1:8080")?;
+    let admin_addr = addr("FUSEBOX_ADMIN_ADDR", "127.0.0.1:9091")?;
+    if !admin_addr.ip().is_loopback() {
+        tracing::warn!(%admin_addr, "the admin router is reachable beyond this machine");
+    }
+
+    let dependency = serve_dependency().await?;
+    let template = Breaker::builder("quotes")
+        .timeout(Duration::from_millis(300))
+        .trip_p95(Duration::from_millis(200))
+        .min_calls(10)
+        .open_for(Duration::from_secs(10))
+        .half_open_pct(20)
+        .half_open_window(Duration::from_secs(5))
+        .alert_after(Duration::from_secs(60))
+        .config()
+        .map_err(|e| e.to_string())?;
+    let pool = Bulkhead::builder("quotes")
+        .pool(32)
+        .build()
+        .map_err(|e| e.to_string())?;
+    for region in REGIONS {
+        // Registered up front so the admin router lists them before the first request.
+        registry().keyed(&template, &region);
+    }
+    let app = Arc::new(App {
+        client: reqwest::Client::new(),
+        dependency,
+        template,
+        pool,
+    });
+    let service = Router::new()
+        .route("/quote/{region}", get(quote))
+        .route("/healthz", get(healthz))
+        .with_state(app);
+
+    let service_listener = bind(service_addr).await?;
+    let admin_listener = bind(admin_addr).await?;
+    tracing::info!(
+        service = %service_addr,
+        admin = %admin_addr,
+        "serving; the eu dependency fails 40-50 s and is slow 50-60 s of every minute"
+    );
+    let shutdown = || async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let service = axum::serve(service_listener, service).with_graceful_shutdown(shutdown());
+    let admin = axum::serve(admin_listener, admin).with_graceful_shutdown(shutdown());
+    tokio::try_join!(async { service.await }, async { admin.await })
+        .map(|_| ())
+        .map_err(|e| format!("server error: {e}"))
+}
+
+fn addr(var: &str, default: &str) -> Result<SocketAddr, String> {
+    let s = std::env::var(var).unwrap_or_else(|_| default.to_owned());
+    s.parse()
+        .map_err(|e| format!("{var}={s:?} is not an address like {default}: {e}"))
+}
+
+async fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))
+}
+
+/// `GET /quote/{region}`: the dependency's answer through the region's breaker and the pool.
+async fn quote(State(app): State<Arc<App>>, Path(region): Path<String>) -> Response {
+    if !REGIONS.contains(&region.as_str()) {
+        return (StatusCode::NOT_FOUND, "unknown region\n").into_response();
+    }
+    let breaker = registry().keyed(&app.template, &region);
+    let url = format!("{}/quote/{region}", app.dependency);
+    match breaker.call_in(&app.pool, fetch(&app.client, url)).await {
+        Ok(quote) => quote.into_response(),
+        Err(err) => fallback(err),
+    }
+}
+
+async fn fetch(client: &reqwest::Client, url: String) -> Result<String, String> {
+    let resp = client.get(url).send().await.map_err(|e| e.to_string())?;
+    if !resp.status().is_success() {
+        return Err(format!("dependency answered {}", resp.status()));
+    }
+    resp.text().await.map_err(|e| e.to_string())
+}
+
+/// What the user gets while the dependency is failing or its breaker is open.
+fn fallback(err: Error<String>) -> Response {
+    tracing::warn!(%err, "quote degraded");
+    (
+        StatusCode::OK,
+        [("x-fusebox-fallback", "1")],
+        "no live quote right now; prices as of yesterday apply\n",
+    )
+        .into_response()
+}
+
+/// `GET /healthz`: 503 while any breaker is stuck, so a load balancer or a pager notices.
+async fn healthz() -> Response {
+    let stuck: Vec<String> = stuck_breakers().into_iter().map(|b| b.name).collect();
+    if stuck.is_empty() {
+        "ok\n".into_response()
+    } else {
+        let body = format!("stuck breakers: {}\n", stuck.join(", "));
+        (StatusCode::SERVICE_UNAVAILABLE, body).into_response()
+    }
+}
+
+/// Serves the flaky dependency on an ephemeral loopback port; returns its base URL.
+async fn serve_dependency() -> Result<String, String> {
+    let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let url = format!(
+        "http://{}",
+        listener.local_addr().map_err(|e| e.to_string())?
+    );
+    let started = Instant::now();
+    let dep = Router::new()
+        .route("/quote/{region}", get(dependency_quote))
+        .with_state(started);
+    tokio::spawn(async move { axum::serve(listener, dep).await });
+    Ok(url)
+}
+
+/// The dependency: `us` is always healthy; `eu` is healthy, then failing, then slow.
+async fn dependency_quote(State(started): State<Instant>, Path(region): Path<String>) -> Response {
+    let phase = started.elapsed().as_secs() % CYCLE_SECS;
+    if region == "eu" && (40..50).contains(&phase) {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "database unavailable\n").into_response();
+    }
+    let latency = if region == "eu" && phase >= 50 {
+        800
+    } else {
+        20
+    };
+    sleep(Duration::from_millis(latency)).await;
+    format!("{region}: 1 EUR = 1.08 USD\n").into_response()
+}

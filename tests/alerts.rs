@@ -1,0 +1,134 @@
+//! Alerts: a breaker away from closed longer than `alert_after` is `stuck` in every output and
+//! logs at ERROR once per stuck episode, however many calls and scrapes see it stuck.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fusebox::{stuck_breakers, Breaker, Error, State};
+use tokio::time::advance;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
+/// ERROR events that name a breaker, by message.
+#[derive(Clone, Default)]
+struct Errors(Arc<Mutex<Vec<(String, String)>>>);
+
+#[derive(Default)]
+struct Fields {
+    breaker: String,
+    message: String,
+}
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        match field.name() {
+            "breaker" => self.breaker = format!("{value:?}"),
+            "message" => self.message = format!("{value:?}"),
+            _ => {}
+        }
+    }
+}
+
+impl<S: Subscriber> Layer<S> for Errors {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        if *event.metadata().level() == Level::ERROR {
+            let mut f = Fields::default();
+            event.record(&mut f);
+            self.0.lock().unwrap().push((f.breaker, f.message));
+        }
+    }
+}
+
+impl Errors {
+    fn stuck_for(&self, breaker: &str) -> usize {
+        let events = self.0.lock().unwrap();
+        events
+            .iter()
+            .filter(|(b, m)| b == breaker && m.contains("stuck"))
+            .count()
+    }
+}
+
+async fn fail(b: &Breaker) -> Result<(), Error<&'static str>> {
+    b.call(async { Err("down") }).await
+}
+
+/// Everything an operator or a health check looks at, many times over.
+fn look_everywhere(name: &str) -> (bool, bool, bool) {
+    let mut seen = (false, false, false);
+    for _ in 0..5 {
+        let text = fusebox::export::prometheus();
+        seen.0 = text.contains(&format!("fusebox_breaker_stuck{{breaker=\"{name}\"}} 1\n"));
+        seen.1 = stuck_breakers().iter().any(|b| b.name == name);
+        let snapshot = fusebox::metrics();
+        let mine = snapshot.breaker(name).unwrap();
+        #[cfg(feature = "serde")]
+        let json_stuck = serde_json::to_value(mine).unwrap()["stuck"] == true;
+        #[cfg(not(feature = "serde"))]
+        let json_stuck = mine.stuck;
+        seen.2 = json_stuck;
+    }
+    seen
+}
+
+#[tokio::test(start_paused = true)]
+async fn stuck_shows_everywhere_and_logs_one_error_per_episode() {
+    let errors = Errors::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(errors.clone()));
+    let name = "alert-db";
+    let b = Breaker::builder(name)
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(Duration::from_secs(600))
+        .alert_after(Duration::from_secs(60))
+        .build()
+        .unwrap();
+
+    // Episode 1: opened, then open past alert_after while calls keep arriving.
+    for _ in 0..2 {
+        let _ = fail(&b).await;
+    }
+    assert_eq!(b.state(), State::Open);
+    advance(Duration::from_secs(59)).await;
+    assert_eq!(
+        look_everywhere(name),
+        (false, false, false),
+        "not stuck before alert_after"
+    );
+    assert_eq!(errors.stuck_for(name), 0);
+    advance(Duration::from_secs(2)).await;
+    for _ in 0..20 {
+        assert!(matches!(fail(&b).await, Err(Error::Rejected(_))));
+    }
+    assert_eq!(
+        look_everywhere(name),
+        (true, true, true),
+        "stuck in Prometheus, the helper and JSON"
+    );
+    assert_eq!(
+        errors.stuck_for(name),
+        1,
+        "one ERROR for the episode, not one per call"
+    );
+    advance(Duration::from_secs(120)).await;
+    let _ = fail(&b).await;
+    look_everywhere(name);
+    assert_eq!(errors.stuck_for(name), 1);
+
+    // An operator resets it: the episode ends, and the next one alerts again.
+    b.reset();
+    assert_eq!(look_everywhere(name), (false, false, false));
+    for _ in 0..2 {
+        let _ = fail(&b).await;
+    }
+    advance(Duration::from_secs(61)).await;
+    let _ = fail(&b).await;
+    assert_eq!(look_everywhere(name), (true, true, true));
+    assert_eq!(
+        errors.stuck_for(name),
+        2,
+        "a second episode, a second ERROR"
+    );
+}
