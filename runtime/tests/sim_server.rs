@@ -131,3 +131,65 @@ async fn run_for_inside_a_runtime_is_an_error_not_a_panic() {
     let r = Server::new(1).route(Route::new("a", 1.0)).run_for(s(1));
     assert!(r.is_err());
 }
+
+/// What `#[breaker]` generates for `async fn lookup(dep: Dependency) -> Result<(), SimError>`
+/// without a fallback: the call through the breaker, a rejection via `From<Rejection>`.
+fn annotated_like(b: &Breaker) -> Call {
+    use fusebox_runtime::sim::SimError;
+    use fusebox_runtime::Error;
+    let through = b.clone();
+    let dep = cold_dependency();
+    Call::function(&dep, move |dep| {
+        let b = through.clone();
+        async move {
+            b.call(async move { dep.call().await })
+                .await
+                .map_err(|e| match e {
+                    Error::Rejected(r) => SimError::from(r),
+                    Error::Failed(e) => e,
+                })
+        }
+    })
+    .watch(b)
+}
+
+fn cold_dependency() -> Dependency {
+    Dependency::builder("cold", Latency::uniform(ms(70), ms(110)))
+        .phase(s(30), Phase::Refuse)
+        .phase(
+            s(90),
+            Phase::ColdStart {
+                cold: Latency::uniform(ms(1500), s(3)),
+                warm_after: 12,
+            },
+        )
+        .seed(3)
+        .build()
+}
+
+#[test]
+fn a_user_function_call_reports_the_same_as_a_builder_call() {
+    let cfg = || {
+        Breaker::builder("cold")
+            .window_calls(20)
+            .timeout(ms(800))
+            .half_open_timeout(s(4))
+            .open_for(s(30))
+            .build_detached()
+            .unwrap()
+    };
+    let run = |call: Call| {
+        Server::new(20)
+            .route(Route::new("checkout", 10.0).call(call))
+            .run_for(s(400))
+            .unwrap()
+    };
+    let b = cfg();
+    let builder = run(Call::new(&cold_dependency()).breaker(&b));
+    let f = cfg();
+    let function = run(annotated_like(&f));
+    assert_eq!(builder.counts(), function.counts());
+    assert_eq!(builder.breakers, function.breakers);
+    assert!(function.breakers[0].recovery_after(s(90)).is_some());
+    assert!(function.counts().sent > 0 && function.counts().rejected > 0);
+}

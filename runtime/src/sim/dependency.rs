@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::time::{sleep, Instant};
 
 use super::{Latency, Rng};
+use crate::Rejection;
 
 /// What a simulated dependency does during one part of its timeline.
 ///
@@ -66,8 +67,20 @@ pub enum SimError {
     Refused,
     /// The dependency answered with an error (a 503).
     Failed,
-    /// The caller gave up waiting (a plain timeout, without a breaker).
+    /// The caller gave up waiting (a plain timeout, or a breaker's).
     TimedOut,
+    /// A breaker or bulkhead refused the call; the dependency never saw it.
+    Rejected,
+}
+
+/// What an annotated function without a fallback returns for a rejection (`E: From<Rejection>`).
+impl From<Rejection> for SimError {
+    fn from(r: Rejection) -> SimError {
+        match r {
+            Rejection::TimedOut { .. } => SimError::TimedOut,
+            _ => SimError::Rejected,
+        }
+    }
 }
 
 impl fmt::Display for SimError {
@@ -76,6 +89,7 @@ impl fmt::Display for SimError {
             SimError::Refused => "connection refused",
             SimError::Failed => "503 service unavailable",
             SimError::TimedOut => "timed out",
+            SimError::Rejected => "refused by a breaker or bulkhead",
         })
     }
 }
@@ -138,7 +152,11 @@ struct Inner {
 /// # });
 /// ```
 #[derive(Clone)]
-pub struct Dependency(Rc<Inner>);
+pub struct Dependency {
+    inner: Rc<Inner>,
+    /// Called as each call is received: how a server counts calls made by user functions.
+    tap: Option<Rc<dyn Fn()>>,
+}
 
 /// Builds a [`Dependency`]: a healthy latency, then phases at given times.
 ///
@@ -186,7 +204,7 @@ impl DependencyBuilder {
         if self.script.first().is_none_or(|(at, _)| !at.is_zero()) {
             self.script.insert(0, (Duration::ZERO, Phase::Healthy));
         }
-        Dependency(Rc::new(Inner {
+        let inner = Rc::new(Inner {
             state: RefCell::new(State {
                 rng: Rng::derived(self.seed, &self.name),
                 origin: None,
@@ -198,7 +216,8 @@ impl DependencyBuilder {
             healthy: self.healthy,
             refuse_after: self.refuse_after,
             script: self.script,
-        }))
+        });
+        Dependency { inner, tap: None }
     }
 }
 
@@ -216,13 +235,13 @@ impl Dependency {
 
     /// Its name.
     pub fn name(&self) -> &str {
-        &self.0.name
+        &self.inner.name
     }
 
     /// Sets time zero of the script to now (a [`Server`](super::Server) does this when it
     /// starts). A dependency never started starts at its first call.
     pub fn start(&self) {
-        let mut s = self.0.state.borrow_mut();
+        let mut s = self.inner.state.borrow_mut();
         s.origin = Some(Instant::now());
         s.phase = 0;
         s.since_restart = 0;
@@ -240,8 +259,8 @@ impl Dependency {
     /// assert_eq!(d.phase_at(Duration::from_secs(10)), Phase::Hang);
     /// ```
     pub fn phase_at(&self, at: Duration) -> Phase {
-        let i = self.0.script.partition_point(|(start, _)| *start <= at);
-        self.0.script[i.saturating_sub(1)].1
+        let i = self.inner.script.partition_point(|(start, _)| *start <= at);
+        self.inner.script[i.saturating_sub(1)].1
     }
 
     /// When it was last up again after being down: the start of the first phase that is up
@@ -258,25 +277,36 @@ impl Dependency {
     /// assert_eq!(d.up_again_at(), Some(s(130)));
     /// ```
     pub fn up_again_at(&self) -> Option<Duration> {
-        let script = &self.0.script;
+        let script = &self.inner.script;
         let last_down = script.iter().rposition(|(_, p)| !p.is_up())?;
         script.get(last_down + 1).map(|(at, _)| *at)
     }
 
     /// What it has seen so far.
     pub fn stats(&self) -> DependencyStats {
-        self.0.state.borrow().stats
+        self.inner.state.borrow().stats
+    }
+
+    /// The same dependency, calling `tap` as each call is received.
+    pub(super) fn tapped(&self, tap: Rc<dyn Fn()>) -> Dependency {
+        Dependency {
+            inner: self.inner.clone(),
+            tap: Some(tap),
+        }
     }
 
     /// One call: waits as the current phase says, then answers.
     pub async fn call(&self) -> Result<(), SimError> {
+        if let Some(tap) = &self.tap {
+            tap();
+        }
         let (wait, answer) = self.receive();
         match wait {
             Some(d) => sleep(d).await,
             // A hung call never answers: only the caller's timeout, or dropping it, ends it.
             None => std::future::pending::<()>().await,
         }
-        let mut s = self.0.state.borrow_mut();
+        let mut s = self.inner.state.borrow_mut();
         match answer {
             Ok(()) => s.stats.answered += 1,
             Err(_) => s.stats.errors += 1,
@@ -286,7 +316,7 @@ impl Dependency {
 
     /// Takes a request in: how long it will take (`None`: forever) and how it will end.
     fn receive(&self) -> (Option<Duration>, Result<(), SimError>) {
-        let inner = &*self.0;
+        let inner = &*self.inner;
         let mut s = inner.state.borrow_mut();
         let now = Instant::now();
         let origin = *s.origin.get_or_insert(now);
@@ -347,9 +377,9 @@ fn warming(cold: Duration, healthy: Duration, served: u64, warm_after: u64) -> D
 impl fmt::Debug for Dependency {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Dependency")
-            .field("name", &self.0.name)
-            .field("healthy", &self.0.healthy)
-            .field("script", &self.0.script)
+            .field("name", &self.inner.name)
+            .field("healthy", &self.inner.healthy)
+            .field("script", &self.inner.script)
             .field("stats", &self.stats())
             .finish()
     }

@@ -9,7 +9,7 @@ use tokio::time::{sleep, sleep_until, Instant};
 
 use super::meter::{Meter, Span};
 use super::report::{Counts, Report};
-use super::server::{Call, Server};
+use super::server::{Call, CallFn, Server};
 use super::SimError;
 use crate::breaker::Completion;
 use crate::{Breaker, Error, Rejection, State};
@@ -113,18 +113,20 @@ impl Shared {
         let mut tracks: Vec<Track> = Vec::new();
         let mut routes = Vec::new();
         for r in &server.routes {
-            let track = r.call.as_ref().and_then(|c| c.breaker.as_ref()).map(|b| {
-                match tracks.iter().position(|t| t.breaker.ptr_eq(b)) {
-                    Some(i) => i,
-                    None => {
-                        let state = b.state();
-                        tracks.push(Track {
-                            breaker: b.clone(),
-                            last: (state, b.0.state_since()),
-                            transitions: vec![(0, state)],
-                        });
-                        tracks.len() - 1
-                    }
+            let watched = r
+                .call
+                .as_ref()
+                .and_then(|c| c.breaker.as_ref().or(c.watched.as_ref()));
+            let track = watched.map(|b| match tracks.iter().position(|t| t.breaker.ptr_eq(b)) {
+                Some(i) => i,
+                None => {
+                    let state = b.state();
+                    tracks.push(Track {
+                        breaker: b.clone(),
+                        last: (state, b.0.state_since()),
+                        transitions: vec![(0, state)],
+                    });
+                    tracks.len() - 1
                 }
             });
             routes.push(RouteRt {
@@ -306,7 +308,10 @@ async fn request(shared: Rc<Shared>, r: usize, arrived: u64) {
         shared.answered(r, arrived);
         return;
     };
-    let outcome = perform(&shared, r, arrived, call).await;
+    let outcome = match &call.function {
+        Some(f) => perform_function(&shared, r, arrived, call, f).await,
+        None => perform(&shared, r, arrived, call).await,
+    };
     if let Some(t) = route.track {
         shared.observe(t);
     }
@@ -319,6 +324,33 @@ async fn request(shared: Rc<Shared>, r: usize, arrived: u64) {
         sleep(call.fallback_cost).await;
     }
     shared.answered(r, arrived);
+}
+
+/// A call made by the user's function (an annotated one, say); the dependency tells when
+/// it receives the call, so the report still counts what was sent.
+async fn perform_function(
+    shared: &Rc<Shared>,
+    r: usize,
+    arrived: u64,
+    call: &Call,
+    f: &CallFn,
+) -> Outcome {
+    let track = shared.routes[r].track;
+    if let Some(t) = track {
+        shared.observe(t);
+    }
+    let s = shared.clone();
+    let tap: Rc<dyn Fn()> = Rc::new(move || {
+        if let Some(t) = track {
+            s.observe(t);
+        }
+        s.count(r, arrived, |c| c.sent += 1);
+    });
+    match f(call.dependency.tapped(tap)).await {
+        Ok(()) => Outcome::Ok,
+        Err(SimError::Rejected) => Outcome::Rejected,
+        Err(_) => Outcome::Failed,
+    }
 }
 
 /// The call through the real runtime: the code path `#[breaker]`/`#[bulkhead]` expand to.

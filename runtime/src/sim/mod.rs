@@ -6,7 +6,8 @@
 //!   as it receives requests.
 //! - [`Server`]: N workers and [`Route`]s of requests at given rates; each request holds a worker
 //!   while it works and waits, and makes its [`Call`] through a real [`Breaker`](crate::Breaker)
-//!   and [`Bulkhead`](crate::Bulkhead), on a paused tokio clock of its own.
+//!   and [`Bulkhead`](crate::Bulkhead), on a paused tokio clock of its own; or through your own
+//!   async function ([`Call::function`]), e.g. one annotated with `#[breaker]`.
 //! - [`Report`]: utilization over time and per window, fallback share, calls sent to the
 //!   dependency, breaker timelines and recovery times; [`svg`] draws it.
 //! - [`replay`]: the four incident write-ups of the project, replayed.

@@ -1,11 +1,15 @@
 //! The server model: N workers, routes arriving at given rates, each request holding a worker
 //! while it works and waits; driven on a paused tokio clock so hours replay in seconds.
 
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
 use std::time::Duration;
 
 use tokio::task::LocalSet;
 
-use super::{engine, Dependency, Report};
+use super::{engine, Dependency, Report, SimError};
 use crate::{Breaker, Bulkhead};
 
 /// A call a route makes to a dependency, through an optional breaker and bulkhead.
@@ -22,13 +26,33 @@ use crate::{Breaker, Bulkhead};
 /// let call = Call::new(&reports).bulkhead(&pool).timeout(Duration::from_secs(5));
 /// # let _ = call;
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Call {
     pub(super) dependency: Dependency,
     pub(super) breaker: Option<Breaker>,
     pub(super) bulkhead: Option<Bulkhead>,
     pub(super) timeout: Option<Duration>,
     pub(super) fallback_cost: Duration,
+    pub(super) function: Option<CallFn>,
+    pub(super) watched: Option<Breaker>,
+}
+
+/// A user function making the call (for example one annotated with `#[breaker]`).
+pub(super) type CallFn =
+    Rc<dyn Fn(Dependency) -> Pin<Box<dyn Future<Output = Result<(), SimError>>>>>;
+
+impl fmt::Debug for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Call")
+            .field("dependency", &self.dependency.name())
+            .field("breaker", &self.breaker)
+            .field("bulkhead", &self.bulkhead)
+            .field("timeout", &self.timeout)
+            .field("fallback_cost", &self.fallback_cost)
+            .field("function", &self.function.is_some())
+            .field("watched", &self.watched)
+            .finish()
+    }
 }
 
 impl Call {
@@ -40,7 +64,58 @@ impl Call {
             bulkhead: None,
             timeout: None,
             fallback_cost: Duration::ZERO,
+            function: None,
+            watched: None,
         }
+    }
+
+    /// A call made by your own async function, given the dependency: for example a function
+    /// annotated with `#[breaker]` and `#[bulkhead]`, so a replay runs the generated code.
+    /// `Err(SimError::Rejected)` (what `From<Rejection>` gives) counts as refused, any other
+    /// `Err` as failed. [`watch`](Self::watch) the breaker it uses to get its timeline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::{Breaker, Error};
+    /// use fusebox_runtime::sim::{Call, Dependency, Latency, Phase, Route, Server, SimError};
+    /// let s = Duration::from_secs;
+    /// let dep = Dependency::builder("d", Latency::fixed(Duration::from_millis(10)))
+    ///     .phase(s(5), Phase::Refuse)
+    ///     .build();
+    /// let b = Breaker::builder("d").window_calls(10).open_for(s(60)).build_detached().unwrap();
+    /// let through = b.clone();
+    /// // What `#[breaker]` on `async fn lookup(dep: Dependency) -> Result<(), SimError>` does.
+    /// let call = Call::function(&dep, move |dep| {
+    ///     let b = through.clone();
+    ///     async move {
+    ///         b.call(async move { dep.call().await }).await.map_err(|e| match e {
+    ///             Error::Rejected(r) => SimError::from(r),
+    ///             Error::Failed(e) => e,
+    ///         })
+    ///     }
+    /// })
+    /// .watch(&b);
+    /// let r = Server::new(10).route(Route::new("r", 20.0).call(call)).run_for(s(20)).unwrap();
+    /// assert!(r.breaker("d").unwrap().first_open_after(s(5)).unwrap() < s(6));
+    /// let c = r.route("r").unwrap().counts;
+    /// assert!(c.rejected > 250 && c.sent < 120, "{c:?}");
+    /// ```
+    pub fn function<F, Fut>(dependency: &Dependency, f: F) -> Call
+    where
+        F: Fn(Dependency) -> Fut + 'static,
+        Fut: Future<Output = Result<(), SimError>> + 'static,
+    {
+        let f: CallFn = Rc::new(move |d| Box::pin(f(d)));
+        Call {
+            function: Some(f),
+            ..Call::new(dependency)
+        }
+    }
+    /// Records this breaker's timeline in the report (for [`function`](Self::function) calls;
+    /// a call [`through`](Self::breaker) a breaker is watched already).
+    pub fn watch(mut self, b: &Breaker) -> Call {
+        self.watched = Some(b.clone());
+        self
     }
     /// Through this breaker (its own `timeout` applies).
     pub fn breaker(mut self, b: &Breaker) -> Call {
