@@ -1,6 +1,55 @@
 //! fusebox: circuit breakers and bulkheads for async functions.
 pub use fusebox_runtime::*;
 
+/// Puts a circuit breaker around an `async fn`; the body is wrapped in place and the
+/// signature does not change. Every argument is checked at compile time; the README's
+/// "Attributes" section lists them.
+///
+/// ```
+/// use fusebox::{breaker, Error, Rejection};
+///
+/// #[derive(Debug)]
+/// enum PayError { Declined, Unavailable(Rejection) }
+/// impl From<Rejection> for PayError {
+///     fn from(r: Rejection) -> Self { PayError::Unavailable(r) }
+/// }
+///
+/// #[breaker(name = "doc-payments", trip_p95 = "500ms", timeout = "800ms")]
+/// async fn verify(amount: u32) -> Result<&'static str, PayError> {
+///     if amount > 1000 { Err(PayError::Declined) } else { Ok("verified") }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// assert_eq!(verify(10).await.unwrap(), "verified");
+/// assert!(fusebox::registry().breaker("doc-payments").is_some());
+/// # }
+/// ```
+pub use fusebox_macros::breaker;
+
+/// Caps the calls of an `async fn` in flight at `pool`; the next call waits at most
+/// `max_wait` (default: not at all) and is then rejected with `Rejection::Full`.
+///
+/// ```
+/// use fusebox::{bulkhead, Rejection};
+///
+/// #[bulkhead(pool = 2, name = "doc-reports")]
+/// async fn report(id: u32) -> Result<u32, Rejection> {
+///     Ok(id)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// assert_eq!(report(7).await.unwrap(), 7);
+/// assert_eq!(fusebox::registry().bulkhead("doc-reports").unwrap().pool(), 2);
+/// # }
+/// ```
+pub use fusebox_macros::bulkhead;
+
+/// Support for the code the attributes generate. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use fusebox_runtime::__private::*;
+}
+
 /// The virtual-time outage simulator and the incident replays.
 #[cfg(feature = "sim")]
 pub use fusebox_runtime::sim;

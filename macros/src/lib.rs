@@ -1,1 +1,222 @@
+//! Attribute macros of fusebox: `#[breaker(...)]` and `#[bulkhead(...)]`.
+//!
+//! Use them through the `fusebox` crate: the generated code names `::fusebox::__private` only.
+//! Each attribute parses its arguments (`args`), validates them into a settings struct
+//! (`breaker_args`, `bulkhead_args`), checks the function (here), and only then expands
+//! (`expand`). Any error keeps the original function in the output, so one mistake gives one
+//! error and IDEs still see the function.
+#![forbid(unsafe_code)]
+
 extern crate proc_macro;
+
+mod args;
+mod breaker_args;
+mod bulkhead_args;
+mod checks;
+mod duration;
+mod expand;
+mod signature;
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::{Attribute, ItemFn, Meta};
+
+use crate::args::Errors;
+use crate::breaker_args::BreakerArgs;
+use crate::bulkhead_args::BulkheadArgs;
+
+/// Puts a circuit breaker around an `async fn`. See the `fusebox` crate for the arguments.
+#[proc_macro_attribute]
+pub fn breaker(
+    attr: proc_macro::TokenStream,
+    item: proc_macro::TokenStream,
+) -> proc_macro::TokenStream {
+    entry(Kind::Breaker, attr.into(), item.into()).into()
+}
+
+/// Puts a bulkhead (a cap on calls in flight) around an `async fn`. See the `fusebox` crate.
+#[proc_macro_attribute]
+pub fn bulkhead(
+    attr: proc_macro::TokenStream,
+    item: proc_macro::TokenStream,
+) -> proc_macro::TokenStream {
+    entry(Kind::Bulkhead, attr.into(), item.into()).into()
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Breaker,
+    Bulkhead,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Breaker => "breaker",
+            Kind::Bulkhead => "bulkhead",
+        }
+    }
+}
+
+/// What the outer attribute leaves in place of the inner one it consumed: the inner attribute
+/// still expands (so `use fusebox::bulkhead` counts as used) and returns the function as is.
+const COMPOSED: &str = "__fusebox_composed";
+
+fn entry(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
+    if is_composed_marker(&attr) {
+        return item;
+    }
+    let mut func: ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let e = syn::Error::new(
+                Span::call_site(),
+                format!(
+                    "`#[{}]` goes on an `async fn` with a body: a free function or a method in an `impl` block",
+                    kind.name()
+                ),
+            )
+            .to_compile_error();
+            return quote!(#e #item);
+        }
+    };
+    let mut errors = Errors::default();
+
+    // Arguments of this attribute, and of the other one if it is also on the function: the
+    // outer attribute consumes the inner so both compose into one wrapper, in one fixed order.
+    let mut breaker_tokens = None;
+    let mut bulkhead_tokens = None;
+    match kind {
+        Kind::Breaker => breaker_tokens = Some((attr, Span::call_site())),
+        Kind::Bulkhead => bulkhead_tokens = Some((attr, Span::call_site())),
+    }
+    let mut kept = Vec::with_capacity(func.attrs.len());
+    for a in std::mem::take(&mut func.attrs) {
+        let Some(found) = fusebox_attr(&a) else {
+            kept.push(a);
+            continue;
+        };
+        let slot = match found {
+            Kind::Breaker => &mut breaker_tokens,
+            Kind::Bulkhead => &mut bulkhead_tokens,
+        };
+        if slot.is_some() {
+            errors.push(syn::Error::new_spanned(
+                &a.meta,
+                format!(
+                    "`#[{0}]` is given twice on this function; merge the arguments into one `#[{0}(...)]`",
+                    found.name()
+                ),
+            ));
+            continue;
+        }
+        if found != kind {
+            let path = a.path();
+            let marker = syn::Ident::new(COMPOSED, Span::call_site());
+            kept.push(syn::parse_quote!(#[#path(#marker)]));
+        }
+        match &a.meta {
+            Meta::Path(p) => *slot = Some((TokenStream::new(), p.span())),
+            Meta::List(l) => *slot = Some((l.tokens.clone(), l.path.span())),
+            Meta::NameValue(nv) => errors.push(syn::Error::new_spanned(
+                nv,
+                format!("write `#[{}(key = value, ...)]`", found.name()),
+            )),
+        }
+    }
+    func.attrs = kept;
+
+    let breaker = breaker_tokens.map(|(tokens, _)| {
+        let list = args::parse(tokens, "breaker").unwrap_or_else(|e| {
+            errors.push(e);
+            Vec::new()
+        });
+        BreakerArgs::from_args(&list, &mut errors)
+    });
+    let bulkhead = bulkhead_tokens.map(|(tokens, span)| {
+        let list = args::parse(tokens, "bulkhead").unwrap_or_else(|e| {
+            errors.push(e);
+            Vec::new()
+        });
+        BulkheadArgs::from_args(&list, span, &mut errors)
+    });
+
+    let out = signature::output(&func);
+    check_function(kind, &func, &out, breaker.as_ref(), &mut errors);
+
+    if !errors.is_empty() {
+        let errs = errors.to_compile_errors();
+        return quote!(#errs #func);
+    }
+    expand::expand(&func, &out, breaker.as_ref(), bulkhead.as_ref())
+}
+
+fn is_composed_marker(attr: &TokenStream) -> bool {
+    let mut tokens = attr.clone().into_iter();
+    matches!(
+        (tokens.next(), tokens.next()),
+        (Some(proc_macro2::TokenTree::Ident(i)), None) if i == COMPOSED
+    )
+}
+
+/// Which fusebox attribute `a` is, by its last path segment (`bulkhead`, `fusebox::bulkhead`).
+fn fusebox_attr(a: &Attribute) -> Option<Kind> {
+    let last = a.path().segments.last()?;
+    match last.ident.to_string().as_str() {
+        "breaker" => Some(Kind::Breaker),
+        "bulkhead" => Some(Kind::Bulkhead),
+        _ => None,
+    }
+}
+
+/// The function-level rules: async, and a return type that can carry a rejection.
+fn check_function(
+    kind: Kind,
+    func: &ItemFn,
+    out: &signature::Output,
+    breaker: Option<&BreakerArgs>,
+    errors: &mut Errors,
+) {
+    let attr = kind.name();
+    if func.sig.asyncness.is_none() {
+        errors.at(
+            func.sig.fn_token.span,
+            format!(
+                "`#[{attr}]` goes on an `async fn`: it admits, times and limits a future; write `async fn {}(...)`",
+                func.sig.ident
+            ),
+        );
+    }
+    let fallback = breaker.and_then(|b| b.fallback.as_ref()).is_some();
+    if !out.is_result && !fallback {
+        let ty = &out.shown;
+        let msg = match breaker {
+            Some(_) => format!(
+                "`#[breaker]` without `fallback` needs a `Result` return type, and this function returns `{ty}`: \
+                 a rejected or timed-out call must return something. Return `Result<{ty}, E>` with \
+                 `E: From<fusebox::Rejection>`, or add `fallback = path` to answer with a `{ty}`"
+            ),
+            None => format!(
+                "`#[bulkhead]` needs a `Result` return type, and this function returns `{ty}`: a call refused \
+                 by a full pool returns `Err(E::from(fusebox::Rejection))`. Return `Result<{ty}, E>`, or add \
+                 `#[breaker(fallback = path)]` to answer with a `{ty}`"
+            ),
+        };
+        errors.at(out.span, msg);
+    }
+    if let Some(f) = breaker.and_then(|b| b.failure.as_ref()) {
+        if !out.is_result {
+            errors.at(
+                f.span(),
+                format!(
+                    "`failure` decides which `Err` values count, but this function returns `{}`, not a `Result`",
+                    out.shown
+                ),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod expansion_tests;

@@ -29,6 +29,7 @@ mod error;
 mod events;
 pub mod export;
 mod half_open;
+mod macro_support;
 mod metrics;
 mod registry;
 #[cfg(feature = "sim")]
@@ -59,7 +60,11 @@ pub mod __private {
 
     pub use once_cell::sync::OnceCell;
 
-    use crate::{Breaker, BreakerConfig, Bulkhead, BulkheadConfig, Completion};
+    pub use crate::macro_support::{
+        breaker_config, bulkhead_config, from_error, keyed_breaker, AsyncFallback, BreakerKey,
+        FallbackReturn, FromRejection, SyncFallback,
+    };
+    pub use crate::{Breaker, BreakerConfig, Bulkhead, BulkheadConfig, Completion, Error};
 
     /// A call site's breaker: registered once and cached in the site's `static`, so a static
     /// name costs no lookup per call. Inside a test scope (feature `testing`) the scope's

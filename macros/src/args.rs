@@ -1,0 +1,150 @@
+//! The raw `key = value, ...` list of an attribute, before any key is interpreted.
+
+use proc_macro2::{Span, TokenStream};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Ident, Lit, Token};
+
+/// One `key = value` pair.
+pub struct Arg {
+    pub key: Ident,
+    pub value: Expr,
+}
+
+/// Collects every error of one expansion, so a user sees them all at once.
+#[derive(Default)]
+pub struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub fn push(&mut self, e: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(e),
+            None => self.0 = Some(e),
+        }
+    }
+    pub fn at(&mut self, span: Span, msg: impl std::fmt::Display) {
+        self.push(syn::Error::new(span, msg));
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+    pub fn to_compile_errors(&self) -> TokenStream {
+        self.0
+            .as_ref()
+            .map(syn::Error::to_compile_error)
+            .unwrap_or_default()
+    }
+}
+
+/// Parses `key = value, ...`; a syntax error stops the list (there is no sensible next key).
+pub fn parse(tokens: TokenStream, attr: &str) -> syn::Result<Vec<Arg>> {
+    let attr = attr.to_owned();
+    let parser = move |input: ParseStream| {
+        let mut args = Vec::new();
+        while !input.is_empty() {
+            // `Ident::parse_any` also accepts keywords, so `crate = ...` gets a helpful error.
+            let key = Ident::parse_any(input)?;
+            if !input.peek(Token![=]) {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("`{key}` needs a value: write `#[{attr}({key} = ...)]`"),
+                ));
+            }
+            input.parse::<Token![=]>()?;
+            let value: Expr = input.parse()?;
+            args.push(Arg { key, value });
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(args)
+    };
+    parser.parse2(tokens)
+}
+
+/// The string literal of `arg`, or an error saying what was expected.
+pub fn str_lit(arg: &Arg, what: &str) -> syn::Result<(String, Span)> {
+    match &arg.value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok((s.value(), s.span())),
+        other => Err(syn::Error::new(
+            other.span(),
+            format!("`{}` takes {what}", arg.key),
+        )),
+    }
+}
+
+/// The unsigned integer literal of `arg`.
+pub fn int_lit(arg: &Arg, what: &str) -> syn::Result<(u64, Span)> {
+    let err = |span| syn::Error::new(span, format!("`{}` takes {what}", arg.key));
+    match &arg.value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i
+            .base10_parse::<u64>()
+            .map(|v| (v, i.span()))
+            .map_err(|_| err(i.span())),
+        other => Err(err(other.span())),
+    }
+}
+
+/// A float (or integer) literal of `arg`.
+pub fn float_lit(arg: &Arg, what: &str) -> syn::Result<(f64, Span)> {
+    let err = |span| syn::Error::new(span, format!("`{}` takes {what}", arg.key));
+    match &arg.value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f
+            .base10_parse::<f64>()
+            .map(|v| (v, f.span()))
+            .map_err(|_| err(f.span())),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i
+            .base10_parse::<f64>()
+            .map(|v| (v, i.span()))
+            .map_err(|_| err(i.span())),
+        other => Err(err(other.span())),
+    }
+}
+
+/// The closest valid key to a misspelt one, if it is close enough to be a typo.
+pub fn suggest<'a>(wrong: &str, valid: &[&'a str]) -> Option<&'a str> {
+    valid
+        .iter()
+        .map(|v| (distance(wrong, v), *v))
+        .filter(|(d, v)| *d <= 2.max(v.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, v)| v)
+}
+
+/// Levenshtein distance; keys are short, so the quadratic version is fine.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_only_near_misses() {
+        let valid = ["timeout", "half_open_pct", "fallback"];
+        assert_eq!(suggest("timout", &valid), Some("timeout"));
+        assert_eq!(suggest("half_open_percent", &valid), Some("half_open_pct"));
+        assert_eq!(suggest("colour", &valid), None);
+    }
+}

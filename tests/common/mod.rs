@@ -1,0 +1,32 @@
+//! Shared by the attribute tests: a dependency error type the way a service writes one.
+#![allow(dead_code)]
+
+use fusebox::Rejection;
+
+/// What a client of a dependency returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DepError {
+    /// The dependency answered "no such thing": not its failure.
+    NotFound,
+    /// The dependency failed.
+    Down,
+    /// fusebox refused or cut the call short.
+    Unavailable(Rejection),
+}
+
+impl From<Rejection> for DepError {
+    fn from(r: Rejection) -> Self {
+        DepError::Unavailable(r)
+    }
+}
+
+impl DepError {
+    pub fn is_open(&self) -> bool {
+        matches!(self, DepError::Unavailable(Rejection::Open { .. }))
+    }
+}
+
+/// `failure = counts`: a "not found" is the dependency answering.
+pub fn counts(e: &DepError) -> bool {
+    !matches!(e, DepError::NotFound)
+}

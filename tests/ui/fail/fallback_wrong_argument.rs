@@ -1,0 +1,23 @@
+use fusebox::{breaker, Rejection};
+
+#[derive(Debug)]
+pub struct MyError;
+
+impl From<Rejection> for MyError {
+    fn from(_: Rejection) -> Self {
+        MyError
+    }
+}
+
+pub struct OtherError;
+
+#[breaker(fallback = cached)]
+async fn lookup() -> Result<u32, MyError> {
+    Ok(1)
+}
+
+fn cached(_: fusebox::Error<OtherError>) -> Result<u32, MyError> {
+    Ok(0)
+}
+
+fn main() {}

@@ -1,0 +1,20 @@
+use fusebox::{breaker, Rejection};
+
+#[derive(Debug)]
+pub struct MyError;
+
+impl From<Rejection> for MyError {
+    fn from(_: Rejection) -> Self {
+        MyError
+    }
+}
+
+#[breaker(tiemout = "800ms")]
+async fn lookup() -> Result<u32, MyError> {
+    Ok(1)
+}
+
+fn main() {
+    // The function still exists after the error: no "cannot find function" follows.
+    let _ = lookup();
+}
