@@ -7,6 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+#[path = "replay/annotated.rs"]
+mod annotated;
+
 use fusebox::sim::replay::{Replays, Setup};
 use fusebox::sim::BreakerTimeline;
 use fusebox::State;
@@ -33,6 +36,18 @@ fn main() -> std::io::Result<()> {
         .map(|d| format!("{}", d.as_secs_f64() / 60.0))
         .collect();
     println!("  old open periods (min): {}", periods.join(", "));
+    let a = annotated::cold_start(&Setup::default().cold_start)?;
+    let same = a.recovery == (c.old_recovery, c.new_recovery) && a.conflicts == 0;
+    println!(
+        "  the same replay through #[breaker]: old {}, new {} ({})",
+        hms(a.recovery.0),
+        hms(a.recovery.1),
+        if same {
+            "identical: same settings, same code path"
+        } else {
+            "DIFFERENT from the builder-based run"
+        },
+    );
     let l = &replays.lesson;
     println!(
         "2 lesson: 200 workers; report pool {} (tune::pool_size); step 5 starts {:.0} statements/s and refuses {:.0}/s",
@@ -61,6 +76,15 @@ fn main() -> std::io::Result<()> {
     println!("summary:  {}", shown(&json).display());
     println!("\nwall time {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// `3h 29m 39s`, or `never`.
+fn hms(d: Option<Duration>) -> String {
+    let Some(d) = d else {
+        return "never".to_owned();
+    };
+    let t = d.as_secs_f64().round() as u64;
+    format!("{}h {:02}m {:02}s", t / 3600, t / 60 % 60, t % 60)
 }
 
 /// How long each open period lasted, rounded to the second.

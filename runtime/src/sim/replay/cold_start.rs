@@ -138,11 +138,28 @@ pub fn run_one(
     setup: &ColdStartSetup,
     breaker: &BreakerBuilder,
 ) -> io::Result<(Report, Option<Duration>)> {
-    let dep = provider(setup);
     let b = breaker.build_detached().map_err(io::Error::other)?;
+    run_call(setup, |dep| Call::new(dep).breaker(&b))
+}
+
+/// Runs the replay with the call `make` builds for the provider: for example through an
+/// annotated function ([`Call::function`]) instead of a builder-made breaker.
+///
+/// ```
+/// use fusebox_runtime::sim::Call;
+/// use fusebox_runtime::sim::replay::cold_start::{new_breaker, run_call, ColdStartSetup};
+/// let b = new_breaker().build_detached().unwrap();
+/// let (_, recovery) = run_call(&ColdStartSetup::default(), |dep| Call::new(dep).breaker(&b)).unwrap();
+/// assert!(recovery.unwrap().as_secs() < 300);
+/// ```
+pub fn run_call(
+    setup: &ColdStartSetup,
+    make: impl FnOnce(&Dependency) -> Call,
+) -> io::Result<(Report, Option<Duration>)> {
+    let dep = provider(setup);
     let up = OUTAGE_AT + DOWN_FOR;
     let report = Server::new(50)
-        .route(Route::new("checkout", setup.rate).call(Call::new(&dep).breaker(&b)))
+        .route(Route::new("checkout", setup.rate).call(make(&dep)))
         .window("normal", Duration::ZERO, OUTAGE_AT)
         .window("down", OUTAGE_AT, up)
         .window("back, cold", up, setup.horizon)
