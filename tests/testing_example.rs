@@ -37,7 +37,10 @@ async fn payments_recover_after_the_open_period() {
         let _ = verify(false).await;
     }
     testing::assert_state("payments", State::Open);
-    assert!(matches!(verify(true).await, Err(PayError::Unavailable(_))));
+    match verify(true).await {
+        Err(PayError::Unavailable(rejection)) => assert_eq!(rejection.name(), "payments"),
+        other => panic!("expected a rejection, got {other:?}"),
+    }
 
     tokio::time::advance(Duration::from_secs(30)).await;
     assert_eq!(verify(true).await.unwrap(), "verified");
