@@ -34,6 +34,9 @@ mod macro_support;
 mod metrics;
 mod registry;
 mod settings;
+
+#[cfg(feature = "sim")]
+pub mod sim;
 mod stale;
 mod state;
 mod sync;
