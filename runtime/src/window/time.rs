@@ -110,9 +110,11 @@ impl TimeWindow {
     /// starts one.
     fn expire(&self, epoch: u64) {
         let s = self.slot(epoch);
-        s.calls.store(0, Release);
-        s.failures.store(0, Release);
-        s.slow.store(0, Release);
+        // Swaps, not stores: a read-modify-write orders with a racing writer's increment,
+        // so that increment is either expired with the slot or kept whole, never half of both.
+        s.calls.swap(0, AcqRel);
+        s.failures.swap(0, AcqRel);
+        s.slow.swap(0, AcqRel);
         if epoch % PER_GEN == 0 {
             let gen = epoch / PER_GEN;
             let g = &self.store.gens[(gen % 2) as usize];
@@ -177,7 +179,7 @@ impl TimeWindow {
     /// `(calls, failures)` summed over the slots, to check the running totals.
     #[cfg(loom)]
     pub(crate) fn contents(&self) -> (u64, u64) {
-        self.slots.iter().fold((0, 0), |(c, f), s| {
+        self.store.slots.iter().fold((0, 0), |(c, f), s| {
             (
                 c + u64::from(s.calls.load(Acquire)),
                 f + u64::from(s.failures.load(Acquire)),
@@ -208,5 +210,29 @@ impl TimeWindow {
         for e in epoch.saturating_sub(SLOTS - 1)..=epoch {
             self.expire(e);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod turnover_tests {
+    use super::*;
+
+    fn s(failed: bool) -> Sample {
+        Sample {
+            failed,
+            slow: false,
+            latency: Duration::from_millis(1),
+        }
+    }
+
+    #[test]
+    fn a_turnover_expires_the_old_slot() {
+        let w = TimeWindow::new(Duration::from_nanos(100), 0);
+        w.record(5, s(true));
+        w.record(95, s(false));
+        w.record(8, s(false));
+        w.record(105, s(true));
+        let t = w.totals(105);
+        assert_eq!(t.calls, 2, "slot 9's call and the new one");
     }
 }
