@@ -1,4 +1,41 @@
-//! fusebox: circuit breakers and bulkheads for async functions.
+//! fusebox: circuit breakers and bulkheads for async functions, as attributes.
+//!
+//! ```
+//! use fusebox::{breaker, bulkhead, Error, Rejection, State};
+//!
+//! #[derive(Debug)]
+//! enum PayError { Declined, Unavailable(Rejection) }
+//! impl From<Rejection> for PayError {
+//!     fn from(r: Rejection) -> Self { PayError::Unavailable(r) }
+//! }
+//!
+//! #[derive(Debug, PartialEq)]
+//! enum Verification { Verified, WillConfirmByEmail }
+//!
+//! // Trip when p95 > 500 ms or half the calls fail; half-open admits 5 % of traffic.
+//! #[breaker(name = "crate-doc-payments", trip_p95 = "500ms", half_open_pct = 5, fallback = confirm_by_email)]
+//! #[bulkhead(pool = 60)]
+//! async fn verify_payment(amount: u32) -> Result<Verification, PayError> {
+//!     if amount > 0 { Ok(Verification::Verified) } else { Err(PayError::Declined) }
+//! }
+//!
+//! // The typed fallback: called for every rejection and every counted failure.
+//! fn confirm_by_email(_err: Error<PayError>) -> Result<Verification, PayError> {
+//!     Ok(Verification::WillConfirmByEmail)
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! assert_eq!(verify_payment(10).await.unwrap(), Verification::Verified);
+//! assert_eq!(verify_payment(0).await.unwrap(), Verification::WillConfirmByEmail);
+//! let breaker = fusebox::registry().breaker("crate-doc-payments").unwrap();
+//! assert_eq!(breaker.state(), State::Closed);
+//! assert_eq!(breaker.metrics().failed, 1);
+//! # }
+//! ```
+//!
+//! The runtime ([`Breaker`], [`Bulkhead`], [`registry`], [`metrics`]) is re-exported from
+//! `fusebox-runtime`; the attributes come from `fusebox-macros`, pinned to the same version.
+#![warn(missing_docs)]
 pub use fusebox_runtime::*;
 
 /// Puts a circuit breaker around an `async fn`; the body is wrapped in place and the
@@ -81,3 +118,7 @@ pub use fusebox_macros::bulkhead;
 pub mod __private {
     pub use fusebox_runtime::__private::*;
 }
+
+/// The virtual-time outage simulator and the incident replays.
+#[cfg(feature = "sim")]
+pub use fusebox_runtime::sim;

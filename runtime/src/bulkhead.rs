@@ -3,13 +3,14 @@
 
 use std::fmt;
 use std::future::Future;
+use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{Semaphore, SemaphorePermit, TryAcquireError};
+use tokio::sync::{Notify, Semaphore};
 
 use crate::config::check_name;
-use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 use crate::{ConfigError, Rejection};
 
 /// Settings of one bulkhead.
@@ -91,7 +92,10 @@ impl BulkheadBuilder {
 
 pub(crate) struct Inner {
     pub(crate) config: BulkheadConfig,
-    sem: Semaphore,
+    /// Calls in flight: one atomic the loom model checker can see (a semaphore it cannot).
+    taken: AtomicUsize,
+    /// Wakes callers waiting for a slot; only used when `max_wait` is not zero.
+    freed: Notify,
     pub(crate) peak: AtomicUsize,
     pub(crate) rejected: AtomicU64,
     pub(crate) admitted: AtomicU64,
@@ -116,7 +120,16 @@ pub struct Bulkhead(pub(crate) Arc<Inner>);
 /// A slot in a bulkhead's pool, released on drop.
 #[must_use = "the slot is released as soon as the permit is dropped"]
 pub struct BulkheadPermit<'a> {
-    _permit: SemaphorePermit<'a>,
+    inner: &'a Inner,
+}
+
+impl Drop for BulkheadPermit<'_> {
+    fn drop(&mut self) {
+        self.inner.taken.fetch_sub(1, Release);
+        if !self.inner.config.max_wait.is_zero() {
+            self.inner.freed.notify_one();
+        }
+    }
 }
 
 impl fmt::Debug for BulkheadPermit<'_> {
@@ -137,7 +150,8 @@ impl Bulkhead {
 
     pub(crate) fn new(config: BulkheadConfig) -> Bulkhead {
         Bulkhead(Arc::new(Inner {
-            sem: Semaphore::new(config.pool),
+            taken: AtomicUsize::new(0),
+            freed: Notify::new(),
             config,
             peak: AtomicUsize::new(0),
             rejected: AtomicU64::new(0),
@@ -160,29 +174,57 @@ impl Bulkhead {
     }
     /// Calls in flight now.
     pub fn in_flight(&self) -> usize {
-        self.0.config.pool - self.0.sem.available_permits()
+        self.0.taken.load(Relaxed)
     }
 
     /// Takes a slot, waiting at most `max_wait`; `Rejection::Full` when none frees up.
     pub async fn acquire(&self) -> Result<BulkheadPermit<'_>, Rejection> {
         let inner = &*self.0;
-        let permit = match inner.sem.try_acquire() {
-            Ok(p) => p,
-            Err(TryAcquireError::NoPermits) if !inner.config.max_wait.is_zero() => {
-                match tokio::time::timeout(inner.config.max_wait, inner.sem.acquire()).await {
-                    Ok(Ok(p)) => p,
-                    _ => return Err(self.full()),
-                }
-            }
-            Err(_) => return Err(self.full()),
-        };
-        inner.admitted.fetch_add(1, Relaxed);
-        let in_flight = self.in_flight();
-        // Read first: the peak rarely moves, and a plain load keeps the line shared.
-        if in_flight > inner.peak.load(Relaxed) {
-            inner.peak.fetch_max(in_flight, Relaxed);
+        if let Some(p) = self.try_acquire_now() {
+            return Ok(p);
         }
-        Ok(BulkheadPermit { _permit: permit })
+        if inner.config.max_wait.is_zero() {
+            return Err(self.full());
+        }
+        let wait = async {
+            loop {
+                let mut freed = pin!(inner.freed.notified());
+                // Registered before the retry, so a slot freed in between still wakes us.
+                freed.as_mut().enable();
+                if let Some(p) = self.try_acquire_now() {
+                    return p;
+                }
+                freed.await;
+            }
+        };
+        match tokio::time::timeout(inner.config.max_wait, wait).await {
+            Ok(p) => Ok(p),
+            Err(_) => Err(self.full()),
+        }
+    }
+
+    /// Takes a slot if one is free, without waiting and without counting a rejection.
+    pub(crate) fn try_acquire_now(&self) -> Option<BulkheadPermit<'_>> {
+        let inner = &*self.0;
+        let mut cur = inner.taken.load(Relaxed);
+        loop {
+            if cur >= inner.config.pool {
+                return None;
+            }
+            match inner
+                .taken
+                .compare_exchange_weak(cur, cur + 1, Acquire, Relaxed)
+            {
+                Ok(_) => break,
+                Err(actual) => cur = actual,
+            }
+        }
+        inner.admitted.fetch_add(1, Relaxed);
+        // Read first: the peak rarely moves, and a plain load keeps the line shared.
+        if cur + 1 > inner.peak.load(Relaxed) {
+            inner.peak.fetch_max(cur + 1, Relaxed);
+        }
+        Some(BulkheadPermit { inner })
     }
 
     fn full(&self) -> Rejection {

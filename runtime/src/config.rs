@@ -206,6 +206,9 @@ pub struct BreakerBuilder {
     alert_after: Duration,
 }
 
+/// The largest count-based window (8 MB of entries).
+pub(crate) const MAX_WINDOW_CALLS: u32 = 1_000_000;
+
 /// Defaults of DESIGN.md, in one place.
 pub(crate) mod defaults {
     use std::time::Duration;
@@ -249,7 +252,7 @@ impl BreakerBuilder {
         self.window = Some(d);
         self
     }
-    /// Count-based window: the last `n` calls.
+    /// Count-based window: the last `n` calls (1..=1 000 000).
     pub fn window_calls(mut self, n: u32) -> Self {
         self.window_calls = Some(n);
         self
@@ -345,6 +348,14 @@ impl BreakerBuilder {
             (Some(_), Some(_)) => return Err(conflict("window", "window_calls")),
             (_, Some(n)) => {
                 at_least_one("window_calls", n)?;
+                if n > MAX_WINDOW_CALLS {
+                    // One word per call is allocated up front: refuse what would abort the process.
+                    return Err(ConfigError::OutOfRange {
+                        field: "window_calls",
+                        value: n.to_string(),
+                        expected: "at most 1000000 calls",
+                    });
+                }
                 WindowKind::Calls(n)
             }
             (w, None) => {

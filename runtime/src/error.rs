@@ -193,6 +193,11 @@ pub enum ConfigError {
         /// Why it is refused.
         reason: &'static str,
     },
+    /// A configuration key that is not a setting (from `BreakerBuilder::from_settings`/`from_env`).
+    UnknownSetting {
+        /// The key given.
+        key: String,
+    },
     /// A duration string that does not parse (`"800ms"`, `"3s"`, `"1m30s"` are accepted).
     BadDuration {
         /// The text given.
@@ -215,6 +220,11 @@ impl fmt::Display for ConfigError {
                 write!(f, "`{first}` and `{second}` cannot be used together")
             }
             ConfigError::BadName { name, reason } => write!(f, "bad name {name:?}: {reason}"),
+            ConfigError::UnknownSetting { key } => write!(
+                f,
+                "unknown setting `{key}`: expected one of {}",
+                crate::settings::KEYS.join(", ")
+            ),
             ConfigError::BadDuration { text } => write!(
                 f,
                 "bad duration {text:?}: expected a number with a unit, like \"800ms\", \"3s\", \"1m30s\""

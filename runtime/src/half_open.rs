@@ -63,7 +63,7 @@ impl Trials {
             HalfOpenPolicy::Share { window, .. }
                 if self.ok + self.failed == 0
                     && self.in_flight == 0
-                    && now.saturating_sub(self.started) >= window.as_nanos() as u64 =>
+                    && now.saturating_sub(self.started) >= crate::clock::nanos(window) =>
             {
                 self.attempts += 1;
                 true
@@ -124,7 +124,7 @@ impl Trials {
                 let done = u64::from(self.ok) + u64::from(self.failed);
                 let elapsed = now.saturating_sub(self.started);
                 // Judge only with at least one finished trial: a quiet window keeps sampling.
-                if elapsed < window.as_nanos() as u64 || done == 0 {
+                if elapsed < crate::clock::nanos(window) || done == 0 {
                     return None;
                 }
                 if u64::from(self.failed) * 100 >= u64::from(failure_rate) * done {

@@ -25,6 +25,7 @@ mod breaker;
 mod bulkhead;
 mod clock;
 mod config;
+mod duration;
 mod error;
 mod events;
 pub mod export;
@@ -32,23 +33,32 @@ mod half_open;
 mod macro_support;
 mod metrics;
 mod registry;
+mod settings;
+
+#[cfg(feature = "sim")]
+pub mod sim;
 mod stale;
 mod stale_site;
 mod state;
 mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod testing_hooks;
 pub mod tune;
 mod window;
 
 pub use breaker::{Breaker, Completion};
 pub use bulkhead::{Bulkhead, BulkheadBuilder, BulkheadConfig, BulkheadPermit};
 pub use config::{BreakerBuilder, BreakerConfig, SlowRule, WindowKind};
+pub use duration::parse_duration;
 pub use error::{ConfigError, Error, Rejection};
 pub use events::{Reason, Transition};
 pub use half_open::HalfOpenPolicy;
 pub use metrics::{metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics};
 pub use registry::{registry, Registry};
+pub use settings::KEYS as SETTING_KEYS;
 pub use stale::{Stale, StaleCache};
 pub use state::State;
 

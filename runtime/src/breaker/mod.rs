@@ -2,7 +2,7 @@
 
 mod call;
 pub(crate) mod core;
-mod permit;
+pub(crate) mod permit;
 
 use std::fmt;
 use std::future::Future;

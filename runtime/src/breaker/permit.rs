@@ -42,6 +42,8 @@ pub(crate) struct Permit<'a> {
     start: Option<Instant>,
     /// Set once the call was counted as slow while still in flight.
     slow_ticket: Option<Ticket>,
+    /// The slow counter was bumped in flight (even if the window no longer took the sample).
+    counted_slow: bool,
     done: bool,
 }
 
@@ -57,6 +59,7 @@ impl<'a> Permit<'a> {
             trial,
             start: None,
             slow_ticket: None,
+            counted_slow: false,
             done: false,
         }
     }
@@ -76,7 +79,9 @@ impl<'a> Permit<'a> {
     pub(crate) async fn drive<F: Future>(&mut self, fut: F) -> Result<F::Output, Duration> {
         let start = Instant::now();
         self.start = Some(start);
-        let timeout = self.timeout();
+        // A deadline past the clock's range is no deadline (`Instant + Duration` would panic).
+        let within = |d: &Duration| start.checked_add(*d).is_some();
+        let timeout = self.timeout().filter(within);
         // Trials are judged on failures only: a dependency warming up is slow by nature,
         // and `half_open_timeout` is the latency bound for trials.
         let slow = if self.trial {
@@ -84,7 +89,9 @@ impl<'a> Permit<'a> {
         } else {
             self.core.config.slow.map(|r| r.bound)
         };
-        let slow = slow.filter(|s| timeout.is_none_or(|t| *s < t));
+        let slow = slow
+            .filter(within)
+            .filter(|s| timeout.is_none_or(|t| *s < t));
         if slow.is_none() && timeout.is_none() {
             return Ok(fut.await);
         }
@@ -119,6 +126,7 @@ impl<'a> Permit<'a> {
     fn mark_slow_in_flight(&mut self) {
         let core = self.core;
         bump(&core.counters.slow);
+        self.counted_slow = true;
         if !self.is_current() {
             return;
         }
@@ -172,7 +180,7 @@ impl<'a> Permit<'a> {
         let latency = self.start.map(|s| now - s).unwrap_or_default();
         let slow =
             outcome == Outcome::TimedOut || core.config.slow.is_some_and(|r| latency >= r.bound);
-        if self.slow_ticket.is_none() && slow {
+        if !self.counted_slow && slow {
             bump(&c.slow);
         }
         if !self.is_current() {

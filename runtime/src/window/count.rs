@@ -17,7 +17,8 @@ pub(crate) struct CountWindow {
     calls: AtomicI64,
     failures: AtomicI64,
     slow: AtomicI64,
-    hist: Histogram,
+    /// Boxed so that `Window` is as small as its time variant.
+    hist: Box<Histogram>,
 }
 
 fn encode(seq: u64, s: &Sample) -> u64 {
@@ -32,7 +33,7 @@ impl CountWindow {
             calls: AtomicI64::new(0),
             failures: AtomicI64::new(0),
             slow: AtomicI64::new(0),
-            hist: Histogram::new(),
+            hist: Box::new(Histogram::new()),
         }
     }
 
@@ -41,13 +42,18 @@ impl CountWindow {
         let i = (seq % self.entries.len() as u64) as usize;
         let new = encode(seq, &s);
         let old = self.entries[i].swap(new, AcqRel);
+        let (from, to) = (((old >> 2) & 0x3f) as usize, ((new >> 2) & 0x3f) as usize);
         let calls = if old == 0 {
+            self.hist.add(to);
             self.calls.fetch_add(1, Relaxed) + 1
         } else {
-            self.hist.sub(((old >> 2) & 0x3f) as usize);
+            // Steady latencies mostly evict an entry of their own bucket: nothing to move.
+            if from != to {
+                self.hist.sub(from);
+                self.hist.add(to);
+            }
             self.calls.load(Relaxed)
         };
-        self.hist.add(((new >> 2) & 0x3f) as usize);
         let failures = self.adjust(&self.failures, old, new, FAILED);
         let slow = self.adjust(&self.slow, old, new, SLOW);
         (Ticket::Count(seq), Totals::clamped(calls, failures, slow))
@@ -89,6 +95,23 @@ impl CountWindow {
             self.failures.load(Relaxed),
             self.slow.load(Relaxed),
         )
+    }
+
+    /// `(calls, failures, slow)` counted from the entries, to check the running totals.
+    #[cfg(loom)]
+    pub(crate) fn contents(&self) -> (u64, u64, u64) {
+        let mut c = (0, 0, 0);
+        for e in self
+            .entries
+            .iter()
+            .map(|e| e.load(Acquire))
+            .filter(|e| *e != 0)
+        {
+            c.0 += 1;
+            c.1 += e & FAILED;
+            c.2 += (e & SLOW) >> 1;
+        }
+        c
     }
 
     pub(crate) fn latency(&self) -> Counts {

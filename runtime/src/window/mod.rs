@@ -215,4 +215,27 @@ mod tests {
         let p99 = w.latency(0).quantile(0.99).unwrap();
         assert!(p99 < Duration::from_millis(10), "{p99:?}");
     }
+
+    #[test]
+    fn time_window_percentiles_never_include_calls_older_than_the_window() {
+        let s = 1_000_000_000u64;
+        let w = Window::new(WindowKind::Time(Duration::from_secs(10)), 0);
+        let slow = Sample {
+            latency: Duration::from_secs(8),
+            ..ok()
+        };
+        w.record(0, slow);
+        w.record(6 * s, ok());
+        let p99 = w.latency(9 * s).quantile(0.99).unwrap();
+        assert!(
+            p99 > Duration::from_secs(6),
+            "both calls in the window: {p99:?}"
+        );
+        let p99 = w.latency(10 * s + 1).quantile(0.99).unwrap();
+        assert!(
+            p99 < Duration::from_millis(10),
+            "the 8 s call left: {p99:?}"
+        );
+        assert_eq!(w.latency(100 * s).quantile(0.5), None);
+    }
 }

@@ -1,0 +1,76 @@
+//! A fixed number of calls of one case, for instruction counts under callgrind:
+//! `valgrind --tool=callgrind target/release/deps/profile-* <case> [calls]`.
+//! Cases: bare, time, count, bulkhead, semaphore, keyed, open, attr, attr_bulkhead, attr_keyed,
+//! failsafe, recloser. Run by `cargo bench` it does a short pass.
+
+use std::hint::black_box;
+
+use failsafe::futures::CircuitBreaker as _;
+use fusebox_benches::{attr_breaker, attr_bulkhead, attr_keyed, block_on, dependency, settings::*};
+use fusebox_runtime::{registry, Breaker, Bulkhead};
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let case = args.first().map(String::as_str).unwrap_or("time");
+    let n: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _in_runtime = rt.enter();
+    let time = Breaker::builder("profile-time").build_detached().unwrap();
+    let count = Breaker::builder("profile-count")
+        .window_calls(20)
+        .build_detached()
+        .unwrap();
+    let open = Breaker::builder("profile-open").build_detached().unwrap();
+    open.force_open();
+    let bh = Bulkhead::builder("profile-bulkhead")
+        .pool(64)
+        .build_detached()
+        .unwrap();
+    let sem = tokio::sync::Semaphore::new(64);
+    let template = Breaker::builder("profile-keyed").config().unwrap();
+    for k in 0..10_000u64 {
+        registry().keyed(&template, &k);
+        let _ = block_on(attr_keyed(k, k));
+    }
+    let fs = failsafe::Config::new()
+        .failure_policy(failsafe::failure_policy::success_rate_over_time_window(
+            0.5,
+            MIN_CALLS,
+            WINDOW,
+            failsafe::backoff::constant(OPEN_LONG),
+        ))
+        .build();
+    let rc = recloser::AsyncRecloser::from(
+        recloser::Recloser::custom()
+            .error_rate(0.5)
+            .closed_len(WINDOW_CALLS as usize)
+            .open_wait(OPEN_LONG)
+            .build(),
+    );
+    for i in 0..n {
+        match case {
+            "bare" => drop(black_box(block_on(dependency(i, false)))),
+            "time" => drop(black_box(block_on(time.call(dependency(i, false))))),
+            "count" => drop(black_box(block_on(count.call(dependency(i, false))))),
+            "open" => drop(black_box(block_on(open.call(dependency(i, false))))),
+            "bulkhead" => drop(black_box(block_on(bh.call(dependency(i, false))))),
+            "semaphore" => drop(black_box(block_on(async {
+                let _p = sem.try_acquire().ok();
+                dependency(i, false).await
+            }))),
+            "keyed" => drop(black_box(registry().keyed(&template, &(i % 10_000)))),
+            "attr" => drop(black_box(block_on(attr_breaker(i, false)))),
+            "attr_bulkhead" => drop(black_box(block_on(attr_bulkhead(i)))),
+            "attr_keyed" => drop(black_box(block_on(attr_keyed(i % 10_000, i)))),
+            "failsafe" => drop(black_box(block_on(fs.call(dependency(i, false))))),
+            "recloser" => drop(black_box(block_on(rc.call(dependency(i, false))))),
+            other => panic!("unknown case {other}"),
+        }
+    }
+}

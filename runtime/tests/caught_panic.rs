@@ -1,0 +1,45 @@
+//! A panic that the caller catches (tower-http's `CatchPanic`, `FutureExt::catch_unwind`) is
+//! still a panic for the breaker: the guard drops while the call's future unwinds.
+
+use std::time::Duration;
+
+use fusebox_runtime::Breaker;
+
+fn secs(s: u64) -> Duration {
+    Duration::from_secs(s)
+}
+
+/// Polls `fut` once inside `catch_unwind`, as tower-http's `CatchPanic` or
+/// `futures::FutureExt::catch_unwind` do; the future is dropped later, after unwinding.
+async fn poll_once_catching<F: std::future::Future + Unpin>(fut: &mut F) -> bool {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    std::future::poll_fn(|cx| {
+        let r = catch_unwind(AssertUnwindSafe(|| std::pin::Pin::new(&mut *fut).poll(cx)));
+        std::task::Poll::Ready(r.is_err())
+    })
+    .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panic_caught_by_the_caller_counts_as_a_panic_not_a_cancellation() {
+    for timeout in [None, Some(secs(1))] {
+        let mut b = Breaker::builder("reg-caught-panic");
+        if let Some(t) = timeout {
+            b = b.timeout(t);
+        }
+        let b = b.build_detached().unwrap();
+        let mut call = Box::pin(b.call(async {
+            if true {
+                panic!("dependency client bug");
+            }
+            Ok::<(), ()>(())
+        }));
+        assert!(
+            poll_once_catching(&mut call).await,
+            "the panic reached the caller"
+        );
+        drop(call);
+        let m = b.metrics();
+        assert_eq!((m.panicked, m.cancelled), (1, 0), "timeout {timeout:?}");
+    }
+}
