@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::{AttrStyle, Expr, ItemFn};
 
 use crate::breaker_args::{BreakerArgs, Slow};
@@ -232,70 +232,49 @@ fn breaker_setup(
 
 /// The builder calls for every argument the user gave; defaults stay the runtime's.
 fn breaker_settings(b: &BreakerArgs) -> TokenStream {
-    let mut s = TokenStream::new();
-    if let Some(v) = b.failure_rate {
-        let v = Literal::u8_unsuffixed(v);
-        s.extend(quote!(.failure_rate(#v)));
-    }
-    if let Some(d) = b.window {
-        let d = duration(d);
-        s.extend(quote!(.window(#d)));
-    }
-    if let Some(n) = b.window_calls {
-        let n = Literal::u32_unsuffixed(n);
-        s.extend(quote!(.window_calls(#n)));
-    }
-    if let Some(n) = b.min_calls {
-        let n = Literal::u32_unsuffixed(n);
-        s.extend(quote!(.min_calls(#n)));
-    }
-    match b.slow {
-        Some(Slow::Percentile(p, d)) => {
-            let setter = format_ident!("trip_p{}", p);
-            let d = duration(d);
-            s.extend(quote!(.#setter(#d)));
-        }
-        Some(Slow::Bound(d)) => {
-            let d = duration(d);
+    let pct = |v: Option<u8>| v.map(|v| Literal::u8_unsuffixed(v).into_token_stream());
+    let count = |n: Option<u32>| n.map(|n| Literal::u32_unsuffixed(n).into_token_stream());
+    let time = |d: Option<Duration>| d.map(duration);
+    let slow = b.slow.map(|slow| match slow {
+        Slow::Percentile(p, d) => (format!("trip_p{p}"), duration(d)),
+        Slow::Bound(d) => {
             let rate = Literal::u8_unsuffixed(b.slow_rate.unwrap_or(100));
-            s.extend(quote!(.slow(#d, #rate)));
-        }
-        None => {}
-    }
-    let durations = [
-        ("timeout", b.timeout),
-        ("half_open_timeout", b.half_open_timeout),
-        ("open_for", b.open_for),
-    ];
-    for (setter, d) in durations {
-        if let Some(d) = d {
-            let setter = format_ident!("{}", setter);
             let d = duration(d);
-            s.extend(quote!(.#setter(#d)));
+            ("slow".to_owned(), quote!(#d, #rate))
         }
-    }
-    if let (Some(f), Some(max)) = (b.backoff, b.open_for_max) {
-        let max = duration(max);
-        let f = Literal::f64_unsuffixed(f);
-        s.extend(quote!(.backoff(#f, #max)));
-    }
-    if let Some(v) = b.half_open_pct {
-        let v = Literal::u8_unsuffixed(v);
-        s.extend(quote!(.half_open_pct(#v)));
-    }
-    if let Some(d) = b.half_open_window {
-        let d = duration(d);
-        s.extend(quote!(.half_open_window(#d)));
-    }
-    if let Some(n) = b.half_open_calls {
-        let n = Literal::u32_unsuffixed(n);
-        s.extend(quote!(.half_open_calls(#n)));
-    }
-    if let Some(d) = b.alert_after {
-        let d = duration(d);
-        s.extend(quote!(.alert_after(#d)));
-    }
-    s
+    });
+    let backoff = match (b.backoff, b.open_for_max) {
+        (Some(f), Some(max)) => {
+            let (f, max) = (Literal::f64_unsuffixed(f), duration(max));
+            Some(quote!(#f, #max))
+        }
+        _ => None,
+    };
+    // In the order of the builder's setters, so expansions read like the docs.
+    let calls = [
+        ("failure_rate".to_owned(), pct(b.failure_rate)),
+        ("window".to_owned(), time(b.window)),
+        ("window_calls".to_owned(), count(b.window_calls)),
+        ("min_calls".to_owned(), count(b.min_calls)),
+    ]
+    .into_iter()
+    .chain(slow.map(|(setter, args)| (setter, Some(args))))
+    .chain([
+        ("timeout".to_owned(), time(b.timeout)),
+        ("half_open_timeout".to_owned(), time(b.half_open_timeout)),
+        ("open_for".to_owned(), time(b.open_for)),
+        ("backoff".to_owned(), backoff),
+        ("half_open_pct".to_owned(), pct(b.half_open_pct)),
+        ("half_open_window".to_owned(), time(b.half_open_window)),
+        ("half_open_calls".to_owned(), count(b.half_open_calls)),
+        ("alert_after".to_owned(), time(b.alert_after)),
+    ]);
+    calls
+        .filter_map(|(setter, args)| {
+            let setter = format_ident!("{}", setter);
+            args.map(|args| quote!(.#setter(#args)))
+        })
+        .collect()
 }
 
 fn bulkhead_setup(
