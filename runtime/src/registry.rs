@@ -7,6 +7,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, RwLock};
 
 use once_cell::sync::Lazy;
@@ -33,13 +34,16 @@ pub struct Registry {
 /// The contents of one registry: the process-wide one, or a test scope's
 /// (feature `testing`, see `fusebox::testing`).
 pub(crate) struct Maps {
-    breakers: RwLock<HashMap<Arc<str>, Breaker>>,
-    bulkheads: RwLock<HashMap<Arc<str>, Bulkhead>>,
+    breakers: RwLock<HashMap<Arc<str>, Breaker, Hasher>>,
+    bulkheads: RwLock<HashMap<Arc<str>, Bulkhead, Hasher>>,
     events: Events,
     /// A test scope's stale caches, by call site and type (`stale_for`).
     #[cfg(feature = "testing")]
     stale: std::sync::Mutex<StaleCaches>,
 }
+
+/// Per-process seeded, fast: the keyed hot path hashes a name per call.
+type Hasher = foldhash::fast::RandomState;
 
 #[cfg(feature = "testing")]
 type StaleCaches = HashMap<(usize, std::any::TypeId), Arc<dyn std::any::Any + Send + Sync>>;
@@ -169,8 +173,8 @@ impl std::ops::Deref for MapsRef<'_> {
 impl Maps {
     pub(crate) fn new(events: Events) -> Maps {
         Maps {
-            breakers: RwLock::new(HashMap::new()),
-            bulkheads: RwLock::new(HashMap::new()),
+            breakers: RwLock::new(HashMap::default()),
+            bulkheads: RwLock::new(HashMap::default()),
             events,
             #[cfg(feature = "testing")]
             stale: std::sync::Mutex::new(HashMap::new()),
@@ -246,15 +250,26 @@ impl Maps {
                 None => Err(s[template.base_name().len() + 1..].to_owned()),
             }
         });
+        // A call site's template is a `static`: once an entry was created from (or checked
+        // against) this very template, its address says "same settings" in one compare.
+        let origin = template as *const BreakerConfig as usize;
         match found {
+            Ok(b) if b.0.origin.load(Relaxed) == origin => b,
             Ok(b) => {
                 if !b.0.config.same_settings(template) {
                     let wanted = template.with_key(b.config().key().unwrap_or_default());
                     return checked(b, &wanted);
                 }
+                b.0.origin.store(origin, Relaxed);
                 b
             }
-            Err(key) => self.register(template.with_key(&key)),
+            Err(key) => {
+                let b = self.register(template.with_key(&key));
+                if b.0.config.same_settings(template) {
+                    b.0.origin.store(origin, Relaxed);
+                }
+                b
+            }
         }
     }
 

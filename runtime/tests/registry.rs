@@ -103,3 +103,34 @@ async fn metrics_show_what_happened() {
     assert_eq!(m.times_opened, 0);
     assert!(!m.stuck);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_keyed_template_with_other_settings_is_still_reported_after_the_fast_path() {
+    let first = Breaker::builder("reg-keyed-conflict")
+        .window_calls(2)
+        .config()
+        .unwrap();
+    let other = Breaker::builder("reg-keyed-conflict")
+        .window_calls(9)
+        .config()
+        .unwrap();
+    for _ in 0..3 {
+        assert_eq!(
+            registry().keyed(&first, &1).config().window(),
+            first.window()
+        );
+    }
+    let b = registry().keyed(&other, &1);
+    assert_eq!(
+        b.config().window(),
+        first.window(),
+        "the first settings are kept"
+    );
+    assert_eq!(b.metrics().conflicts, 1);
+    registry().keyed(&first, &1);
+    assert_eq!(
+        b.metrics().conflicts,
+        1,
+        "the matching template is not a conflict"
+    );
+}

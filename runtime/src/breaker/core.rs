@@ -63,6 +63,9 @@ pub(crate) struct Core {
     rare: Mutex<Rare>,
     pub(crate) counters: Counters,
     events: Events,
+    /// Address of the keyed call-site template last found to match this breaker's settings
+    /// (0: none); lets a keyed lookup skip comparing settings field by field.
+    pub(crate) origin: std::sync::atomic::AtomicUsize,
 }
 
 /// The result of asking to make a call.
@@ -92,6 +95,7 @@ impl Core {
             }),
             counters: Counters::default(),
             events,
+            origin: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
