@@ -132,3 +132,33 @@ async fn stuck_shows_everywhere_and_logs_one_error_per_episode() {
         "a second episode, a second ERROR"
     );
 }
+
+#[test]
+fn a_conflicting_call_site_logs_at_error_with_backoff_and_counts_every_time() {
+    let errors = Errors::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(errors.clone()));
+    let first = Breaker::builder("alerts-conflict")
+        .window_calls(2)
+        .config()
+        .unwrap();
+    let other = Breaker::builder("alerts-conflict")
+        .window_calls(9)
+        .config()
+        .unwrap();
+    fusebox::registry().keyed(&first, &1);
+    for _ in 0..100 {
+        fusebox::registry().keyed(&other, &1);
+    }
+    let logged = errors
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(b, m)| b.contains("alerts-conflict/1") && m.contains("registered twice"))
+        .count();
+    // Occurrences 1, 2, 3, 5, 9, 17, 33, 65: loud at first, then sparser.
+    assert_eq!(logged, 8);
+    let b = fusebox::registry().breaker("alerts-conflict/1").unwrap();
+    assert_eq!(b.metrics().conflicts, 100);
+}

@@ -321,13 +321,22 @@ impl Maps {
 
 fn checked(existing: Breaker, wanted: &BreakerConfig) -> Breaker {
     if existing.0.config != *wanted {
-        bump(&existing.0.counters.conflicts);
-        tracing::error!(
-            breaker = %wanted.name(),
-            kept = ?existing.0.config,
-            ignored = ?wanted,
-            "circuit breaker registered twice with different settings; keeping the first"
-        );
+        let before = existing
+            .0
+            .counters
+            .conflicts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // A conflicting keyed call site meets this on every call: log the 1st, 2nd, 4th, 8th...
+        // occurrence, so the ERROR stays loud without flooding the log; metrics count them all.
+        if before == 0 || before.is_power_of_two() {
+            tracing::error!(
+                breaker = %wanted.name(),
+                kept = ?existing.0.config,
+                ignored = ?wanted,
+                conflicts = before + 1,
+                "circuit breaker registered twice with different settings; keeping the first"
+            );
+        }
     }
     existing
 }
