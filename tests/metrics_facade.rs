@@ -42,6 +42,16 @@ fn find(series: &Series, name: &str, want: &[(&str, &str)]) -> Option<(MetricKin
         })
 }
 
+/// The value of `fusebox_breaker_state{state=...}` for one breaker in a fresh snapshot.
+fn state_gauge(snap: &Snapshotter, me: (&str, &str), state: &str) -> Option<DebugValue> {
+    find(
+        &take(snap),
+        "fusebox_breaker_state",
+        &[me, ("state", state)],
+    )
+    .map(|x| x.1)
+}
+
 fn gauge(v: f64) -> DebugValue {
     DebugValue::Gauge(v.into())
 }
@@ -147,12 +157,7 @@ async fn the_periodic_reporter_publishes_the_global_registry_every_period() {
     let me = ("breaker", "facade-periodic");
     tokio::task::yield_now().await;
     assert_eq!(
-        find(
-            &take(&snap),
-            "fusebox_breaker_state",
-            &[me, ("state", "closed")]
-        )
-        .map(|x| x.1),
+        state_gauge(&snap, me, "closed"),
         Some(gauge(1.0)),
         "the first report goes out at once"
     );
@@ -160,25 +165,12 @@ async fn the_periodic_reporter_publishes_the_global_registry_every_period() {
     tokio::time::advance(Duration::from_secs(9)).await;
     tokio::task::yield_now().await;
     assert_eq!(
-        find(
-            &take(&snap),
-            "fusebox_breaker_state",
-            &[me, ("state", "forced_open")]
-        )
-        .map(|x| x.1),
+        state_gauge(&snap, me, "forced_open"),
         Some(gauge(0.0)),
         "no report before the period is over (the recorder reset the gauge when read)"
     );
     tokio::time::advance(Duration::from_secs(1)).await;
     tokio::task::yield_now().await;
-    assert_eq!(
-        find(
-            &take(&snap),
-            "fusebox_breaker_state",
-            &[me, ("state", "forced_open")]
-        )
-        .map(|x| x.1),
-        Some(gauge(1.0))
-    );
+    assert_eq!(state_gauge(&snap, me, "forced_open"), Some(gauge(1.0)));
     reporter.abort();
 }
