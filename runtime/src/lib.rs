@@ -34,9 +34,6 @@ mod macro_support;
 mod metrics;
 mod registry;
 mod settings;
-
-#[cfg(feature = "sim")]
-pub mod sim;
 mod stale;
 mod stale_site;
 mod state;

@@ -11,13 +11,13 @@
 use std::io;
 use std::time::Duration;
 
-use crate::sim::{Call, Dependency, Latency, Phase, Report, Route, Server};
-use crate::{tune, Breaker, BreakerBuilder};
+use crate::{Call, Dependency, Latency, Phase, Report, Route, Server};
+use fusebox_runtime::{tune, Breaker, BreakerBuilder};
 
 /// Parameters of the Semian replay.
 ///
 /// ```
-/// use fusebox_runtime::sim::replay::semian::SemianSetup;
+/// use fusebox_sim::replay::semian::SemianSetup;
 /// let s = SemianSetup::default();
 /// assert_eq!((s.instances, s.threads), (42, 2));
 /// ```
@@ -75,7 +75,7 @@ pub struct Semian {
 ///
 /// ```
 /// use std::time::Duration;
-/// let c = fusebox_runtime::sim::replay::semian::before_breaker().config().unwrap();
+/// let c = fusebox_sim::replay::semian::before_breaker().config().unwrap();
 /// assert_eq!(c.half_open_timeout(), Some(Duration::from_millis(250)));
 /// ```
 pub fn before_breaker() -> BreakerBuilder {
@@ -86,7 +86,7 @@ pub fn before_breaker() -> BreakerBuilder {
 ///
 /// ```
 /// use std::time::Duration;
-/// let c = fusebox_runtime::sim::replay::semian::after_breaker().config().unwrap();
+/// let c = fusebox_sim::replay::semian::after_breaker().config().unwrap();
 /// assert_eq!(c.half_open_timeout(), Some(Duration::from_millis(50)));
 /// assert_eq!(c.open_for(), Duration::from_secs(30));
 /// ```
@@ -128,7 +128,7 @@ fn run(setup: &SemianSetup, b: &BreakerBuilder, workers: usize) -> io::Result<Re
         .phase(DOWN_AT, Phase::Hang)
         .build();
         // One breaker per instance: what `#[breaker(name = "redis", key = i)]` gives.
-        let breaker = crate::Breaker::new(cfg.with_key(&i.to_string()));
+        let breaker = Breaker::detached(cfg.with_key(&i.to_string()));
         let offset = Duration::from_secs_f64(gap * i as f64 / n as f64);
         server = server.route(
             Route::new(format!("redis/{i}"), setup.rate_per_instance)
@@ -143,7 +143,7 @@ fn run(setup: &SemianSetup, b: &BreakerBuilder, workers: usize) -> io::Result<Re
 /// them) on unbounded threads to measure the demand.
 ///
 /// ```
-/// use fusebox_runtime::sim::replay::semian::{after_breaker, run_one, SemianSetup};
+/// use fusebox_sim::replay::semian::{after_breaker, run_one, SemianSetup};
 /// let mut setup = SemianSetup::default();
 /// setup.instances = 6;
 /// setup.cycles = 2;
@@ -184,7 +184,7 @@ pub fn run_one(setup: &SemianSetup, b: &BreakerBuilder) -> io::Result<SemianRun>
 /// Runs both configurations.
 ///
 /// ```no_run
-/// use fusebox_runtime::sim::replay::semian::{semian, SemianSetup};
+/// use fusebox_sim::replay::semian::{semian, SemianSetup};
 /// let s = semian(&SemianSetup::default()).unwrap();
 /// println!("tuned: predicted {:.1} %, measured {:.1} %", s.after.predicted * 100.0, s.after.measured * 100.0);
 /// ```

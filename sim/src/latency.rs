@@ -8,7 +8,7 @@ use super::Rng;
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::{Latency, Rng};
+/// use fusebox_sim::{Latency, Rng};
 /// let ms = Duration::from_millis;
 /// let mut rng = Rng::new(1);
 /// assert_eq!(Latency::fixed(ms(80)).draw(&mut rng), ms(80));

@@ -1,14 +1,13 @@
 //! The replays' key figures, asserted with tolerances: CI proves the recovery behaviour of the
 //! breakers, not only that the replay program runs. The full replays take about 12 s in a
 //! debug build; they run once and every test reads the shared result.
-#![cfg(feature = "sim")]
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use fusebox_runtime::sim::replay::cold_start::{self, ColdStartSetup};
-use fusebox_runtime::sim::replay::{Replays, Setup};
 use fusebox_runtime::tune;
+use fusebox_sim::replay::cold_start::{self, ColdStartSetup};
+use fusebox_sim::replay::{Replays, Setup};
 
 fn replays() -> &'static Replays {
     static R: OnceLock<Replays> = OnceLock::new();

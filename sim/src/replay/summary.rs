@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 /// Percentages are in percent, times in seconds.
 ///
 /// ```no_run
-/// use fusebox_runtime::sim::replay::{Replays, Setup};
+/// use fusebox_sim::replay::{Replays, Setup};
 /// let summary = Replays::run(&Setup::default()).unwrap().summary();
 /// assert!(summary.cold_old_recovery_s.unwrap() > 3600.0);
 /// assert!(summary.to_json().contains("\"old_recovery_s\""));

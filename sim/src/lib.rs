@@ -1,21 +1,33 @@
-//! Virtual-time outage simulator (feature `sim`): proves the second job of a breaker, letting a
-//! dependency back in, by replaying outages against the real breakers and bulkheads.
+//! fusebox-sim: the virtual-time outage simulator of fusebox. It proves the second job of a
+//! breaker, letting a dependency back in, by replaying outages against the real breakers and
+//! bulkheads, built only on `fusebox-runtime`'s public API (what a user's `fusebox::Breaker`
+//! is). It is a crate of its own so that its tokio `test-util` (a paused clock) never reaches
+//! a user's build: the facade's `replay` example takes it as a dev-dependency.
 //!
 //! - [`Dependency`]: a simulated dependency with a scripted timeline of [`Phase`]s: healthy,
 //!   down (refusing or hanging), slow, partly failing, and cold after a restart, warming only
 //!   as it receives requests.
 //! - [`Server`]: N workers and [`Route`]s of requests at given rates; each request holds a worker
-//!   while it works and waits, and makes its [`Call`] through a real [`Breaker`](crate::Breaker)
-//!   and [`Bulkhead`](crate::Bulkhead), on a paused tokio clock of its own; or through your own
-//!   async function ([`Call::function`]), e.g. one annotated with `#[breaker]`.
+//!   while it works and waits, and makes its [`Call`] through a real
+//!   [`Breaker`](fusebox_runtime::Breaker) and [`Bulkhead`](fusebox_runtime::Bulkhead), on a
+//!   paused tokio clock of its own; or through your own async function ([`Call::function`]),
+//!   e.g. one annotated with `#[breaker]`.
 //! - [`Report`]: utilization over time and per window, fallback share, calls sent to the
 //!   dependency, breaker timelines and recovery times; [`svg`] draws it.
 //! - [`replay`]: the four incident write-ups of the project, replayed.
 //!
+//! Layout, from the bottom up: `rng.rs` and `latency.rs` draw numbers; `dependency.rs` is the
+//! scripted dependency; `server.rs` the model a user configures; `engine.rs` runs it (arrivals,
+//! one request's life, watching the breakers' `state`/`state_since`); `meter.rs` integrates the
+//! busy gauge exactly; `collect.rs` turns the run's book into `report.rs`'s [`Report`];
+//! `svg.rs` draws reports with plotters; `replay/` holds one file per write-up, plus the
+//! comparison table (`replay/summary.rs`). Tests: `tests/server.rs` (the model) and
+//! `tests/replays.rs` (the replays' figures, with tolerances).
+//!
 //! ```
 //! use std::time::Duration;
 //! use fusebox_runtime::Breaker;
-//! use fusebox_runtime::sim::{Call, Dependency, Latency, Phase, Route, Server};
+//! use fusebox_sim::{Call, Dependency, Latency, Phase, Route, Server};
 //! let (ms, s) = (Duration::from_millis, Duration::from_secs);
 //! // Down for two minutes from t = 60 s, then back, warm.
 //! let dep = Dependency::builder("inventory", Latency::fixed(ms(20)))

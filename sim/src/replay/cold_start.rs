@@ -4,13 +4,13 @@
 use std::io;
 use std::time::Duration;
 
-use crate::sim::{Call, Dependency, Latency, Phase, Report, Route, Server};
-use crate::{Breaker, BreakerBuilder};
+use crate::{Call, Dependency, Latency, Phase, Report, Route, Server};
+use fusebox_runtime::{Breaker, BreakerBuilder};
 
 /// Parameters of the cold-start replay.
 ///
 /// ```
-/// use fusebox_runtime::sim::replay::cold_start::ColdStartSetup;
+/// use fusebox_sim::replay::cold_start::ColdStartSetup;
 /// let mut setup = ColdStartSetup::default();
 /// setup.warm_after = 30; // a provider that needs more traffic to warm up
 /// assert_eq!(setup.rate, 10.0);
@@ -67,7 +67,7 @@ const DOWN_FOR: Duration = Duration::from_secs(120);
 ///
 /// ```
 /// use std::time::Duration;
-/// let c = fusebox_runtime::sim::replay::cold_start::old_breaker().config().unwrap();
+/// let c = fusebox_sim::replay::cold_start::old_breaker().config().unwrap();
 /// assert_eq!(c.half_open_timeout(), Some(Duration::from_millis(800)));
 /// assert_eq!(c.open_period(6), Duration::from_secs(1800));
 /// ```
@@ -86,7 +86,7 @@ pub fn old_breaker() -> BreakerBuilder {
 ///
 /// ```
 /// use std::time::Duration;
-/// let c = fusebox_runtime::sim::replay::cold_start::new_breaker().config().unwrap();
+/// let c = fusebox_sim::replay::cold_start::new_breaker().config().unwrap();
 /// assert_eq!(c.half_open_timeout(), Some(Duration::from_secs(4)));
 /// assert_eq!(c.open_period(6), Duration::from_secs(60));
 /// ```
@@ -105,7 +105,7 @@ pub fn new_breaker() -> BreakerBuilder {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::replay::cold_start::{provider, ColdStartSetup};
+/// use fusebox_sim::replay::cold_start::{provider, ColdStartSetup};
 /// let p = provider(&ColdStartSetup::default());
 /// assert_eq!(p.up_again_at(), Some(Duration::from_secs(180)));
 /// ```
@@ -129,7 +129,7 @@ pub fn provider(setup: &ColdStartSetup) -> Dependency {
 /// Runs one configuration against the scripted provider.
 ///
 /// ```
-/// use fusebox_runtime::sim::replay::cold_start::{new_breaker, run_one, ColdStartSetup};
+/// use fusebox_sim::replay::cold_start::{new_breaker, run_one, ColdStartSetup};
 /// let (report, recovery) = run_one(&ColdStartSetup::default(), &new_breaker()).unwrap();
 /// assert!(recovery.unwrap().as_secs() < 300);
 /// # let _ = report;
@@ -146,8 +146,8 @@ pub fn run_one(
 /// annotated function ([`Call::function`]) instead of a builder-made breaker.
 ///
 /// ```
-/// use fusebox_runtime::sim::Call;
-/// use fusebox_runtime::sim::replay::cold_start::{new_breaker, run_call, ColdStartSetup};
+/// use fusebox_sim::Call;
+/// use fusebox_sim::replay::cold_start::{new_breaker, run_call, ColdStartSetup};
 /// let b = new_breaker().build_detached().unwrap();
 /// let (_, recovery) = run_call(&ColdStartSetup::default(), |dep| Call::new(dep).breaker(&b)).unwrap();
 /// assert!(recovery.unwrap().as_secs() < 300);
@@ -173,7 +173,7 @@ pub fn run_call(
 /// Runs both configurations.
 ///
 /// ```no_run
-/// use fusebox_runtime::sim::replay::cold_start::{cold_start, ColdStartSetup};
+/// use fusebox_sim::replay::cold_start::{cold_start, ColdStartSetup};
 /// let r = cold_start(&ColdStartSetup::default()).unwrap();
 /// println!("old {:?}, new {:?}", r.old_recovery, r.new_recovery);
 /// ```
@@ -200,9 +200,9 @@ pub fn cold_start(setup: &ColdStartSetup) -> io::Result<ColdStart> {
 }
 
 /// Half-open episodes that started in `[from, to]`: one trial each under `half_open_calls(1)`.
-fn trials_between(t: &crate::sim::BreakerTimeline, from: Duration, to: Duration) -> u64 {
+fn trials_between(t: &crate::BreakerTimeline, from: Duration, to: Duration) -> u64 {
     t.transitions
         .iter()
-        .filter(|(at, s)| *s == crate::State::HalfOpen && *at >= from && *at <= to)
+        .filter(|(at, s)| *s == fusebox_runtime::State::HalfOpen && *at >= from && *at <= to)
         .count() as u64
 }

@@ -4,14 +4,14 @@
 use std::io;
 use std::time::Duration;
 
-use crate::sim::{Call, Dependency, Latency, Phase, Report, Route, Server};
-use crate::{tune, Breaker, Bulkhead};
+use crate::{Call, Dependency, Latency, Phase, Report, Route, Server};
+use fusebox_runtime::{tune, Breaker, Bulkhead};
 
 /// Parameters of the lesson replay. `scale` multiplies workers, rates and the pool together,
 /// which keeps every share the same and makes debug-build tests cheap.
 ///
 /// ```
-/// use fusebox_runtime::sim::replay::lesson::LessonSetup;
+/// use fusebox_sim::replay::lesson::LessonSetup;
 /// assert_eq!(LessonSetup::default().scale, 1.0);
 /// ```
 #[derive(Debug, Clone)]
@@ -75,7 +75,7 @@ fn ms(n: u64) -> Duration {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::replay::lesson::{lesson, LessonSetup};
+/// use fusebox_sim::replay::lesson::{lesson, LessonSetup};
 /// let mut setup = LessonSetup::default();
 /// setup.scale = 0.1; // 20 workers, 40 + 5 + 2 requests a second: the same shares
 /// setup.step = Duration::from_secs(20);
@@ -193,7 +193,7 @@ pub fn lesson(setup: &LessonSetup) -> io::Result<Lesson> {
         .run_for(end)?;
 
     let util = |r: &Report, w: &str| r.window(w).map_or(0.0, |w| w.utilization);
-    let per_s = |r: &Report, w: &str, f: fn(&crate::sim::Counts) -> u64| {
+    let per_s = |r: &Report, w: &str, f: fn(&crate::Counts) -> u64| {
         r.window(w).map_or(0.0, |w| {
             let c = w.route(if w.name == "step 5" {
                 "statements"

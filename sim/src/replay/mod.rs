@@ -6,7 +6,7 @@
 //! `summary.json`.
 //!
 //! ```no_run
-//! use fusebox_runtime::sim::replay::{Replays, Setup};
+//! use fusebox_sim::replay::{Replays, Setup};
 //! let replays = Replays::run(&Setup::default()).unwrap();
 //! let summary = replays.summary();
 //! println!("{}", summary.table());
@@ -30,7 +30,7 @@ use super::svg::{self, Panel};
 /// The setups of all four replays; the defaults are the write-ups' figures.
 ///
 /// ```
-/// use fusebox_runtime::sim::replay::Setup;
+/// use fusebox_sim::replay::Setup;
 /// let mut setup = Setup::default();
 /// setup.lesson.scale = 0.1; // a tenth of the lesson's server: the same shares, faster
 /// assert_eq!(setup.semian.instances, 42);

@@ -12,7 +12,7 @@ use super::Report;
 ///
 /// ```
 /// # use std::time::Duration;
-/// use fusebox_runtime::sim::{svg::Panel, Route, Server};
+/// use fusebox_sim::{svg::Panel, Route, Server};
 /// let report = Server::new(1).route(Route::new("a", 1.0)).run_for(Duration::from_secs(1)).unwrap();
 /// let panel = Panel { label: "one request a second", report: &report };
 /// # let _ = panel;
@@ -29,7 +29,7 @@ pub struct Panel<'a> {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::{svg, Route, Server};
+/// use fusebox_sim::{svg, Route, Server};
 /// let report = Server::new(10)
 ///     .route(Route::new("work", 50.0).work(Duration::from_millis(100)))
 ///     .run_for(Duration::from_secs(30))

@@ -11,8 +11,7 @@ use super::meter::{Meter, Span};
 use super::report::{Counts, Report};
 use super::server::{Call, CallFn, Server};
 use super::SimError;
-use crate::breaker::Completion;
-use crate::{Breaker, Error, Rejection, State};
+use fusebox_runtime::{Breaker, Error, Rejection, State};
 
 /// Runs `server` to the horizon (or until settled) and reports.
 pub(super) async fn drive(server: Server, horizon: Duration) -> Report {
@@ -68,7 +67,7 @@ pub(super) struct RouteRt {
 /// The breaker's state as last seen, with the transitions seen so far.
 pub(super) struct Track {
     pub(super) breaker: Breaker,
-    pub(super) last: (State, u64),
+    pub(super) last: (State, Instant),
     pub(super) transitions: Vec<(u64, State)>,
 }
 
@@ -123,7 +122,7 @@ impl Shared {
                     let state = b.state();
                     tracks.push(Track {
                         breaker: b.clone(),
-                        last: (state, b.0.state_since()),
+                        last: (state, b.state_since()),
                         transitions: vec![(0, state)],
                     });
                     tracks.len() - 1
@@ -209,14 +208,10 @@ impl Shared {
     fn observe(&self, i: usize) {
         let mut b = self.book.borrow_mut();
         let t = &mut b.tracks[i];
-        let core = &t.breaker.0;
-        let seen = (core.state(), core.state_since());
+        let seen = (t.breaker.state(), t.breaker.state_since());
         if seen != t.last {
             t.last = seen;
-            let at = core
-                .clock
-                .instant(seen.1)
-                .saturating_duration_since(self.t0);
+            let at = seen.1.saturating_duration_since(self.t0);
             t.transitions.push((nanos(at), seen.0));
         }
     }
@@ -374,18 +369,21 @@ async fn perform(shared: &Shared, r: usize, arrived: u64, call: &Call) -> Outcom
             None => dep.call().await,
         }
     };
-    let done = crate::__private::run(
-        call.breaker.as_ref(),
-        call.bulkhead.as_ref(),
-        fut,
-        |_: &SimError| true,
-    )
-    .await;
+    // Every error counts, as in a `#[breaker]` without a `failure` predicate.
+    let done = match (&call.breaker, &call.bulkhead) {
+        (Some(b), Some(h)) => b.call_in(h, fut).await,
+        (Some(b), None) => b.call(fut).await,
+        (None, Some(h)) => match h.call(fut).await {
+            Ok(r) => r.map_err(Error::Failed),
+            Err(r) => Err(Error::Rejected(r)),
+        },
+        (None, None) => fut.await.map_err(Error::Failed),
+    };
     match done {
-        Completion::Ok(()) => Outcome::Ok,
-        Completion::Ignored(_) => Outcome::Failed,
-        Completion::Failed(Error::Failed(_)) => Outcome::Failed,
-        Completion::Failed(Error::Rejected(Rejection::TimedOut { .. })) => Outcome::Failed,
-        Completion::Failed(Error::Rejected(_)) => Outcome::Rejected,
+        Ok(()) => Outcome::Ok,
+        Err(Error::Failed(_)) => Outcome::Failed,
+        // A timed-out call reached the dependency: a failure of it, not a refusal.
+        Err(Error::Rejected(Rejection::TimedOut { .. })) => Outcome::Failed,
+        Err(Error::Rejected(_)) => Outcome::Rejected,
     }
 }

@@ -8,13 +8,13 @@ use std::time::Duration;
 use tokio::time::{sleep, Instant};
 
 use super::{Latency, Rng};
-use crate::Rejection;
+use fusebox_runtime::Rejection;
 
 /// What a simulated dependency does during one part of its timeline.
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::{Latency, Phase};
+/// use fusebox_sim::{Latency, Phase};
 /// // The cold-start write-up: back after the outage, 1.5–3 s until it has served enough requests.
 /// let cold = Phase::ColdStart {
 ///     cold: Latency::uniform(Duration::from_millis(1500), Duration::from_secs(3)),
@@ -57,7 +57,7 @@ impl Phase {
 /// Why a simulated call failed.
 ///
 /// ```
-/// use fusebox_runtime::sim::SimError;
+/// use fusebox_sim::SimError;
 /// assert_eq!(SimError::Refused.to_string(), "connection refused");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +100,7 @@ impl std::error::Error for SimError {}
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::{Dependency, Latency};
+/// use fusebox_sim::{Dependency, Latency};
 /// let d = Dependency::builder("d", Latency::fixed(Duration::from_millis(1))).build();
 /// assert_eq!(d.stats().received, 0);
 /// ```
@@ -136,7 +136,7 @@ struct Inner {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::{Dependency, Latency, Phase, SimError};
+/// use fusebox_sim::{Dependency, Latency, Phase, SimError};
 /// let s = Duration::from_secs;
 /// let provider = Dependency::builder("address-lookup", Latency::fixed(Duration::from_millis(90)))
 ///     .phase(s(60), Phase::Refuse)
@@ -162,7 +162,7 @@ pub struct Dependency {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::{Dependency, Latency, Phase};
+/// use fusebox_sim::{Dependency, Latency, Phase};
 /// let s = Duration::from_secs;
 /// let payments = Dependency::builder("payments", Latency::fixed(Duration::from_millis(80)))
 ///     .phase(s(60), Phase::Slow(Latency::fixed(s(8))))
@@ -251,7 +251,7 @@ impl Dependency {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::sim::{Dependency, Latency, Phase};
+    /// use fusebox_sim::{Dependency, Latency, Phase};
     /// let d = Dependency::builder("x", Latency::fixed(Duration::from_millis(5)))
     ///     .phase(Duration::from_secs(10), Phase::Hang)
     ///     .build();
@@ -268,7 +268,7 @@ impl Dependency {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::sim::{Dependency, Latency, Phase};
+    /// use fusebox_sim::{Dependency, Latency, Phase};
     /// let s = Duration::from_secs;
     /// let d = Dependency::builder("x", Latency::fixed(Duration::from_millis(5)))
     ///     .phase(s(10), Phase::Refuse)

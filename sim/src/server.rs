@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::task::LocalSet;
 
 use super::{engine, Dependency, Report, SimError};
-use crate::{Breaker, Bulkhead};
+use fusebox_runtime::{Breaker, Bulkhead};
 
 /// A call a route makes to a dependency, through an optional breaker and bulkhead.
 ///
@@ -20,7 +20,7 @@ use crate::{Breaker, Bulkhead};
 /// ```
 /// use std::time::Duration;
 /// use fusebox_runtime::{Breaker, Bulkhead};
-/// use fusebox_runtime::sim::{Call, Dependency, Latency};
+/// use fusebox_sim::{Call, Dependency, Latency};
 /// let reports = Dependency::builder("reports", Latency::fixed(Duration::from_secs(2))).build();
 /// let pool = Bulkhead::builder("reports").pool(60).build_detached().unwrap();
 /// let call = Call::new(&reports).bulkhead(&pool).timeout(Duration::from_secs(5));
@@ -77,7 +77,7 @@ impl Call {
     /// ```
     /// use std::time::Duration;
     /// use fusebox_runtime::{Breaker, Error};
-    /// use fusebox_runtime::sim::{Call, Dependency, Latency, Phase, Route, Server, SimError};
+    /// use fusebox_sim::{Call, Dependency, Latency, Phase, Route, Server, SimError};
     /// let s = Duration::from_secs;
     /// let dep = Dependency::builder("d", Latency::fixed(Duration::from_millis(10)))
     ///     .phase(s(5), Phase::Refuse)
@@ -143,7 +143,7 @@ impl Call {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::Route;
+/// use fusebox_sim::Route;
 /// // 50 order-status requests a second, 50 ms of work each, no call.
 /// let status = Route::new("status", 50.0).work(Duration::from_millis(50));
 /// // 20 statements a second, 60 from the 60th second on.
@@ -214,7 +214,7 @@ impl Route {
 /// ```
 /// use std::time::Duration;
 /// use fusebox_runtime::Breaker;
-/// use fusebox_runtime::sim::{Call, Dependency, Latency, Phase, Route, Server};
+/// use fusebox_sim::{Call, Dependency, Latency, Phase, Route, Server};
 /// let (ms, s) = (Duration::from_millis, Duration::from_secs);
 /// let price = Dependency::builder("price", Latency::fixed(ms(50)))
 ///     .phase(s(10), Phase::Hang)

@@ -5,14 +5,14 @@
 use std::io;
 use std::time::Duration;
 
-use crate::sim::{Call, Dependency, Latency, Phase, Report, Route, Server};
-use crate::{Breaker, BreakerBuilder};
+use crate::{Call, Dependency, Latency, Phase, Report, Route, Server};
+use fusebox_runtime::{Breaker, BreakerBuilder};
 
 /// Parameters of the slow-not-down replay.
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::replay::slow::SlowSetup;
+/// use fusebox_sim::replay::slow::SlowSetup;
 /// assert_eq!(SlowSetup::default().slow_for, Duration::from_secs(600));
 /// ```
 #[derive(Debug, Clone)]
@@ -65,7 +65,7 @@ const SLOW_AT: Duration = Duration::from_secs(60);
 /// The breaker that counts errors only: half the calls failing in 30 s, 30 s timeout.
 ///
 /// ```
-/// let c = fusebox_runtime::sim::replay::slow::error_only_breaker().config().unwrap();
+/// let c = fusebox_sim::replay::slow::error_only_breaker().config().unwrap();
 /// assert!(c.slow().is_none());
 /// ```
 pub fn error_only_breaker() -> BreakerBuilder {
@@ -78,7 +78,7 @@ pub fn error_only_breaker() -> BreakerBuilder {
 /// The write-up's fix: also trip when p95 latency exceeds 500 ms; trials must answer in 1 s.
 ///
 /// ```
-/// let c = fusebox_runtime::sim::replay::slow::p95_breaker().config().unwrap();
+/// let c = fusebox_sim::replay::slow::p95_breaker().config().unwrap();
 /// assert_eq!(c.slow().unwrap().rate, 5); // p95 > 500 ms ⇔ more than 5 % slower
 /// ```
 pub fn p95_breaker() -> BreakerBuilder {
@@ -89,7 +89,7 @@ pub fn p95_breaker() -> BreakerBuilder {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::replay::slow::{p95_breaker, run_one, SlowSetup};
+/// use fusebox_sim::replay::slow::{p95_breaker, run_one, SlowSetup};
 /// let mut setup = SlowSetup::default();
 /// setup.scale = 0.2; // a pool of 20, a fifth of the traffic: the same shares
 /// setup.slow_for = Duration::from_secs(120);
@@ -149,7 +149,7 @@ pub fn run_one(setup: &SlowSetup, breaker: &BreakerBuilder) -> io::Result<SlowRu
 /// Runs both configurations.
 ///
 /// ```no_run
-/// use fusebox_runtime::sim::replay::slow::{slow, SlowSetup};
+/// use fusebox_sim::replay::slow::{slow, SlowSetup};
 /// let s = slow(&SlowSetup::default()).unwrap();
 /// assert_eq!(s.error_only.trip_after, None);
 /// ```

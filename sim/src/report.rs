@@ -2,14 +2,14 @@
 
 use std::time::Duration;
 
-use crate::State;
+use fusebox_runtime::State;
 
 /// How the requests of a route (or of a whole window) ended.
 ///
 /// Requests are counted in the window and sample bucket of their arrival.
 ///
 /// ```
-/// use fusebox_runtime::sim::Counts;
+/// use fusebox_sim::Counts;
 /// let mut c = Counts::default();
 /// c.arrived = 10;
 /// c.ok = 6;
@@ -80,7 +80,7 @@ fn ratio(a: u64, b: u64) -> f64 {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::{Route, Server};
+/// use fusebox_sim::{Route, Server};
 /// let r = Server::new(10)
 ///     .route(Route::new("a", 10.0).work(Duration::from_millis(100)))
 ///     .window("w", Duration::ZERO, Duration::from_secs(10))
@@ -105,7 +105,7 @@ pub struct RouteWindow {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::{Route, Server};
+/// use fusebox_sim::{Route, Server};
 /// let s = Duration::from_secs;
 /// let r = Server::new(4)
 ///     .route(Route::new("calm", 1.0).work(s(1)))
@@ -160,7 +160,7 @@ impl WindowReport {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::{Route, Server};
+/// use fusebox_sim::{Route, Server};
 /// let r = Server::new(1).route(Route::new("a", 2.0)).run_for(Duration::from_secs(5)).unwrap();
 /// assert_eq!(r.route("a").unwrap().counts.ok, 10);
 /// ```
@@ -179,7 +179,7 @@ pub struct RouteReport {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::BreakerTimeline;
+/// use fusebox_sim::BreakerTimeline;
 /// use fusebox_runtime::State;
 /// let s = Duration::from_secs;
 /// let t = BreakerTimeline::new("x", vec![
@@ -272,7 +272,7 @@ impl BreakerTimeline {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::{Route, Server};
+/// use fusebox_sim::{Route, Server};
 /// let r = Server::new(10)
 ///     .route(Route::new("a", 10.0).work(Duration::from_millis(500)))
 ///     .sample_every(Duration::from_secs(2))
@@ -300,7 +300,7 @@ pub struct Series {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::sim::{Route, Server};
+/// use fusebox_sim::{Route, Server};
 /// let r = Server::new(2).route(Route::new("a", 1.0).work(Duration::from_secs(1)))
 ///     .run_for(Duration::from_secs(10)).unwrap();
 /// assert!((r.utilization - 0.5).abs() < 0.01);

@@ -1,11 +1,10 @@
 //! The server model on its own: utilization is exact, a full server sheds, calls go through
 //! the real breaker and bulkhead.
-#![cfg(feature = "sim")]
 
 use std::time::Duration;
 
-use fusebox_runtime::sim::{Call, Dependency, Latency, Phase, Route, Server};
 use fusebox_runtime::{Breaker, Bulkhead, State};
+use fusebox_sim::{Call, Dependency, Latency, Phase, Route, Server};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -135,8 +134,8 @@ async fn run_for_inside_a_runtime_is_an_error_not_a_panic() {
 /// What `#[breaker]` generates for `async fn lookup(dep: Dependency) -> Result<(), SimError>`
 /// without a fallback: the call through the breaker, a rejection via `From<Rejection>`.
 fn annotated_like(b: &Breaker) -> Call {
-    use fusebox_runtime::sim::SimError;
     use fusebox_runtime::Error;
+    use fusebox_sim::SimError;
     let through = b.clone();
     let dep = cold_dependency();
     Call::function(&dep, move |dep| {

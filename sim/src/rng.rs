@@ -3,7 +3,7 @@
 /// SplitMix64: tiny, fast, and good enough to draw latencies and failures.
 ///
 /// ```
-/// use fusebox_runtime::sim::Rng;
+/// use fusebox_sim::Rng;
 /// let (mut a, mut b) = (Rng::new(7), Rng::new(7));
 /// assert_eq!(a.next_u64(), b.next_u64());
 /// let x = a.next_f64();
@@ -21,7 +21,7 @@ impl Rng {
     /// A generator for one named part of a simulation, independent of the others'.
     ///
     /// ```
-    /// use fusebox_runtime::sim::Rng;
+    /// use fusebox_sim::Rng;
     /// assert_ne!(Rng::derived(1, "a").next_u64(), Rng::derived(1, "b").next_u64());
     /// ```
     pub fn derived(seed: u64, name: &str) -> Rng {
@@ -50,7 +50,7 @@ impl Rng {
     /// True with probability `p`.
     ///
     /// ```
-    /// use fusebox_runtime::sim::Rng;
+    /// use fusebox_sim::Rng;
     /// let mut r = Rng::new(1);
     /// assert!(!r.chance(0.0));
     /// assert!(r.chance(1.0));
