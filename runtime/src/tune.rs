@@ -44,7 +44,7 @@ pub fn workers_held(calls_per_s: f64, wait: Duration) -> f64 {
 ///
 /// The result is a demand on the worker's capacity, not a share of it: above 1.0 (Semian's
 /// 263 %) the threads cannot keep up and the worker is as good as down. The simulator
-/// measures [`probe_load`], its close relative (`sim::replay::semian` shows both).
+/// measures [`probe_load`], its close relative (`fusebox_sim::replay::semian` shows both).
 ///
 /// ```
 /// use std::time::Duration;
