@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::settings::BreakerConfig;
+
 /// Bulkhead pool size: calls per second × normal latency × spare factor, rounded up.
 ///
 /// The breaker-and-bulkhead lesson: 20 statements/s × 2 s × 1.5 = 60.
@@ -154,7 +156,7 @@ pub fn time_to_exhaust(free: f64, calls_per_s: f64, wait: Duration) -> Option<Du
 /// // 0:30, 1:30, 3:30, 7:30, 15:30, 31:30, then every 30 minutes.
 /// assert_eq!(mins, [0, 1, 3, 7, 15, 31, 61, 91, 121, 151]);
 /// ```
-pub fn trial_times(config: &crate::BreakerConfig, horizon: Duration) -> Vec<Duration> {
+pub fn trial_times(config: &BreakerConfig, horizon: Duration) -> Vec<Duration> {
     let mut out = Vec::new();
     let mut t = Duration::ZERO;
     for n in 0u32.. {
@@ -207,7 +209,7 @@ mod tests {
 
     #[test]
     fn trial_times_stop_at_the_horizon_and_follow_a_fixed_period() {
-        let fixed = crate::Breaker::builder("t")
+        let fixed = crate::breaker::Breaker::builder("t")
             .open_for(Duration::from_secs(60))
             .config()
             .unwrap();
