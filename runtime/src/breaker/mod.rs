@@ -2,6 +2,8 @@
 
 mod call;
 pub(crate) mod core;
+pub(crate) mod events;
+mod half_open;
 pub(crate) mod permit;
 
 use std::fmt;
@@ -12,9 +14,11 @@ pub(crate) use call::run;
 pub use call::Completion;
 
 use self::core::Core;
-use crate::config::{BreakerBuilder, BreakerConfig};
-use crate::events::{Events, Reason};
-use crate::{Bulkhead, Error, State};
+use self::events::{Events, Reason};
+use crate::bulkhead::Bulkhead;
+use crate::error::{ConfigError, Error};
+use crate::settings::{BreakerBuilder, BreakerConfig};
+use crate::state::State;
 
 /// A handle to one circuit breaker. Cheap to clone; every clone drives the same state machine.
 ///
@@ -157,6 +161,14 @@ impl Breaker {
     /// True when both handles drive the same state machine.
     pub fn ptr_eq(&self, other: &Breaker) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl BreakerBuilder {
+    /// Validates and returns a breaker that is not in the registry (for isolated tests,
+    /// or users who keep their own).
+    pub fn build_detached(&self) -> Result<Breaker, ConfigError> {
+        Ok(Breaker::new(self.config()?))
     }
 }
 

@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use once_cell::sync::OnceCell;
 
-use crate::{Breaker, Stale, StaleCache};
+use super::cache::{Stale, StaleCache};
+use crate::breaker::core::bump;
+use crate::breaker::Breaker;
 
 type Erased = Arc<dyn Any + Send + Sync>;
 
@@ -58,13 +60,11 @@ impl StaleSite {
     ) -> StaleRef<K, V> {
         let make = || StaleCache::<K, V>::new(max_age, capacity);
         #[cfg(feature = "testing")]
-        if let Some(maps) = crate::testing::current() {
+        if let Some(scoped) = super::scoped::SCOPED.current() {
             let site = self as *const StaleSite as usize;
             return StaleRef::Shared(
-                downcast(
-                    maps.stale_cache(site, TypeId::of::<StaleCache<K, V>>(), || Arc::new(make())),
-                )
-                .unwrap_or_else(|| Arc::new(make())),
+                downcast(scoped.cache(site, TypeId::of::<StaleCache<K, V>>(), || Arc::new(make())))
+                    .unwrap_or_else(|| Arc::new(make())),
             );
         }
         let first = self.first.get_or_init(|| Arc::new(make()));
@@ -128,7 +128,7 @@ pub fn stale_put<K, V>(site: &StaleHandle<K, V>, key: K, value: &V) {
 /// `stale_served` and logged at DEBUG with its age.
 pub fn stale_get<K, V>(site: &StaleHandle<K, V>, key: &K, breaker: &Breaker) -> Option<Stale<V>> {
     let stale = (site.get)(&site.cache, key)?;
-    crate::breaker::core::bump(&breaker.0.counters.stale_served);
+    bump(&breaker.0.counters.stale_served);
     tracing::debug!(
         breaker = breaker.name(),
         age = ?stale.age,

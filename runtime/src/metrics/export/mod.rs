@@ -27,7 +27,7 @@ pub(crate) mod samples;
 /// assert!(text.contains(r#"fusebox_breaker_stuck{breaker="export-prometheus-doc"} 0"#));
 /// ```
 pub fn prometheus() -> String {
-    crate::metrics().to_prometheus()
+    crate::metrics::snapshot::metrics().to_prometheus()
 }
 
 /// The `Content-Type` of [`prometheus`]'s output (text exposition format 0.0.4).

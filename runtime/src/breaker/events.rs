@@ -7,7 +7,7 @@ use once_cell::sync::Lazy;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
-use crate::State;
+use crate::state::State;
 
 /// Why a breaker changed state.
 #[derive(Debug, Clone, PartialEq)]

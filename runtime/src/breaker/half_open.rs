@@ -1,29 +1,11 @@
-//! Half-open policy: which calls become trials, and when the trials are judged.
+//! Half-open trials: which calls become trials, and when the trials are judged.
 //!
-//! The cold-start seed is why the default samples a *share* of traffic over a window:
-//! one trial request that meets a cold dependency is how a two-minute outage became three hours.
+//! The default samples a *share* of traffic over a window rather than one trial request: a
+//! single trial that meets a dependency still cold after a restart fails, reopens the breaker,
+//! and keeps the dependency cold (see ARCHITECTURE.md, "Invariants").
 
-use std::time::Duration;
-
-/// How a half-open breaker tests the dependency.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case")
-)]
-pub enum HalfOpenPolicy {
-    /// Admit `pct` percent of calls (evenly spread, the first admitted) for `window`, then close
-    /// when the trials' failure rate is below the breaker's threshold, else open again.
-    Share {
-        /// Percent of calls admitted as trials.
-        pct: u8,
-        /// How long to sample before judging.
-        window: Duration,
-    },
-    /// Admit exactly this many trial calls; close when all succeed, open at the first failure.
-    Calls(u32),
-}
+use crate::clock::nanos;
+use crate::settings::HalfOpenPolicy;
 
 /// What the trials decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +45,7 @@ impl Trials {
             HalfOpenPolicy::Share { window, .. }
                 if self.ok + self.failed == 0
                     && self.in_flight == 0
-                    && now.saturating_sub(self.started) >= crate::clock::nanos(window) =>
+                    && now.saturating_sub(self.started) >= nanos(window) =>
             {
                 self.attempts += 1;
                 true
@@ -124,7 +106,7 @@ impl Trials {
                 let done = u64::from(self.ok) + u64::from(self.failed);
                 let elapsed = now.saturating_sub(self.started);
                 // Judge only with at least one finished trial: a quiet window keeps sampling.
-                if elapsed < crate::clock::nanos(window) || done == 0 {
+                if elapsed < nanos(window) || done == 0 {
                     return None;
                 }
                 if u64::from(self.failed) * 100 >= u64::from(failure_rate) * done {
@@ -139,6 +121,8 @@ impl Trials {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     const SHARE: HalfOpenPolicy = HalfOpenPolicy::Share {

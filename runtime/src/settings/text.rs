@@ -3,31 +3,10 @@
 
 use std::ffi::OsString;
 
-use crate::config::BreakerBuilder;
-use crate::{parse_duration, ConfigError};
-
-/// Every key [`BreakerBuilder::from_settings`] understands.
-pub const KEYS: [&str; 19] = [
-    "failure_rate",
-    "window",
-    "window_calls",
-    "min_calls",
-    "slow",
-    "slow_rate",
-    "trip_p50",
-    "trip_p90",
-    "trip_p95",
-    "trip_p99",
-    "timeout",
-    "half_open_timeout",
-    "open_for",
-    "backoff",
-    "open_for_max",
-    "half_open_pct",
-    "half_open_window",
-    "half_open_calls",
-    "alert_after",
-];
+use super::builder::BreakerBuilder;
+use crate::duration::parse_duration;
+use crate::error::ConfigError;
+use crate::keys::KEYS;
 
 fn number<T: std::str::FromStr>(
     field: &'static str,

@@ -1,7 +1,7 @@
 //! The last good value per arguments, served while a breaker is open (`stale_for`).
 //!
-//! The breaker-and-bulkhead lesson: "while the breaker is open, the caller returns an error,
-//! or the last value it saved". Bounded in entries, least recently used evicted first.
+//! While the breaker is open, the caller gets either an error or the last value it saved;
+//! this is the saved value. Bounded in entries, least recently used evicted first.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::samples::{visit, Family, Kind, Num, Sink};
-use crate::Metrics;
+use crate::metrics::snapshot::Metrics;
 
 impl Metrics {
     /// This snapshot in the Prometheus text exposition format.

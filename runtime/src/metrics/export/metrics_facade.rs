@@ -1,6 +1,6 @@
 //! Publishing the snapshot through the [`metrics`](https://docs.rs/metrics) crate facade, so
 //! whatever exporter the application installed (Prometheus, StatsD, OpenTelemetry bridges)
-//! sees breaker and bulkhead figures under the same names as [`to_prometheus`](crate::Metrics::to_prometheus).
+//! sees breaker and bulkhead figures under the same names as [`to_prometheus`](crate::metrics::Metrics::to_prometheus).
 //!
 //! Gauges are `set`; counters are lifetime totals, published with `absolute`.
 //!
@@ -18,7 +18,7 @@ use std::time::Duration;
 use ::metrics::{counter, describe_counter, describe_gauge, gauge, Label};
 
 use super::samples::{visit, Family, Kind, Num, Sink};
-use crate::Metrics;
+use crate::metrics::snapshot::{metrics, Metrics};
 
 /// Publishes the global snapshot once to the installed `metrics` recorder.
 ///
@@ -27,7 +27,7 @@ use crate::Metrics;
 /// fusebox_runtime::export::metrics::record(); // a no-op without a recorder
 /// ```
 pub fn record() {
-    record_snapshot(&crate::metrics());
+    record_snapshot(&metrics());
 }
 
 /// Publishes one snapshot to the installed `metrics` recorder.

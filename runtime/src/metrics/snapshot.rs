@@ -3,8 +3,11 @@
 use std::time::Duration;
 
 use crate::breaker::core::{pct, Core};
-use crate::sync::atomic::Ordering::Relaxed;
-use crate::{registry, Breaker, Bulkhead, State};
+use crate::breaker::Breaker;
+use crate::bulkhead::Bulkhead;
+use crate::registry::registry;
+use crate::state::State;
+use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The figures of one breaker at one instant.
 ///
@@ -25,7 +28,7 @@ pub struct BreakerMetrics {
         feature = "serde",
         serde(
             rename = "time_in_state_s",
-            serialize_with = "crate::export::json::secs"
+            serialize_with = "crate::metrics::export::json::secs"
         )
     )]
     /// Time since the last transition.
@@ -60,19 +63,28 @@ pub struct BreakerMetrics {
     pub slow_rate: f64,
     #[cfg_attr(
         feature = "serde",
-        serde(rename = "p50_s", serialize_with = "crate::export::json::opt_secs")
+        serde(
+            rename = "p50_s",
+            serialize_with = "crate::metrics::export::json::opt_secs"
+        )
     )]
     /// Latency percentiles over the window (`None` when the window is empty).
     pub p50: Option<Duration>,
     #[cfg_attr(
         feature = "serde",
-        serde(rename = "p95_s", serialize_with = "crate::export::json::opt_secs")
+        serde(
+            rename = "p95_s",
+            serialize_with = "crate::metrics::export::json::opt_secs"
+        )
     )]
     /// 95th percentile.
     pub p95: Option<Duration>,
     #[cfg_attr(
         feature = "serde",
-        serde(rename = "p99_s", serialize_with = "crate::export::json::opt_secs")
+        serde(
+            rename = "p99_s",
+            serialize_with = "crate::metrics::export::json::opt_secs"
+        )
     )]
     /// 99th percentile.
     pub p99: Option<Duration>,
@@ -90,7 +102,7 @@ impl BreakerMetrics {
     pub(crate) fn of(core: &Core) -> BreakerMetrics {
         let now = core.clock.now();
         let c = &core.counters;
-        let load = |a: &crate::sync::atomic::AtomicU64| a.load(Relaxed);
+        let load = |a: &AtomicU64| a.load(Relaxed);
         let totals = core.window.totals(now);
         let latency = core.window.latency(now);
         let (succeeded, failed, ignored) = (load(&c.succeeded), load(&c.failed), load(&c.ignored));

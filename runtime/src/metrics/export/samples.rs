@@ -1,7 +1,8 @@
 //! The one list of exported figures: Prometheus text and the `metrics` facade both walk it,
 //! so their names, labels and units cannot drift apart.
 
-use crate::{BreakerMetrics, BulkheadMetrics, Metrics, State};
+use crate::metrics::snapshot::{BreakerMetrics, BulkheadMetrics, Metrics};
+use crate::state::State;
 
 /// How a figure behaves over time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
