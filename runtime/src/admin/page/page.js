@@ -246,7 +246,7 @@
       }
       const acts = el('div', 'actions');
       for (const verb of ['open', 'close', 'reset']) {
-        const btn = el('button', verb === 'reset' ? '' : 'danger', VERBS[verb][0].replace('Force ', ''));
+        const btn = el('button', verb === 'reset' ? '' : 'danger', VERBS[verb][0]);
         btn.type = 'button';
         btn.dataset.verb = verb;
         btn.setAttribute('aria-label', VERBS[verb][0] + ' ' + b.name);
@@ -262,7 +262,9 @@
     c[1].replaceChildren(el('span', 'state s-' + b.state, LABELS[b.state] || b.state));
     c[2].textContent = duration(b.time_in_state_s);
     const r = rates.get(b.name);
-    c[3].textContent = r && r.perSec !== null ? r.perSec.toFixed(r.perSec < 10 ? 1 : 0) : '…';
+    const rated = r && r.perSec !== null;
+    c[3].textContent = rated ? r.perSec.toFixed(r.perSec < 10 ? 1 : 0) : '…';
+    if (rated) tr.dataset.rated = '1';
     c[4].textContent = pct(b.failure_rate_pct);
     c[5].textContent = pct(b.slow_rate_pct);
     c[6].textContent = b.p95_s === null || b.p95_s === undefined ? '—' : duration(b.p95_s);
