@@ -334,7 +334,10 @@
   // ---- sparkline: state band at the bottom, failure (solid) and slow (dashed) rate above ----
   const SVG = 'http://www.w3.org/2000/svg';
   function spark(h, b) {
-    const W = 120, H = 30, BAND = 5, TOP = H - BAND - 2;
+    const W = 160, H = 32, BAND = 6, TOP = H - BAND - 2;
+    const now = performance.now();
+    // The axis spans the history the page has (at least a minute), up to the whole window.
+    const span = Math.min(HISTORY_MS, Math.max(60000, h.length ? now - h[0].t : 0));
     const svg = document.createElementNS(SVG, 'svg');
     svg.setAttribute('class', 'spark');
     svg.setAttribute('width', W);
@@ -342,10 +345,9 @@
     svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H);
     svg.setAttribute('role', 'img');
     const opened = h.filter((p, i) => i > 0 && p.s !== h[i - 1].s && p.s !== 'closed').length;
-    svg.setAttribute('aria-label', 'last ' + Math.round(HISTORY_MS / 60000) + ' minutes: ' +
+    svg.setAttribute('aria-label', 'last ' + duration(span / 1000) + ': ' +
       pct(b.failure_rate_pct) + ' failures, ' + pct(b.slow_rate_pct) + ' slow now, ' + opened + ' changes away from closed');
-    const now = performance.now();
-    const x = (t) => Math.max(0, W - (now - t) / HISTORY_MS * W);
+    const x = (t) => Math.max(0, W - (now - t) / span * W);
     const y = (v) => TOP - Math.min(100, Math.max(0, v || 0)) / 100 * (TOP - 1);
     const add = (tag, attrs) => {
       const e = document.createElementNS(SVG, tag);
@@ -353,9 +355,14 @@
       svg.append(e);
     };
     add('line', { class: 'axis', x1: 0, x2: W, y1: TOP + 0.5, y2: TOP + 0.5 });
-    for (let i = 0; i < h.length; i++) {
-      const x0 = x(h[i].t), x1 = i + 1 < h.length ? x(h[i + 1].t) : W;
-      add('rect', { class: 'band b-' + h[i].s, x: x0, y: H - BAND, width: Math.max(1, x1 - x0), height: BAND });
+    // One rect per run of the same state, so no seams between samples.
+    for (let i = 0; i < h.length;) {
+      let j = i + 1;
+      while (j < h.length && h[j].s === h[i].s) j++;
+      const x0 = x(h[i].t), x1 = j < h.length ? x(h[j].t) : W;
+      add('rect', { class: 'band b-' + h[i].s, x: x0, y: H - BAND, width: Math.max(1, x1 - x0), height: BAND,
+        'shape-rendering': 'crispEdges' });
+      i = j;
     }
     if (h.length > 1) {
       add('polyline', { class: 'f', points: h.map((p) => x(p.t).toFixed(1) + ',' + y(p.f).toFixed(1)).join(' ') });
