@@ -15,7 +15,7 @@
 #[allow(dead_code)]
 mod service;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -134,10 +134,11 @@ async fn serve(app: axum::Router) -> (String, tokio::sync::oneshot::Sender<()>) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_shows_the_breakers_and_toggles_them_in_a_real_browser() {
     let (Some(browser), Some(driver_exe)) = (chromium(), which("chromedriver")) else {
-        let msg = "admin_page_browser: chromium and chromedriver are not installed \
+        let msg = "admin_page_browser: chromium or chromedriver is not installed \
                    (apt-get install -y chromium chromium-driver); the browser test did not run";
         assert!(std::env::var_os("CI").is_none(), "{msg}");
-        eprintln!("\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
+        // Straight to stderr: libtest hides a passing test's `eprintln!`, and a skip must show.
+        let _ = writeln!(std::io::stderr(), "\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
         return;
     };
     let (service_router, admin_router) = service::routers(TOKEN.to_owned()).await.unwrap();
@@ -307,6 +308,17 @@ async fn scenario(
     wait(&c, &format!(r#"//td[text()="{markup}"]"#)).await;
     assert!(c.find_all(Locator::Css("#b-rows b")).await.unwrap().is_empty());
 
+    // At 1280 px the breakers' table fits without a horizontal scroll bar, long names and all.
+    let fits = c
+        .execute(
+            "const s = document.querySelector('#breakers').parentElement; \
+             return s.scrollWidth <= s.clientWidth",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(fits, json!(true), "the table overflows at 1280 px");
+
     // Phone width: still every figure, as labelled cards.
     c.set_window_size(390, 844).await.unwrap();
     c.screenshot()
@@ -336,8 +348,13 @@ async fn scenario(
     wait(&c, &format!(r#"{us}[data-state="closed"]"#)).await;
     let _ = admin_stop.send(());
     let down = wait(&c, "#down:not([hidden])").await;
+    wait(&c, "#main.stale").await;
     let down = down.text().await.unwrap();
     assert!(down.contains("Service not answering"), "{down}");
+    c.screenshot()
+        .await
+        .map(|png| std::fs::write(out.join("admin-page-down.png"), png).unwrap())
+        .unwrap();
 }
 
 /// Waits (bounded) until an element matching the CSS selector, or XPath if it starts with `//`, exists.

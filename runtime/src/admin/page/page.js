@@ -334,7 +334,7 @@
   // ---- sparkline: state band at the bottom, failure (solid) and slow (dashed) rate above ----
   const SVG = 'http://www.w3.org/2000/svg';
   function spark(h, b) {
-    const W = 160, H = 32, BAND = 6, TOP = H - BAND - 2;
+    const W = 140, H = 32, BAND = 6, TOP = H - BAND - 2;
     const now = performance.now();
     // The axis spans the history the page has (at least a minute), up to the whole window.
     const span = Math.min(HISTORY_MS, Math.max(60000, h.length ? now - h[0].t : 0));
@@ -407,7 +407,12 @@
     poll();
   }
 
-  function flash(text) { $('flash').textContent = text; }
+  let flashTimer = null;
+  function flash(text) {
+    $('flash').textContent = text;
+    clearTimeout(flashTimer);
+    flashTimer = setTimeout(() => { $('flash').textContent = ''; }, 10000);
+  }
 
   // ---- formatting ----
   function duration(s) {
