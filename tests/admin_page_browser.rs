@@ -182,7 +182,11 @@ async fn scenario(
         .unwrap();
     // Some traffic, so the figures are not all zero.
     for region in ["eu", "us", "eu", "us", "eu"] {
-        let r = http.get(format!("{svc}/quote/{region}")).send().await.unwrap();
+        let r = http
+            .get(format!("{svc}/quote/{region}"))
+            .send()
+            .await
+            .unwrap();
         assert!(r.status().is_success());
     }
 
@@ -190,16 +194,30 @@ async fn scenario(
     c.goto(&format!("{admin}/#token={TOKEN}")).await.unwrap();
     let us = r#"#b-rows tr[data-name="quotes/us"]"#;
     wait(&c, &format!(r#"{us}[data-state="closed"]"#)).await;
-    wait(&c, r#"#b-rows tr[data-name="quotes/eu"][data-state="closed"]"#).await;
+    wait(
+        &c,
+        r#"#b-rows tr[data-name="quotes/eu"][data-state="closed"]"#,
+    )
+    .await;
     let url = c.current_url().await.unwrap();
-    assert_eq!(url.fragment(), None, "the token left the address bar: {url}");
+    assert_eq!(
+        url.fragment(),
+        None,
+        "the token left the address bar: {url}"
+    );
     assert_eq!(url.query(), None);
     let stored = c
-        .execute("return [sessionStorage.getItem('fusebox-admin-token'), document.cookie]", vec![])
+        .execute(
+            "return [sessionStorage.getItem('fusebox-admin-token'), document.cookie]",
+            vec![],
+        )
         .await
         .unwrap();
     assert_eq!(stored, json!([TOKEN, ""]), "sessionStorage, never a cookie");
-    assert!(!shown(&c, "login").await, "no token form once the token works");
+    assert!(
+        !shown(&c, "login").await,
+        "no token form once the token works"
+    );
     assert!(!shown(&c, "auth-msg").await);
     assert!(shown(&c, "main").await);
 
@@ -214,7 +232,10 @@ async fn scenario(
 
     // Calls per second come from two samples' counters; then the screenshot at 1280 px.
     for region in ["eu", "us", "eu"] {
-        http.get(format!("{svc}/quote/{region}")).send().await.unwrap();
+        http.get(format!("{svc}/quote/{region}"))
+            .send()
+            .await
+            .unwrap();
     }
     wait(&c, r#"#b-rows tr[data-name="quotes/eu"][data-rated]"#).await;
 
@@ -250,7 +271,11 @@ async fn scenario(
         .unwrap();
 
     // Escape cancels: nothing changes.
-    click(&c, r#"#b-rows tr[data-name="quotes/eu"] button[data-verb="open"]"#).await;
+    click(
+        &c,
+        r#"#b-rows tr[data-name="quotes/eu"] button[data-verb="open"]"#,
+    )
+    .await;
     wait(&c, "dialog#confirm[open]").await;
     c.active_element()
         .await
@@ -269,7 +294,11 @@ async fn scenario(
     reset.send_keys(&Key::Enter).await.unwrap();
     wait(&c, "dialog#confirm[open]").await;
     let focused = c.active_element().await.unwrap();
-    assert_eq!(focused.text().await.unwrap(), "Cancel", "the safe choice has focus");
+    assert_eq!(
+        focused.text().await.unwrap(),
+        "Cancel",
+        "the safe choice has focus"
+    );
     focused.send_keys(&Key::Tab).await.unwrap();
     let ok = c.active_element().await.unwrap();
     assert_eq!(ok.text().await.unwrap(), "Reset");
@@ -277,7 +306,10 @@ async fn scenario(
     wait(&c, &format!(r#"{us}[data-state="closed"]"#)).await;
     let r = http.get(format!("{svc}/quote/us")).send().await.unwrap();
     assert!(r.headers().get("x-fusebox-fallback").is_none());
-    assert!(r.text().await.unwrap().starts_with("us: "), "a live quote again");
+    assert!(
+        r.text().await.unwrap().starts_with("us: "),
+        "a live quote again"
+    );
 
     // The filter box narrows the table.
     c.find(Locator::Id("filter"))
@@ -306,7 +338,11 @@ async fn scenario(
     let markup = "page-test <b>not bold</b>";
     fusebox::Breaker::builder(markup).build().unwrap();
     wait(&c, &format!(r#"//td[text()="{markup}"]"#)).await;
-    assert!(c.find_all(Locator::Css("#b-rows b")).await.unwrap().is_empty());
+    assert!(c
+        .find_all(Locator::Css("#b-rows b"))
+        .await
+        .unwrap()
+        .is_empty());
 
     // At 1280 px the breakers' table fits without a horizontal scroll bar, long names and all.
     let fits = c
