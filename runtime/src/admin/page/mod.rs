@@ -19,9 +19,11 @@ const PAGE: &str = concat!(
     include_str!("page.css"),
     "</style>\n</head>\n",
     include_str!("body.html"),
-    "<script>\n",
+    // One strict-mode block: its functions and bindings stay out of the global object.
+    "<script>\n'use strict';\n{\n",
+    include_str!("render.js"),
     include_str!("page.js"),
-    "</script>\n</body>\n</html>\n",
+    "}\n</script>\n</body>\n</html>\n",
 );
 
 /// Scripts and styles only from the page itself, requests only to its own origin (a script
