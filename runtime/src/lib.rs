@@ -30,6 +30,8 @@ mod error;
 mod events;
 pub mod export;
 mod half_open;
+#[cfg(feature = "axum")]
+mod into_response;
 mod macro_support;
 mod metrics;
 mod registry;
@@ -46,6 +48,8 @@ pub mod testing;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod testing_hooks;
+#[cfg(feature = "tower")]
+pub mod tower;
 pub mod tune;
 mod window;
 
