@@ -122,3 +122,8 @@ pub mod __private {
 /// The virtual-time outage simulator and the incident replays.
 #[cfg(feature = "sim")]
 pub use fusebox_runtime::sim;
+
+/// Tower middleware (feature `tower`): `BreakerLayer`, `BulkheadLayer` and `FallbackLayer` on
+/// the same registry and settings as the attributes.
+#[cfg(feature = "tower")]
+pub use fusebox_runtime::tower;
