@@ -227,7 +227,8 @@ impl Bulkhead {
         Some(BulkheadPermit { inner })
     }
 
-    fn full(&self) -> Rejection {
+    /// Counts a rejection and describes it.
+    pub(crate) fn full(&self) -> Rejection {
         self.0.rejected.fetch_add(1, Relaxed);
         Rejection::Full {
             name: self.0.config.name.clone(),
@@ -244,6 +245,31 @@ impl Bulkhead {
     /// True when both handles share the same pool.
     pub fn ptr_eq(&self, other: &Bulkhead) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// A slot held through an owned handle, for futures that must be `'static` (the tower layer's).
+/// Costs one `Arc` clone more than a [`BulkheadPermit`]; released the same way, on drop.
+pub(crate) struct OwnedPermit(Bulkhead);
+
+impl Bulkhead {
+    /// [`try_acquire_now`](Self::try_acquire_now), held by an owned handle.
+    pub(crate) fn try_acquire_owned(&self) -> Option<OwnedPermit> {
+        std::mem::forget(self.try_acquire_now()?);
+        Some(OwnedPermit(self.clone()))
+    }
+
+    /// [`acquire`](Self::acquire), held by an owned handle.
+    pub(crate) async fn acquire_owned(self) -> Result<OwnedPermit, Rejection> {
+        std::mem::forget(self.acquire().await?);
+        Ok(OwnedPermit(self))
+    }
+}
+
+impl Drop for OwnedPermit {
+    fn drop(&mut self) {
+        // The forgotten permit's own release, so both kinds free a slot identically.
+        drop(BulkheadPermit { inner: &self.0 .0 });
     }
 }
 

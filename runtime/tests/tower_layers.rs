@@ -248,3 +248,29 @@ async fn rejections_are_found_through_box_error() {
     let failed: BoxError = box_error(Error::Failed(std::io::Error::other("reset")));
     assert!(rejection(&*failed).is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_with_max_wait_waits_for_a_slot_then_gives_up() {
+    let layer = BulkheadLayer::new(
+        Bulkhead::builder("tl-wait")
+            .pool(1)
+            .max_wait(Duration::from_millis(100)),
+    )
+    .unwrap();
+    let pool = layer.bulkhead().clone();
+    let dep = Dep::new();
+    let svc = layer.layer(dep.clone());
+    let held = pool.acquire().await.unwrap();
+    // Freed within max_wait: the waiting call gets the slot.
+    let waiting = tokio::spawn(svc.clone().oneshot(200));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    drop(held);
+    assert_eq!(waiting.await.unwrap().unwrap(), 200);
+    assert_eq!(pool.in_flight(), 0);
+    // Not freed within max_wait: rejected, and the dependency never called.
+    let _held = pool.acquire().await.unwrap();
+    let before = dep.calls();
+    let err = svc.oneshot(200).await.unwrap_err();
+    assert!(matches!(err, Error::Rejected(Rejection::Full { .. })));
+    assert_eq!(dep.calls(), before);
+}

@@ -47,15 +47,11 @@ impl<S> BulkheadService<S> {
 
 impl<S, Req> Service<Req> for BulkheadService<S>
 where
-    S: Service<Req> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Response: Send + 'static,
-    S::Error: Send + 'static,
-    Req: Send + 'static,
+    S: Service<Req> + Clone,
 {
     type Response = S::Response;
     type Error = Error<S::Error>;
-    type Future = BulkheadFuture<S::Response, S::Error>;
+    type Future = BulkheadFuture<S, Req, S::Future>;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
