@@ -31,9 +31,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The upstream: answers 500 while `down` is set.
     let down = Arc::new(AtomicBool::new(false));
     let app = Router::new()
-        .route("/", get(|State(down): State<Arc<AtomicBool>>| async move {
-            if down.load(Relaxed) { StatusCode::INTERNAL_SERVER_ERROR } else { StatusCode::OK }
-        }))
+        .route(
+            "/",
+            get(|State(down): State<Arc<AtomicBool>>| async move {
+                if down.load(Relaxed) {
+                    StatusCode::INTERNAL_SERVER_ERROR
+                } else {
+                    StatusCode::OK
+                }
+            }),
+        )
         .with_state(down.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/", listener.local_addr()?);
@@ -59,7 +66,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
     });
     let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
-    let stack = fallback.layer(breaker.layer(client).map_response(|r| r.status().to_string()));
+    let stack = fallback.layer(
+        breaker
+            .layer(client)
+            .map_response(|r| r.status().to_string()),
+    );
 
     for round in 0..40 {
         // Down for rounds 10..20, then healed.
@@ -70,7 +81,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("round {round:2}: {answer:<34} breaker {state:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let m = registry().breaker("upstream/127.0.0.1").expect("used").metrics();
-    println!("calls {}, failed {}, rejected {}, opened {} times", m.calls, m.failed, m.rejected, m.times_opened);
+    let m = registry()
+        .breaker("upstream/127.0.0.1")
+        .expect("used")
+        .metrics();
+    println!(
+        "calls {}, failed {}, rejected {}, opened {} times",
+        m.calls, m.failed, m.rejected, m.times_opened
+    );
     Ok(())
 }

@@ -110,8 +110,15 @@ fn get_req(url: &str) -> Request<Body> {
 }
 
 /// One request through the stack: the status, or the fusebox error.
-async fn call(stack: &Stack, url: &str) -> Result<StatusCode, Error<hyper_util::client::legacy::Error>> {
-    stack.clone().oneshot(get_req(url)).await.map(|r| r.status())
+async fn call(
+    stack: &Stack,
+    url: &str,
+) -> Result<StatusCode, Error<hyper_util::client::legacy::Error>> {
+    stack
+        .clone()
+        .oneshot(get_req(url))
+        .await
+        .map(|r| r.status())
 }
 
 /// A gateway route: the same stack inside a handler, a rejection answered by `IntoResponse`.
@@ -134,7 +141,10 @@ where
         if done(&r) {
             return n;
         }
-        assert!(Instant::now() < deadline, "{what}: not within 10 s, last answer {r:?}");
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not within 10 s, last answer {r:?}"
+        );
         sleep(Duration::from_millis(20)).await;
     }
     unreachable!()
@@ -144,17 +154,29 @@ fn plain_client() -> HttpClient {
     Client::builder(TokioExecutor::new()).build_http()
 }
 
-async fn text(client: &HttpClient, req: Request<Body>) -> (StatusCode, axum::http::HeaderMap, String) {
+async fn text(
+    client: &HttpClient,
+    req: Request<Body>,
+) -> (StatusCode, axum::http::HeaderMap, String) {
     let res = client.request(req).await.unwrap();
     let (parts, body) = res.into_parts();
     let body = body.collect().await.unwrap().to_bytes();
-    (parts.status, parts.headers, String::from_utf8(body.to_vec()).unwrap())
+    (
+        parts.status,
+        parts.headers,
+        String::from_utf8(body.to_vec()).unwrap(),
+    )
 }
 
 #[tokio::test]
 async fn the_breaker_opens_refuses_half_opens_and_closes_over_real_http() {
     let up = Arc::new(Upstream::default());
-    let base = serve(Router::new().route("/", get(upstream)).with_state(up.clone())).await;
+    let base = serve(
+        Router::new()
+            .route("/", get(upstream))
+            .with_state(up.clone()),
+    )
+    .await;
     let url = format!("{base}/");
     let stack = stack();
     let gateway_url = serve(
@@ -168,7 +190,9 @@ async fn the_breaker_opens_refuses_half_opens_and_closes_over_real_http() {
 
     // Healthy, then 404s: a 4xx is the dependency answering, not failing.
     assert_eq!(call(&stack, &url).await.unwrap(), StatusCode::OK);
-    let breaker = registry().breaker(&name).expect("keyed by host, in the registry");
+    let breaker = registry()
+        .breaker(&name)
+        .expect("keyed by host, in the registry");
     up.set(NOT_FOUND);
     for _ in 0..8 {
         assert_eq!(call(&stack, &url).await.unwrap(), StatusCode::NOT_FOUND);
@@ -208,7 +232,10 @@ async fn the_breaker_opens_refuses_half_opens_and_closes_over_real_http() {
 
     // Healed: trials succeed and the breaker closes.
     up.set(HEALTHY);
-    until(&stack, &url, "closing after healing", |_| breaker.state() == State::Closed).await;
+    until(&stack, &url, "closing after healing", |_| {
+        breaker.state() == State::Closed
+    })
+    .await;
     assert_eq!(call(&stack, &url).await.unwrap(), StatusCode::OK);
 
     let mut seen = Vec::new();
@@ -244,9 +271,15 @@ async fn annotated() -> Result<u16, Rejection> {
 async fn an_attribute_and_a_layer_of_one_name_are_one_breaker() {
     annotated().await.unwrap();
     let layer = BreakerLayer::new(Breaker::builder("e2e-shared")).unwrap();
-    assert!(layer.breaker().ptr_eq(&registry().breaker("e2e-shared").unwrap()));
+    assert!(layer
+        .breaker()
+        .ptr_eq(&registry().breaker("e2e-shared").unwrap()));
     let svc = layer.layer(tower::service_fn(|_: ()| async { Ok::<_, Rejection>(200) }));
     svc.oneshot(()).await.unwrap();
     let m = registry().breaker("e2e-shared").unwrap().metrics();
-    assert_eq!((m.succeeded, m.conflicts), (2, 0), "same settings, one set of figures");
+    assert_eq!(
+        (m.succeeded, m.conflicts),
+        (2, 0),
+        "same settings, one set of figures"
+    );
 }

@@ -281,7 +281,11 @@ fn closed_ten_percent_failures(c: &mut Criterion) {
         b.iter(|| block_on(tower_call(&mut layer, next())))
     });
     g.finish();
-    assert_eq!(layer_breaker.state(), State::Closed, "10 % stays below 50 %");
+    assert_eq!(
+        layer_breaker.state(),
+        State::Closed,
+        "10 % stays below 50 %"
+    );
     assert!(
         !tcc.is_open(),
         "tower-resilience (count window) stayed closed"
@@ -462,7 +466,8 @@ fn bulkhead(c: &mut Criterion) {
     g.bench_function("fusebox BulkheadLayer", |b| {
         b.iter(|| block_on(tower_call(&mut fbl, next())))
     });
-    let both = fusebox_runtime::tower::BreakerLayer::from_breaker(pair.clone()).bulkhead(bh.clone());
+    let both =
+        fusebox_runtime::tower::BreakerLayer::from_breaker(pair.clone()).bulkhead(bh.clone());
     let mut fboth = tower::Layer::layer(&both, tower_dep());
     g.bench_function("fusebox BreakerLayer + bulkhead", |b| {
         b.iter(|| block_on(tower_call(&mut fboth, next())))

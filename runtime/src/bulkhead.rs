@@ -253,10 +253,14 @@ impl Bulkhead {
 pub(crate) struct OwnedPermit(Bulkhead);
 
 impl Bulkhead {
-    /// [`try_acquire_now`](Self::try_acquire_now), held by an owned handle.
-    pub(crate) fn try_acquire_owned(&self) -> Option<OwnedPermit> {
-        std::mem::forget(self.try_acquire_now()?);
-        Some(OwnedPermit(self.clone()))
+    /// [`try_acquire_now`](Self::try_acquire_now), held by this handle (given back if full).
+    pub(crate) fn try_acquire_owned(self) -> Result<OwnedPermit, Bulkhead> {
+        let taken = self.try_acquire_now().map(std::mem::forget).is_some();
+        if taken {
+            Ok(OwnedPermit(self))
+        } else {
+            Err(self)
+        }
     }
 
     /// [`acquire`](Self::acquire), held by an owned handle.

@@ -83,8 +83,14 @@ mod tests {
 
     #[test]
     fn retry_after_rounds_up_and_is_absent_when_unknown() {
-        assert_eq!(open(Some(Duration::from_secs(3))).headers()["retry-after"], "3");
-        assert_eq!(open(Some(Duration::from_millis(1))).headers()["retry-after"], "1");
+        assert_eq!(
+            open(Some(Duration::from_secs(3))).headers()["retry-after"],
+            "3"
+        );
+        assert_eq!(
+            open(Some(Duration::from_millis(1))).headers()["retry-after"],
+            "1"
+        );
         assert!(open(None).headers().get("retry-after").is_none());
     }
 

@@ -35,12 +35,19 @@ impl Service<u16> for Dep {
     type Response = u16;
     type Error = &'static str;
     type Future = std::future::Ready<Result<u16, &'static str>>;
-    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
         std::task::Poll::Ready(Ok(()))
     }
     fn call(&mut self, status: u16) -> Self::Future {
         self.calls.fetch_add(1, SeqCst);
-        std::future::ready(if status == 0 { Err("reset") } else { Ok(status) })
+        std::future::ready(if status == 0 {
+            Err("reset")
+        } else {
+            Ok(status)
+        })
     }
 }
 
@@ -55,7 +62,10 @@ async fn the_layer_breaker_is_the_registry_breaker_of_its_name() {
     assert!(layer.breaker().ptr_eq(again.breaker()));
     let svc = layer.layer(Dep::new());
     svc.oneshot(200).await.unwrap();
-    assert_eq!(registry().breaker("tl-same").unwrap().metrics().succeeded, 1);
+    assert_eq!(
+        registry().breaker("tl-same").unwrap().metrics().succeeded,
+        1
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -69,10 +79,18 @@ async fn a_5xx_counts_a_4xx_does_not_and_both_reach_the_caller() {
     for _ in 0..8 {
         assert_eq!(svc.clone().oneshot(404).await.unwrap(), 404);
     }
-    assert_eq!(breaker.state(), State::Closed, "4xx is the dependency answering");
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "4xx is the dependency answering"
+    );
     // Window of 4: two 404s and two 503s is 50 % failures, the threshold.
     for _ in 0..2 {
-        assert_eq!(svc.clone().oneshot(503).await.unwrap(), 503, "passed through");
+        assert_eq!(
+            svc.clone().oneshot(503).await.unwrap(),
+            503,
+            "passed through"
+        );
     }
     assert_eq!(breaker.state(), State::Open);
     let m = breaker.metrics();
@@ -98,7 +116,10 @@ async fn half_open_then_closed_on_the_layer_as_with_the_attribute() {
     let breaker = layer.breaker().clone();
     let svc = layer.layer(Dep::new());
     for _ in 0..2 {
-        assert!(matches!(svc.clone().oneshot(0).await, Err(Error::Failed("reset"))));
+        assert!(matches!(
+            svc.clone().oneshot(0).await,
+            Err(Error::Failed("reset"))
+        ));
     }
     assert_eq!(breaker.state(), State::Open);
     tokio::time::advance(Duration::from_millis(201)).await;
@@ -124,19 +145,30 @@ async fn the_timeout_of_the_settings_cuts_a_slow_call_and_counts_it() {
 
 #[tokio::test(start_paused = true)]
 async fn keyed_layers_trip_one_key_only() {
-    let layer = BreakerLayer::keyed(Breaker::builder("tl-keyed").window_calls(2), |r: &(&str, u16)| {
-        Some(r.0.to_owned())
-    })
+    let layer = BreakerLayer::keyed(
+        Breaker::builder("tl-keyed").window_calls(2),
+        |r: &(&str, u16)| Some(r.0.to_owned()),
+    )
     .unwrap();
     let svc = layer.layer(service_fn(|r: (&str, u16)| async move {
-        if r.1 == 0 { Err("reset") } else { Ok(r.1) }
+        if r.1 == 0 {
+            Err("reset")
+        } else {
+            Ok(r.1)
+        }
     }));
     for _ in 0..2 {
         let _ = svc.clone().oneshot(("a", 0)).await;
     }
-    assert_eq!(registry().breaker("tl-keyed/a").unwrap().state(), State::Open);
+    assert_eq!(
+        registry().breaker("tl-keyed/a").unwrap().state(),
+        State::Open
+    );
     assert_eq!(svc.clone().oneshot(("b", 200)).await.unwrap(), 200);
-    assert_eq!(registry().breaker("tl-keyed/b").unwrap().state(), State::Closed);
+    assert_eq!(
+        registry().breaker("tl-keyed/b").unwrap().state(),
+        State::Closed
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -203,7 +235,10 @@ async fn a_full_bulkhead_rejects_without_calling_and_is_not_a_failure() {
     let held = pool.acquire().await.unwrap();
     for _ in 0..5 {
         let err = svc.clone().oneshot(200).await.unwrap_err();
-        assert!(matches!(err, Error::Rejected(Rejection::Full { pool: 1, .. })));
+        assert!(matches!(
+            err,
+            Error::Rejected(Rejection::Full { pool: 1, .. })
+        ));
     }
     drop(held);
     assert_eq!(dep.calls(), 0);
@@ -243,7 +278,13 @@ async fn rejections_are_found_through_box_error() {
         panic!("expected a rejection");
     };
     let boxed: BoxError = Error::<std::io::Error>::Rejected(r.clone()).into();
-    assert!(matches!(rejection(&*boxed), Some(Rejection::Open { state: State::ForcedOpen, .. })));
+    assert!(matches!(
+        rejection(&*boxed),
+        Some(Rejection::Open {
+            state: State::ForcedOpen,
+            ..
+        })
+    ));
     assert!(box_error(Error::<std::io::Error>::Rejected(r)).is::<Rejection>());
     let failed: BoxError = box_error(Error::Failed(std::io::Error::other("reset")));
     assert!(rejection(&*failed).is_none());

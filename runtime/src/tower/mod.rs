@@ -46,13 +46,16 @@
 //! ```
 //!
 //! **`poll_ready` and permits.** Neither layer holds anything between `poll_ready` and `call`:
-//! `poll_ready` only asks the inner service, and breaker admission and the bulkhead permit are
-//! taken inside the response future, right before the inner call, and released when it ends
-//! or is dropped. A service polled ready and then dropped (or kept idle in a pool) holds no
-//! permit and no half-open trial slot. The price: the inner service must be `Clone`, because
-//! the service that was polled ready travels with the call and is only called once admitted
-//! (tower's own `Retry` and axum's `HandleError` do the same), so an open breaker never even
-//! calls the inner service, be it a `Buffer` that would send the request on `call`.
+//! `poll_ready` only asks the inner service. The breaker admits inside the response future and
+//! then takes its bulkhead's permit, right before the inner call; a [`BulkheadLayer`] alone
+//! takes its slot in `call`. Both are released when the call ends or its future is dropped, so
+//! a service polled ready and then dropped (or kept idle in a pool) holds no permit and no
+//! half-open trial slot. Why not tower's way (`ConcurrencyLimit` reserves in `poll_ready`): a
+//! reserved slot or trial would sit in every idle clone, and a breaker must refuse at once, not
+//! queue callers in `poll_ready`. The price: the inner service must be `Clone`, because the
+//! service that was polled ready travels with the breaker's call and is only called once
+//! admitted (tower's own `Retry` and axum's `HandleError` do the same), so an open breaker never
+//! even calls the inner service, be it a `Buffer` that would send the request on `call`.
 //!
 //! **Futures.** The breaker's response future is boxed (one allocation per call) and `Send`:
 //! the call runs through the very `async` code path of the attributes (admission, permit,

@@ -66,8 +66,7 @@ impl<T: Send + 'static, E: Send + 'static> BreakerFuture<T, E> {
                     }
                 };
                 let judged = |j: &Judged<T, E>| j.failed;
-                match crate::__private::run(Some(&breaker), bulkhead.as_ref(), call, judged).await
-                {
+                match crate::__private::run(Some(&breaker), bulkhead.as_ref(), call, judged).await {
                     Completion::Ok(v) => Ok(v),
                     // A failed response is counted, and still the caller's answer.
                     Completion::Ignored(j) | Completion::Failed(Error::Failed(j)) => {

@@ -11,9 +11,10 @@ use crate::{Bulkhead, BulkheadBuilder, ConfigError};
 /// `Error::Rejected(Rejection::Full { .. })`.
 ///
 /// Unlike tower's `ConcurrencyLimit`, `poll_ready` never waits for or reserves a slot: the slot
-/// is taken inside the response future, right before the inner call, and freed when the call
-/// ends or is dropped. So a bulkhead rejects rather than queues (the point of a bulkhead), and
-/// a service polled ready but never called holds nothing.
+/// is taken in `call`, before the inner service is called, and freed when the response future
+/// ends or is dropped. So a bulkhead rejects rather than queues (the point of a bulkhead), and a
+/// service polled ready but never called holds nothing. A full pool with a `max_wait` waits
+/// inside the response future, and only then calls the inner service.
 ///
 /// ```
 /// use fusebox_runtime::tower::BulkheadLayer;

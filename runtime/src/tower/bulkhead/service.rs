@@ -8,8 +8,8 @@ use super::BulkheadFuture;
 use crate::{Bulkhead, Error};
 
 /// The service a [`BulkheadLayer`](super::BulkheadLayer) makes. `poll_ready` asks the inner
-/// service only; the permit is taken in the response future (see the layer). The inner
-/// service's errors come back as `Error::Failed`, a full pool as `Error::Rejected`.
+/// service only; the slot is taken in `call` (see the layer). The inner service's errors come
+/// back as `Error::Failed`, a full pool as `Error::Rejected`.
 ///
 /// ```
 /// use fusebox_runtime::tower::{BulkheadLayer, BulkheadService};
@@ -59,8 +59,16 @@ where
     }
 
     fn call(&mut self, req: Req) -> Self::Future {
-        let clone = self.inner.clone();
-        let ready = std::mem::replace(&mut self.inner, clone);
-        BulkheadFuture::new(self.bulkhead.clone(), ready, req)
+        // `call` commits to the call, so the slot is taken here, never in `poll_ready`.
+        match self.bulkhead.clone().try_acquire_owned() {
+            Ok(permit) => BulkheadFuture::call(self.inner.call(req), permit),
+            Err(bulkhead) if !bulkhead.config().max_wait().is_zero() => {
+                // The ready service waits with the call for up to `max_wait`; a clone stays.
+                let clone = self.inner.clone();
+                let ready = std::mem::replace(&mut self.inner, clone);
+                BulkheadFuture::waiting(Box::pin(bulkhead.acquire_owned()), ready, req)
+            }
+            Err(bulkhead) => BulkheadFuture::rejected(bulkhead.full()),
+        }
     }
 }
