@@ -3,7 +3,7 @@
 //! All on a paused clock; every breaker has a name of its own (tests share the process registry).
 #![cfg(feature = "tower")]
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
@@ -211,17 +211,16 @@ async fn a_dropped_call_frees_its_permit_and_is_not_a_failure() {
         Ok::<_, &str>(200)
     }));
     let mut fut = Box::pin(svc.call(()));
-    assert!(futures_poll(&mut fut).is_pending());
+    poll_fn(|cx| {
+        assert!(fut.as_mut().poll(cx).is_pending());
+        std::task::Poll::Ready(())
+    })
+    .await;
     assert_eq!(pool.in_flight(), 1, "held while the call runs");
     drop(fut);
     assert_eq!(pool.in_flight(), 0);
     let m = layer.breaker().metrics();
     assert_eq!((m.cancelled, m.failed, m.state), (1, 0, State::Closed));
-}
-
-fn futures_poll<F: std::future::Future + Unpin>(f: &mut F) -> std::task::Poll<F::Output> {
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    std::pin::Pin::new(f).poll(&mut cx)
 }
 
 #[tokio::test(start_paused = true)]
