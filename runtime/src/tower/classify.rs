@@ -19,7 +19,7 @@
 /// assert!(Classify::<u16, &str>::is_failure(&ErrorsFail, &Err("down")));
 /// ```
 pub trait Classify<T, E> {
-    /// True when `result` is a failure of the dependency.
+    /// True when `result` is a failure of the dependency (examples above).
     fn is_failure(&self, result: &Result<T, E>) -> bool;
 }
 

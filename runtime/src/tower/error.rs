@@ -4,6 +4,13 @@ use crate::{Error, Rejection};
 
 /// Tower's type-erased error (`tower::BoxError`), spelled out so that only `tower-service` is
 /// needed.
+///
+/// ```
+/// use fusebox_runtime::tower::BoxError;
+/// use fusebox_runtime::Rejection;
+/// let err: BoxError = Box::new(Rejection::Full { name: "pool".into(), pool: 1 });
+/// assert!(err.is::<Rejection>());
+/// ```
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The [`Rejection`] in `err` or anywhere in its chain of sources, if any.

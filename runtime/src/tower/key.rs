@@ -19,7 +19,7 @@ use crate::{registry, Breaker, BreakerConfig};
 /// assert_eq!(layer.selector().select(&3).name(), "select-doc/3");
 /// ```
 pub trait Select<Req> {
-    /// The breaker for `req`.
+    /// The breaker for `req` (the example above shows it for a keyed layer).
     fn select(&self, req: &Req) -> Breaker;
 }
 

@@ -28,6 +28,13 @@ pub struct BulkheadService<S> {
 
 impl<S> BulkheadService<S> {
     /// The inner service.
+    ///
+    /// ```
+    /// # use fusebox_runtime::{tower::BulkheadLayer, Bulkhead};
+    /// # use tower::Layer;
+    /// let layer = BulkheadLayer::new(Bulkhead::builder("bulkhead-ref-doc").pool(2)).unwrap();
+    /// assert_eq!(*layer.layer(7u8).get_ref(), 7);
+    /// ```
     pub fn get_ref(&self) -> &S {
         &self.inner
     }
