@@ -29,6 +29,8 @@ mod duration;
 mod error;
 mod events;
 pub mod export;
+#[cfg(feature = "redis")]
+pub mod fleet;
 mod half_open;
 mod macro_support;
 mod metrics;

@@ -27,7 +27,11 @@ pub(crate) mod samples;
 /// assert!(text.contains(r#"fusebox_breaker_stuck{breaker="export-prometheus-doc"} 0"#));
 /// ```
 pub fn prometheus() -> String {
-    crate::metrics().to_prometheus()
+    #[allow(unused_mut)]
+    let mut text = crate::metrics().to_prometheus();
+    #[cfg(feature = "redis")]
+    crate::fleet::prometheus(&mut text);
+    text
 }
 
 /// The `Content-Type` of [`prometheus`]'s output (text exposition format 0.0.4).
