@@ -122,3 +122,7 @@ pub mod __private {
 /// The virtual-time outage simulator and the incident replays.
 #[cfg(feature = "sim")]
 pub use fusebox_runtime::sim;
+
+/// Fleet mode on Redis: fleet-wide overrides, quorum opening, warm restarts (feature `redis`).
+#[cfg(feature = "redis")]
+pub use fusebox_runtime::fleet;

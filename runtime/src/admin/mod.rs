@@ -8,6 +8,8 @@
 //! | `POST /breakers/{name}/open` | [`force_open`](crate::Breaker::force_open), answers the new figures |
 //! | `POST /breakers/{name}/close` | [`force_close`](crate::Breaker::force_close) |
 //! | `POST /breakers/{name}/reset` | [`reset`](crate::Breaker::reset) |
+//! | `POST /breakers/{name}/{open,close,reset}?scope=fleet&for=10m&by=alice` | (feature `redis`) a fleet override for every instance, expiring after `for` |
+//! | `GET /fleet` | (feature `redis`) every live instance of the fleet and what it sees |
 //!
 //! Keyed names work both percent-encoded (`redis%2F3`) and as is (`redis/3`). Every route,
 //! unknown ones included, needs `Authorization: Bearer <token>`: without it the answer is a
@@ -25,7 +27,10 @@
 //! ```
 
 mod auth;
+#[cfg(feature = "redis")]
+mod fleet;
 mod handlers;
+mod query;
 
 use std::fmt;
 use std::sync::Arc;
@@ -84,7 +89,10 @@ pub fn router(token: impl Into<String>) -> Result<Router, AdminError> {
         return Err(AdminError::InvalidToken);
     }
     let token: Arc<[u8]> = token.into_bytes().into();
-    Ok(Router::new()
+    let routes = Router::new();
+    #[cfg(feature = "redis")]
+    let routes = routes.route("/fleet", get(fleet::view));
+    Ok(routes
         .route("/breakers", get(handlers::list))
         .route("/metrics", get(handlers::prometheus))
         .route("/breakers/{*path}", get(handlers::show).post(handlers::act))
