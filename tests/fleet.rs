@@ -129,9 +129,9 @@ fn killing_redis_leaves_calls_unaffected_and_the_fleet_resyncs_after_it_returns(
     };
     let mut f = fleet(&redis, "kil", &["a", "b"]);
     assert_eq!(f[0].ask("calls orders 2000"), "ok=2000 slow=0");
+    let sent = Instant::now();
     assert_eq!(f[1].ask("send search force_open 3000 bob"), "sent");
     all_reach(&mut f, "search", "forced_open", secs(2.0));
-    let sent = Instant::now();
 
     redis.kill();
     for i in &mut f {
@@ -149,7 +149,7 @@ fn killing_redis_leaves_calls_unaffected_and_the_fleet_resyncs_after_it_returns(
     // The override ends on each instance's own clock with Redis down.
     for at in all_reach(&mut f, "search", "closed", secs(6.0)) {
         let after = at - sent;
-        assert!(after <= secs(4.5), "expired after {after:?}, not about 3 s");
+        assert!(after >= secs(2.7) && after <= secs(4.5), "expired after {after:?}, not 3 s");
     }
 
     redis.restart();

@@ -30,6 +30,12 @@ pub struct FleetConfig {
 /// Opt-in quorum opening for one breaker (or every key of a keyed one): while it is closed here
 /// and at least `percent` of the live instances that have it report it open on their own
 /// judgement, with at least `min_instances` live and never fewer than two voting, it opens here.
+///
+/// ```
+/// use fusebox_runtime::fleet::FleetConfig;
+/// let c = FleetConfig::new("redis://127.0.0.1/", "checkout", "pod-7").quorum("payments", 50, 3);
+/// assert_eq!(c.quorum_rules()[0].percent, 50);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct QuorumRule {
@@ -116,8 +122,23 @@ impl FleetConfig {
     }
 
     /// This instance's id.
+    ///
+    /// ```
+    /// # use fusebox_runtime::fleet::FleetConfig;
+    /// assert_eq!(FleetConfig::new("redis://h/", "svc", "pod-7").instance(), "pod-7");
+    /// ```
     pub fn instance(&self) -> &str {
         &self.instance
+    }
+
+    /// The quorum rules, in the order given.
+    ///
+    /// ```
+    /// # use fusebox_runtime::fleet::FleetConfig;
+    /// assert!(FleetConfig::new("redis://h/", "svc", "pod-7").quorum_rules().is_empty());
+    /// ```
+    pub fn quorum_rules(&self) -> &[QuorumRule] {
+        &self.quorum
     }
 
     /// The heartbeat's TTL in Redis.

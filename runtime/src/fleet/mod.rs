@@ -105,6 +105,16 @@ pub async fn join(config: FleetConfig) -> Result<Fleet, FleetError> {
 
 /// This process's membership of a fleet. Dropping it (or [`leave`](Fleet::leave)) stops the
 /// task and lifts the fleet overrides it holds here.
+///
+/// ```no_run
+/// # use std::time::Duration;
+/// # use fusebox_runtime::fleet::{join, FleetConfig};
+/// # #[tokio::main] async fn main() -> Result<(), fusebox_runtime::fleet::FleetError> {
+/// let fleet = join(FleetConfig::new("redis://127.0.0.1/", "checkout", "pod-7")).await?;
+/// fleet.force_close("search", Duration::from_secs(300), "bob").await?;
+/// assert!(fleet.status().live.contains(&"pod-7".to_owned()));
+/// # Ok(()) }
+/// ```
 pub struct Fleet {
     shared: Arc<Shared>,
     stop: Option<oneshot::Sender<()>>,
@@ -113,6 +123,13 @@ pub struct Fleet {
 
 impl Fleet {
     /// Holds `breaker` open on every live instance for `for_`; `by` is logged everywhere.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// fleet.force_open("payments", Duration::from_secs(600), "alice").await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn force_open(
         &self,
         breaker: &str,
@@ -123,6 +140,13 @@ impl Fleet {
     }
 
     /// Holds `breaker` closed on every live instance for `for_`.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// fleet.force_close("payments", Duration::from_secs(60), "alice").await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn force_close(
         &self,
         breaker: &str,
@@ -134,6 +158,13 @@ impl Fleet {
 
     /// Resets `breaker` once on every instance live in the next two TTLs; it also replaces
     /// (ends) a fleet override of that breaker.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// fleet.reset("payments", "alice").await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn reset(&self, breaker: &str, by: &str) -> Result<(), FleetError> {
         let ttl = self.shared.config.ttl_or_default() * 2;
         self.send(breaker, Action::Reset, ttl, by).await
@@ -141,6 +172,14 @@ impl Fleet {
 
     /// Sends any [`Action`] for `for_` (its Redis TTL). One override per breaker: a new one
     /// replaces the last. Fails with [`FleetError::LinkDown`] while Redis is away.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// use fusebox_runtime::fleet::Action;
+    /// fleet.send("payments", Action::ForceOpen, Duration::from_secs(600), "alice").await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn send(
         &self,
         breaker: &str,
@@ -152,17 +191,41 @@ impl Fleet {
     }
 
     /// The link, the live instances, and the overrides and quorums in effect here.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// let s = fleet.status();
+    /// println!("{} sees {} live instances", s.instance, s.live.len());
+    /// # Ok(()) }
+    /// ```
     pub fn status(&self) -> FleetStatus {
         self.shared.status()
     }
 
     /// Every live instance's last heartbeat (this one's fresh), sorted by instance.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// for i in fleet.view().instances {
+    ///     println!("{}: {} breakers", i.instance, i.breakers.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn view(&self) -> FleetView {
         self.shared.view()
     }
 
     /// Leaves now: stops the task, removes this instance's heartbeat (so the others stop
     /// counting it at their next read rather than after the TTL) and lifts its overrides.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// fleet.leave().await;
+    /// # Ok(()) }
+    /// ```
     pub async fn leave(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
@@ -215,6 +278,12 @@ impl std::fmt::Debug for Fleet {
 }
 
 /// What this instance knows of its fleet now.
+///
+/// ```
+/// if let Some(s) = fusebox_runtime::fleet::status() {
+///     println!("link {}, {} live, {} overrides", s.link.as_str(), s.live.len(), s.overrides.len());
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct FleetStatus {
@@ -237,6 +306,13 @@ pub struct FleetStatus {
 }
 
 /// `GET /fleet`: this instance's status and every live instance's heartbeat.
+///
+/// ```
+/// if let Some(v) = fusebox_runtime::fleet::view() {
+///     let open = v.instances.iter().filter(|i| i.breakers.iter().any(|b| b.votes_open)).count();
+///     println!("{open} of {} instances have a breaker open", v.instances.len());
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct FleetView {
@@ -256,6 +332,10 @@ pub fn status() -> Option<FleetStatus> {
 }
 
 /// The process's fleet view (what `GET /fleet` answers), if it joined one.
+///
+/// ```
+/// assert!(fusebox_runtime::fleet::view().is_none());
+/// ```
 pub fn view() -> Option<FleetView> {
     current().map(|s| s.view())
 }

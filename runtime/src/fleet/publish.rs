@@ -10,6 +10,14 @@ use crate::state::State;
 ///
 /// This is the JSON stored under `fusebox:{service}:instance:<id>` with the heartbeat's TTL,
 /// and one entry of `GET /fleet`.
+///
+/// ```
+/// # fn show(r: &fusebox_runtime::fleet::InstanceReport) {
+/// for b in r.breakers.iter().filter(|b| b.votes_open) {
+///     println!("{} sees {} open for {:.0} s", r.instance, b.name, b.time_in_state_s);
+/// }
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct InstanceReport {
@@ -24,6 +32,12 @@ pub struct InstanceReport {
 }
 
 /// One breaker as an instance reports it.
+///
+/// ```
+/// # fn show(b: &fusebox_runtime::fleet::BreakerReport) {
+/// println!("{} {} ({:.1}% failing)", b.name, b.state, b.failure_rate_pct);
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct BreakerReport {
@@ -49,6 +63,12 @@ pub struct BreakerReport {
 }
 
 /// What an instance sees of the fleet.
+///
+/// ```
+/// # fn show(s: &fusebox_runtime::fleet::Sees) {
+/// println!("link {}, live: {}", s.link.as_str(), s.live.join(", "));
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Sees {
@@ -61,6 +81,12 @@ pub struct Sees {
 }
 
 /// A fleet override as one instance holds it.
+///
+/// ```
+/// # fn show(o: &fusebox_runtime::fleet::OverrideStatus) {
+/// println!("{} {} by {} until {}", o.breaker, o.action.as_str(), o.by, o.until);
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct OverrideStatus {
