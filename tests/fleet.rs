@@ -149,7 +149,10 @@ fn killing_redis_leaves_calls_unaffected_and_the_fleet_resyncs_after_it_returns(
     // The override ends on each instance's own clock with Redis down.
     for at in all_reach(&mut f, "search", "closed", secs(6.0)) {
         let after = at - sent;
-        assert!(after >= secs(2.7) && after <= secs(4.5), "expired after {after:?}, not 3 s");
+        assert!(
+            after >= secs(2.7) && after <= secs(4.5),
+            "expired after {after:?}, not 3 s"
+        );
     }
 
     redis.restart();

@@ -31,7 +31,14 @@ fn redis() -> (Server, String) {
         .map(|a| a.port())
         .expect("a free port");
     let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
         .args(["--appendonly", "no"])
         .stdout(Stdio::null())
         .spawn()
@@ -73,7 +80,9 @@ fn closed_fleet(c: &mut Criterion) {
     let config = FleetConfig::new(url, "bench", "bench-1")
         .heartbeat(Duration::from_millis(50))
         .ttl(Duration::from_millis(500));
-    let joined = rt.block_on(fleet::join(config)).expect("valid fleet settings");
+    let joined = rt
+        .block_on(fleet::join(config))
+        .expect("valid fleet settings");
     eprintln!("fleet link: {}", joined.status().link.as_str());
     g.bench_function("Breaker::call, fleet joined", |bench| {
         bench.iter(|| block_on(b.call(dependency(next(), false))))
