@@ -175,6 +175,31 @@ fn killing_redis_leaves_calls_unaffected_and_the_fleet_resyncs_after_it_returns(
     all_reach(&mut f, "search", "forced_closed", secs(2.0));
 }
 
+#[test]
+fn a_frozen_redis_leaves_calls_unaffected_and_the_link_recovers_when_it_answers_again() {
+    let Some(redis) = RedisServer::start("frozen") else {
+        return;
+    };
+    let mut f = fleet(&redis, "frz", &["a", "b"]);
+    redis.freeze(true);
+    for i in &mut f {
+        assert_eq!(i.ask("calls orders 2000"), "ok=2000 slow=0", "on {}", i.id);
+        // No error from the socket here: only the task's timeouts can tell.
+        within(secs(5.0), "the link shows down", || {
+            i.ask("status").starts_with("link=down").then_some(())
+        });
+        assert_eq!(i.ask("calls orders 2000"), "ok=2000 slow=0", "on {}", i.id);
+    }
+    redis.freeze(false);
+    for i in &mut f {
+        within(secs(10.0), &format!("{} resyncs", i.id), || {
+            (i.ask("status") == "link=up live=2").then_some(())
+        });
+    }
+    assert_eq!(f[1].ask("send search force_open 5000 dan"), "sent");
+    all_reach(&mut f, "search", "forced_open", secs(2.0));
+}
+
 /// A fleet instance, run as a child by the tests above: it joins the fleet named by its
 /// environment, prints `FLEET joined <state of payments>`, then answers one `FLEET ...` line
 /// per command on stdin.

@@ -87,6 +87,18 @@ impl RedisServer {
         s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
     }
 
+    /// SIGSTOP (`true`) or SIGCONT: a server that holds its connections and answers nothing,
+    /// the way a partition or a stalled Redis looks to a client.
+    pub fn freeze(&self, frozen: bool) {
+        let pid = self.child.as_ref().expect("running").id().to_string();
+        let signal = if frozen { "-STOP" } else { "-CONT" };
+        let ok = Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .expect("kill(1)");
+        assert!(ok.success(), "kill {signal} {pid}");
+    }
+
     /// SIGKILL: no goodbye to the clients.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {

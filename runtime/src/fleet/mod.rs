@@ -371,3 +371,43 @@ pub(crate) fn prometheus(out: &mut String) {
         st.overrides.len(),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A port nothing listens on: bound, then released.
+    fn closed_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap()
+    }
+
+    // Real time: connection attempts to a closed loopback port fail at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn without_redis_join_returns_promptly_on_its_own_and_tls_urls_do_not_panic() {
+        for url in [
+            format!("redis://127.0.0.1:{}/", closed_port()),
+            format!("rediss://user:pw@127.0.0.1:{}/0", closed_port()),
+        ] {
+            let started = tokio::time::Instant::now();
+            let fleet = join(FleetConfig::new(url, "unit", "pod-1")).await.unwrap();
+            assert!(started.elapsed() < Duration::from_secs(2));
+            assert_eq!(fleet.status().link, LinkState::Down);
+            assert!(fleet.status().last_error.is_some());
+            assert_eq!(
+                fleet
+                    .force_open("x", Duration::from_secs(1), "me")
+                    .await
+                    .err(),
+                Some(FleetError::LinkDown)
+            );
+            let mut text = String::new();
+            prometheus(&mut text);
+            assert!(text.contains("fusebox_fleet_link_up{service=\"unit\",instance=\"pod-1\"} 0"));
+            drop(fleet);
+            assert!(status().is_none());
+        }
+    }
+}

@@ -96,7 +96,9 @@ pub(crate) async fn sync(shared: &Shared, conn: &mut MultiplexedConnection) -> R
         match body.map(|b| serde_json::from_str::<Record>(&b)) {
             Some(Ok(mut r)) if pttl > 0 => {
                 r.breaker.clone_from(n);
-                overrides.push((r, Duration::from_millis(pttl as u64)));
+                // Capped: a TTL written by anyone must not overflow a deadline.
+                let ttl = Duration::from_millis(pttl as u64).min(super::shared::MAX_OVERRIDE);
+                overrides.push((r, ttl));
             }
             Some(Ok(_)) => {}
             Some(Err(e)) => tracing::debug!(breaker = %n, error = %e, "unreadable fleet override"),
