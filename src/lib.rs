@@ -119,6 +119,9 @@ pub mod __private {
     pub use fusebox_runtime::__private::*;
 }
 
+/// Fleet mode on Redis: fleet-wide overrides, quorum opening, warm restarts (feature `redis`).
+#[cfg(feature = "redis")]
+pub use fusebox_runtime::fleet;
 /// Tower middleware (feature `tower`): `BreakerLayer`, `BulkheadLayer` and `FallbackLayer` on
 /// the same registry and settings as the attributes.
 #[cfg(feature = "tower")]

@@ -63,6 +63,8 @@ pub mod testing_hooks;
 // Top: operations.
 #[cfg(feature = "admin")]
 pub mod admin;
+#[cfg(feature = "redis")]
+pub mod fleet;
 #[cfg(feature = "axum")]
 mod into_response;
 #[cfg(feature = "tower")]

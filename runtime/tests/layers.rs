@@ -31,6 +31,7 @@ const STACK: &[(&str, &str)] = &[
     ("testing_hooks", "glue"),
     ("into_response", "top"),
     ("tower", "top"),
+    ("fleet", "top"),
     ("admin", "top"),
     ("tune", "top"),
 ];

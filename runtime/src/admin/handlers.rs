@@ -1,6 +1,6 @@
 //! The admin handlers: look up by full registry name, act, answer JSON or Prometheus text.
 
-use axum::extract::Path;
+use axum::extract::{Path, RawQuery};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -37,8 +37,30 @@ pub(super) async fn show(Path(path): Path<String>) -> Response {
     }
 }
 
-/// `POST /breakers/{name}/{open|close|reset}`.
-pub(super) async fn act(Path(path): Path<String>) -> Response {
+/// `POST /breakers/{name}/{open|close|reset}`; `?scope=fleet&for=10m` (feature `redis`)
+/// sends a fleet override instead.
+pub(super) async fn act(Path(path): Path<String>, RawQuery(query): RawQuery) -> Response {
+    let query = super::query::Query::parse(query.as_deref());
+    match query.get("scope") {
+        None | Some("local") => {}
+        #[cfg(feature = "redis")]
+        Some("fleet") => return super::fleet::act(&path, &query).await,
+        #[cfg(not(feature = "redis"))]
+        Some("fleet") => {
+            return (
+                StatusCode::BAD_REQUEST,
+                "scope=fleet needs fusebox's `redis` feature\n",
+            )
+                .into_response()
+        }
+        Some(_) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                "scope must be `local` or `fleet`\n",
+            )
+                .into_response()
+        }
+    }
     match action(&path) {
         Some((name, act)) => match registry().breaker(name) {
             Some(b) => {
@@ -78,7 +100,7 @@ fn method_not_allowed(allow: &'static str) -> Response {
         .into_response()
 }
 
-fn json<T: Serialize>(v: &T) -> Response {
+pub(super) fn json<T: Serialize>(v: &T) -> Response {
     match serde_json::to_vec(v) {
         Ok(body) => (
             [(

@@ -9,6 +9,8 @@
 //! | `POST /breakers/{name}/open` | [`force_open`](crate::breaker::Breaker::force_open), answers the new figures |
 //! | `POST /breakers/{name}/close` | [`force_close`](crate::breaker::Breaker::force_close) |
 //! | `POST /breakers/{name}/reset` | [`reset`](crate::breaker::Breaker::reset) |
+//! | `POST /breakers/{name}/{open,close,reset}?scope=fleet&for=10m&by=alice` | (feature `redis`) a fleet override for every instance, expiring after `for` |
+//! | `GET /fleet` | (feature `redis`) every live instance of the fleet and what it sees |
 //!
 //! Keyed names work both percent-encoded (`redis%2F3`) and as is (`redis/3`). Every route but
 //! the page, unknown ones included, needs `Authorization: Bearer <token>`: without it the answer
@@ -26,8 +28,11 @@
 //! ```
 
 mod auth;
+#[cfg(feature = "redis")]
+mod fleet;
 mod handlers;
 mod page;
+mod query;
 
 use std::fmt;
 use std::sync::Arc;
@@ -86,8 +91,10 @@ pub fn router(token: impl Into<String>) -> Result<Router, AdminError> {
         return Err(AdminError::InvalidToken);
     }
     let token: Arc<[u8]> = token.into_bytes().into();
-    Ok(Router::new()
-        .route("/", get(page::index))
+    let routes = Router::new().route("/", get(page::index));
+    #[cfg(feature = "redis")]
+    let routes = routes.route("/fleet", get(fleet::view));
+    Ok(routes
         .route("/breakers", get(handlers::list))
         .route("/metrics", get(handlers::prometheus))
         .route("/breakers/{*path}", get(handlers::show).post(handlers::act))

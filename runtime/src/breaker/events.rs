@@ -51,6 +51,16 @@ pub enum Reason {
     Forced,
     /// An operator reset the breaker.
     Reset,
+    /// Enough of the fleet's live instances report this breaker open (feature `redis`,
+    /// quorum opening): this closed one opens too, then probes on its own schedule.
+    Quorum {
+        /// Live instances that report it open on their own judgement.
+        open: u32,
+        /// Live instances that have this breaker, this one included.
+        live: u32,
+        /// The configured share, in percent.
+        threshold: u8,
+    },
 }
 
 impl fmt::Display for Reason {
@@ -81,6 +91,14 @@ impl fmt::Display for Reason {
             }
             Reason::Forced => f.write_str("forced by an operator"),
             Reason::Reset => f.write_str("reset by an operator"),
+            Reason::Quorum {
+                open,
+                live,
+                threshold,
+            } => write!(
+                f,
+                "fleet quorum: {open} of {live} live instances open (>= {threshold}%)"
+            ),
         }
     }
 }

@@ -115,6 +115,17 @@ impl Breaker {
         self.force(State::Closed, Reason::Reset);
     }
 
+    /// Opens a `Closed` breaker as if its own window had tripped (fleet quorum): it then
+    /// probes on its own schedule. Any other state is left alone; returns whether it opened.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn open_from_closed(&self, reason: Reason) -> bool {
+        let w = self.0.word();
+        w.state() == State::Closed
+            && self
+                .0
+                .transition(Some(w), State::Open, reason, self.0.clock.now())
+    }
+
     fn force(&self, to: State, reason: Reason) {
         let now = self.0.clock.now();
         self.0.transition(None, to, reason, now);
@@ -178,5 +189,32 @@ impl fmt::Debug for Breaker {
             .field("name", &self.name())
             .field("state", &self.state())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn open_from_closed_opens_only_a_closed_breaker_and_probes_on_schedule() {
+        let b = Breaker::builder("open-from-closed")
+            .open_for(std::time::Duration::from_secs(5))
+            .build_detached()
+            .unwrap();
+        let why = Reason::Quorum {
+            open: 2,
+            live: 3,
+            threshold: 50,
+        };
+        assert!(b.open_from_closed(why.clone()));
+        assert_eq!(b.state(), State::Open);
+        assert!(!b.open_from_closed(why.clone()), "already open");
+        tokio::time::advance(std::time::Duration::from_secs(5)).await;
+        let _ = b.call(async { Ok::<_, ()>(()) }).await;
+        assert_ne!(b.state(), State::Open, "the open period elapsed: it probes");
+        b.force_open();
+        assert!(!b.open_from_closed(why));
+        assert_eq!(b.state(), State::ForcedOpen);
     }
 }

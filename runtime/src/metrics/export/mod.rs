@@ -27,7 +27,21 @@ pub(crate) mod samples;
 /// assert!(text.contains(r#"fusebox_breaker_stuck{breaker="export-prometheus-doc"} 0"#));
 /// ```
 pub fn prometheus() -> String {
-    crate::metrics::snapshot::metrics().to_prometheus()
+    let mut text = crate::metrics::snapshot::metrics().to_prometheus();
+    if let Some(append) = EXTRA.get() {
+        append(&mut text);
+    }
+    text
+}
+
+/// Lines a higher layer appends to [`prometheus`]'s text (fleet mode's link gauges): set once by
+/// that layer, so this layer never imports it.
+static EXTRA: std::sync::OnceLock<fn(&mut String)> = std::sync::OnceLock::new();
+
+/// Installs the appender of extra Prometheus lines; the first one installed stays.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+pub(crate) fn append_to_prometheus(append: fn(&mut String)) {
+    let _ = EXTRA.set(append);
 }
 
 /// The `Content-Type` of [`prometheus`]'s output (text exposition format 0.0.4).

@@ -1,0 +1,72 @@
+//! Fleet scope on the admin router (feature `redis`): `GET /fleet`, and the breaker actions
+//! with `?scope=fleet&for=10m&by=alice`, which write a fleet override instead of acting here.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+use super::handlers::{json, not_found};
+use super::query::Query;
+use crate::duration::parse_duration;
+use crate::fleet::{current, Action, FleetError};
+
+/// `GET /fleet`: every live instance and what it sees, as this instance last read it.
+pub(super) async fn view() -> Response {
+    match crate::fleet::view() {
+        Some(v) => json(&v),
+        None => not_joined(),
+    }
+}
+
+/// `POST /breakers/{name}/{open|close|reset}?scope=fleet&for=<duration>[&by=<who>]`.
+pub(super) async fn act(path: &str, q: &Query) -> Response {
+    let Some((name, action)) = path
+        .rsplit_once('/')
+        .and_then(|(n, verb)| Some((n, verb.parse::<Action>().ok()?)))
+    else {
+        return not_found().await;
+    };
+    let Some(fleet) = current() else {
+        return not_joined();
+    };
+    let for_ = match (q.get("for"), action) {
+        (Some(text), _) => match parse_duration(text) {
+            Ok(d) => d,
+            Err(e) => return bad_request(format!("bad `for`: {e}\n")),
+        },
+        (None, Action::Reset) => fleet.config.ttl_or_default() * 2,
+        (None, _) => {
+            return bad_request(
+                "scope=fleet needs an expiry: for=<duration>, e.g. for=10m\n".into(),
+            )
+        }
+    };
+    let by = q.get("by").unwrap_or("admin router");
+    match fleet.send(name, action, for_, by).await {
+        Ok(()) => json(&serde_json::json!({
+            "scope": "fleet",
+            "breaker": name,
+            "action": action,
+            "for_s": for_.as_secs_f64(),
+            "by": by,
+        })),
+        Err(e @ (FleetError::BadName { .. } | FleetError::BadDuration { .. })) => {
+            bad_request(format!("{e}\n"))
+        }
+        Err(e @ FleetError::LinkDown) => {
+            (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response()
+        }
+        Err(e) => (StatusCode::BAD_GATEWAY, format!("{e}\n")).into_response(),
+    }
+}
+
+fn not_joined() -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        "this instance has not joined a fleet (fusebox::fleet::join)\n",
+    )
+        .into_response()
+}
+
+pub(super) fn bad_request(msg: String) -> Response {
+    (StatusCode::BAD_REQUEST, msg).into_response()
+}

@@ -1,0 +1,138 @@
+//! The connection to Redis: connect with a deadline, back off with jitter, say what state it is in.
+
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+use redis::AsyncConnectionConfig;
+
+/// The state of this instance's link to Redis.
+///
+/// ```
+/// use fusebox_runtime::fleet::LinkState;
+/// assert_eq!(LinkState::Up.as_str(), "up");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkState {
+    /// Joining: no answer from Redis yet.
+    Connecting,
+    /// The last exchange with Redis succeeded.
+    Up,
+    /// Redis is unreachable, slow or refusing; the task is reconnecting with backoff.
+    Down,
+}
+
+impl LinkState {
+    /// `connecting`, `up` or `down`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkState::Connecting => "connecting",
+            LinkState::Up => "up",
+            LinkState::Down => "down",
+        }
+    }
+
+    pub(crate) fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub(crate) fn from_code(c: u8) -> LinkState {
+        match c {
+            1 => LinkState::Up,
+            2 => LinkState::Down,
+            _ => LinkState::Connecting,
+        }
+    }
+}
+
+/// Opens a multiplexed connection; every command on it answers within `timeout` or fails.
+pub(crate) async fn connect(
+    client: &redis::Client,
+    timeout: Duration,
+) -> Result<MultiplexedConnection, String> {
+    let config = AsyncConnectionConfig::new()
+        .set_connection_timeout(timeout)
+        .set_response_timeout(timeout);
+    // The client's own timeouts cover TCP and each command; this one covers TLS and AUTH too.
+    match tokio::time::timeout(
+        timeout * 2,
+        client.get_multiplexed_async_connection_with_config(&config),
+    )
+    .await
+    {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no connection within {timeout:?}")),
+    }
+}
+
+/// Exponential backoff with "equal jitter": half the step fixed, half random, so a fleet
+/// that lost Redis together does not reconnect in lockstep.
+pub(crate) struct Backoff {
+    attempt: u32,
+    base: Duration,
+    max: Duration,
+    rng: u64,
+}
+
+impl Backoff {
+    pub(crate) fn new(base: Duration, max: Duration) -> Backoff {
+        // A per-process random seed without a dependency: std's hasher keys are random.
+        let seed = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        Backoff {
+            attempt: 0,
+            base,
+            max: max.max(base),
+            rng: seed | 1,
+        }
+    }
+
+    /// The pause before the next attempt.
+    pub(crate) fn next_delay(&mut self) -> Duration {
+        let step = self
+            .base
+            .saturating_mul(1u32 << self.attempt.min(16))
+            .min(self.max);
+        self.attempt = self.attempt.saturating_add(1);
+        // xorshift64: plenty for spreading reconnects.
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let half = step / 2;
+        half + half.mul_f64((self.rng >> 11) as f64 / (1u64 << 53) as f64)
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.attempt = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_to_its_cap_with_jitter_and_resets() {
+        let (base, max) = (Duration::from_millis(100), Duration::from_secs(2));
+        let mut b = Backoff::new(base, max);
+        let first = b.next_delay();
+        assert!(first >= base / 2 && first <= base, "{first:?}");
+        let delays: Vec<Duration> = (0..10).map(|_| b.next_delay()).collect();
+        assert!(delays.iter().all(|d| *d <= max && *d >= base / 2));
+        assert!(delays[9] >= max / 2, "reaches the cap: {delays:?}");
+        let distinct: std::collections::HashSet<_> = delays[5..].iter().collect();
+        assert!(distinct.len() > 1, "jittered: {delays:?}");
+        b.reset();
+        assert!(b.next_delay() <= base);
+    }
+
+    #[test]
+    fn link_state_codes_round_trip() {
+        for s in [LinkState::Connecting, LinkState::Up, LinkState::Down] {
+            assert_eq!(LinkState::from_code(s.code()), s);
+        }
+    }
+}

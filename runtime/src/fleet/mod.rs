@@ -1,0 +1,414 @@
+//! Fleet mode on Redis (feature `redis`): one view of a service's instances, fleet-wide
+//! overrides, quorum opening and warm restarts, with nothing on the call path.
+//!
+//! Each process that calls [`join`] runs one background task. Every heartbeat (1 s) it
+//! publishes its breakers under its own key with a TTL (5 s), so a dead instance drops out by
+//! itself, and reads the other instances and the fleet overrides. Calls never wait on Redis:
+//! the task reads the registry and acts through [`Breaker`](crate::Breaker) handles.
+//!
+//! - **Overrides** ([`Fleet::force_open`], [`Fleet::force_close`], [`Fleet::reset`], the admin
+//!   router's `?scope=fleet&for=10m`) reach every live instance at its next read, are logged
+//!   with who asked and until when, and end on each instance's own clock, Redis or not.
+//! - **Quorum opening** ([`FleetConfig::quorum`]): a closed breaker opens here while enough
+//!   live instances report it open on their own judgement; it then probes on its own schedule.
+//! - **Warm start**: [`join`] waits (at most 500 ms) for the first read, so a breaker under
+//!   quorum starts open mid-outage.
+//! - **Redis away**: one WARN, reconnection with backoff and jitter, a full resync on return;
+//!   [`status`] and the `fusebox_fleet_link_up` gauge show the link.
+//!
+//! ```no_run
+//! use fusebox_runtime::fleet::{self, FleetConfig};
+//! # #[tokio::main] async fn main() -> Result<(), fleet::FleetError> {
+//! let fleet = fleet::join(
+//!     FleetConfig::new("redis://:secret@redis.internal:6379/0", "checkout", "pod-7")
+//!         .quorum("payments", 50, 3),
+//! )
+//! .await?;
+//! // During an incident, from any one instance:
+//! fleet.force_open("payments", std::time::Duration::from_secs(600), "alice").await?;
+//! println!("{:?}", fleet::status());
+//! fleet.leave().await;
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod error;
+mod link;
+mod overrides;
+mod publish;
+mod quorum;
+mod shared;
+mod sync;
+mod task;
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use config::{FleetConfig, QuorumRule};
+pub use error::FleetError;
+pub use link::LinkState;
+pub use overrides::Action;
+pub use publish::{BreakerReport, InstanceReport, OverrideStatus, Sees};
+
+use crate::registry::registry;
+use shared::{lock, Shared};
+
+/// The process's fleet, while joined: one per process.
+static CURRENT: Mutex<Weak<Shared>> = Mutex::new(Weak::new());
+
+pub(crate) fn current() -> Option<Arc<Shared>> {
+    lock(&CURRENT).upgrade()
+}
+
+/// Joins the fleet: checks `config`, starts the background task and waits for the first read
+/// of the fleet (at most [`FleetConfig::warm_start_wait`]), so overrides and quorums apply
+/// before the caller serves. Redis being unreachable is not an error: the instance starts on
+/// its own judgement and the task keeps reconnecting.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use fusebox_runtime::fleet::{join, FleetConfig, FleetError};
+/// let bad = join(FleetConfig::new("http://example.com", "svc", "pod-1")).await;
+/// assert!(matches!(bad.err(), Some(FleetError::BadUrl { .. })));
+/// # }
+/// ```
+pub async fn join(config: FleetConfig) -> Result<Fleet, FleetError> {
+    config.validate()?;
+    crate::metrics::export::append_to_prometheus(prometheus);
+    let client = redis::Client::open(config.url.as_str()).map_err(|e| FleetError::BadUrl {
+        reason: e.to_string(),
+    })?;
+    // rustls panics without a process-wide crypto provider; install ours unless one is there.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Handle::try_current().map_err(|_| FleetError::NoRuntime)?;
+    let wait = config.warm_start_wait;
+    let shared = Arc::new(Shared::new(config, client));
+    {
+        let mut cur = lock(&CURRENT);
+        if cur.upgrade().is_some() {
+            return Err(FleetError::AlreadyJoined);
+        }
+        *cur = Arc::downgrade(&shared);
+    }
+    let (stop, stop_rx) = oneshot::channel();
+    let (first_tx, first_rx) = oneshot::channel();
+    let task = runtime.spawn(task::run(shared.clone(), stop_rx, first_tx));
+    let _ = tokio::time::timeout(wait, first_rx).await;
+    Ok(Fleet {
+        shared,
+        stop: Some(stop),
+        task: Some(task),
+    })
+}
+
+/// This process's membership of a fleet. Dropping it (or [`leave`](Fleet::leave)) stops the
+/// task and lifts the fleet overrides it holds here.
+///
+/// ```no_run
+/// # use std::time::Duration;
+/// # use fusebox_runtime::fleet::{join, FleetConfig};
+/// # #[tokio::main] async fn main() -> Result<(), fusebox_runtime::fleet::FleetError> {
+/// let fleet = join(FleetConfig::new("redis://127.0.0.1/", "checkout", "pod-7")).await?;
+/// fleet.force_close("search", Duration::from_secs(300), "bob").await?;
+/// assert!(fleet.status().live.contains(&"pod-7".to_owned()));
+/// # Ok(()) }
+/// ```
+pub struct Fleet {
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Fleet {
+    /// Holds `breaker` open on every live instance for `for_`; `by` is logged everywhere.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// fleet.force_open("payments", Duration::from_secs(600), "alice").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn force_open(
+        &self,
+        breaker: &str,
+        for_: Duration,
+        by: &str,
+    ) -> Result<(), FleetError> {
+        self.send(breaker, Action::ForceOpen, for_, by).await
+    }
+
+    /// Holds `breaker` closed on every live instance for `for_`.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// fleet.force_close("payments", Duration::from_secs(60), "alice").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn force_close(
+        &self,
+        breaker: &str,
+        for_: Duration,
+        by: &str,
+    ) -> Result<(), FleetError> {
+        self.send(breaker, Action::ForceClose, for_, by).await
+    }
+
+    /// Resets `breaker` once on every instance live in the next two TTLs; it also replaces
+    /// (ends) a fleet override of that breaker.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// fleet.reset("payments", "alice").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn reset(&self, breaker: &str, by: &str) -> Result<(), FleetError> {
+        let ttl = self.shared.config.ttl_or_default() * 2;
+        self.send(breaker, Action::Reset, ttl, by).await
+    }
+
+    /// Sends any [`Action`] for `for_` (its Redis TTL). One override per breaker: a new one
+    /// replaces the last. Fails with [`FleetError::LinkDown`] while Redis is away.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// use fusebox_runtime::fleet::Action;
+    /// fleet.send("payments", Action::ForceOpen, Duration::from_secs(600), "alice").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send(
+        &self,
+        breaker: &str,
+        action: Action,
+        for_: Duration,
+        by: &str,
+    ) -> Result<(), FleetError> {
+        self.shared.send(breaker, action, for_, by).await
+    }
+
+    /// The link, the live instances, and the overrides and quorums in effect here.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// let s = fleet.status();
+    /// println!("{} sees {} live instances", s.instance, s.live.len());
+    /// # Ok(()) }
+    /// ```
+    pub fn status(&self) -> FleetStatus {
+        self.shared.status()
+    }
+
+    /// Every live instance's last heartbeat (this one's fresh), sorted by instance.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// for i in fleet.view().instances {
+    ///     println!("{}: {} breakers", i.instance, i.breakers.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn view(&self) -> FleetView {
+        self.shared.view()
+    }
+
+    /// Leaves now: stops the task, removes this instance's heartbeat (so the others stop
+    /// counting it at their next read rather than after the TTL) and lifts its overrides.
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// fleet.leave().await;
+    /// # Ok(()) }
+    /// ```
+    pub async fn leave(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(self.shared.op_timeout() * 4, task).await;
+        }
+        if let Some(mut conn) = self.shared.conn() {
+            let keys = &self.shared.keys;
+            let me = &self.shared.config.instance;
+            let mut pipe = redis::pipe();
+            pipe.cmd("DEL")
+                .arg(keys.instance(me))
+                .ignore()
+                .cmd("ZREM")
+                .arg(keys.instances())
+                .arg(me)
+                .ignore();
+            let gone = pipe.query_async::<()>(&mut conn);
+            let _ = tokio::time::timeout(self.shared.op_timeout(), gone).await;
+        }
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+        let mut cur = lock(&CURRENT);
+        if cur.as_ptr() == Arc::as_ptr(&self.shared) {
+            *cur = Weak::new();
+        }
+        drop(cur);
+        self.shared
+            .inner()
+            .overrides
+            .release_all(|n| registry().breaker(n));
+    }
+}
+
+impl std::fmt::Debug for Fleet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fleet")
+            .field("service", &self.shared.config.service)
+            .field("instance", &self.shared.config.instance)
+            .field("link", &self.shared.link())
+            .finish()
+    }
+}
+
+/// What this instance knows of its fleet now.
+///
+/// ```
+/// if let Some(s) = fusebox_runtime::fleet::status() {
+///     println!("link {}, {} live, {} overrides", s.link.as_str(), s.live.len(), s.overrides.len());
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct FleetStatus {
+    /// The service (key namespace).
+    pub service: String,
+    /// This instance's id.
+    pub instance: String,
+    /// The link to Redis.
+    pub link: LinkState,
+    /// The last error of the link, while it is not up.
+    pub last_error: Option<String>,
+    /// Seconds since the last successful read of the fleet.
+    pub last_sync_age_s: Option<f64>,
+    /// Live instances at the last read, this one included, sorted.
+    pub live: Vec<String>,
+    /// Fleet overrides held here.
+    pub overrides: Vec<OverrideStatus>,
+    /// Breakers held open here by a quorum.
+    pub quorum_open: Vec<String>,
+}
+
+/// `GET /fleet`: this instance's status and every live instance's heartbeat.
+///
+/// ```
+/// if let Some(v) = fusebox_runtime::fleet::view() {
+///     let open = v.instances.iter().filter(|i| i.breakers.iter().any(|b| b.votes_open)).count();
+///     println!("{open} of {} instances have a breaker open", v.instances.len());
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct FleetView {
+    /// What this instance knows.
+    pub status: FleetStatus,
+    /// Every live instance, this one included, sorted by id.
+    pub instances: Vec<InstanceReport>,
+}
+
+/// The process's fleet status, if it joined one.
+///
+/// ```
+/// assert!(fusebox_runtime::fleet::status().is_none());
+/// ```
+pub fn status() -> Option<FleetStatus> {
+    current().map(|s| s.status())
+}
+
+/// The process's fleet view (what `GET /fleet` answers), if it joined one.
+///
+/// ```
+/// assert!(fusebox_runtime::fleet::view().is_none());
+/// ```
+pub fn view() -> Option<FleetView> {
+    current().map(|s| s.view())
+}
+
+/// The fleet gauges in Prometheus text, empty unless joined (appended to `export::prometheus`).
+pub(crate) fn prometheus(out: &mut String) {
+    let Some(s) = current() else { return };
+    let st = s.status();
+    let esc = |v: &str| v.replace('\\', "\\\\").replace('"', "\\\"");
+    let labels = format!(
+        "service=\"{}\",instance=\"{}\"",
+        esc(&st.service),
+        esc(&st.instance)
+    );
+    let mut family = |name: &str, help: &str, value: usize| {
+        out.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{{{labels}}} {value}\n"
+        ));
+    };
+    family(
+        "fusebox_fleet_link_up",
+        "1 while this instance's link to the fleet's Redis is up.",
+        usize::from(st.link == LinkState::Up),
+    );
+    family(
+        "fusebox_fleet_live_instances",
+        "Live instances at the last read of the fleet, this one included.",
+        st.live.len(),
+    );
+    family(
+        "fusebox_fleet_overrides",
+        "Fleet overrides held on this instance.",
+        st.overrides.len(),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A port nothing listens on: bound, then released.
+    fn closed_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap()
+    }
+
+    // Real time: connection attempts to a closed loopback port fail at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn without_redis_join_returns_promptly_on_its_own_and_tls_urls_do_not_panic() {
+        for url in [
+            format!("redis://127.0.0.1:{}/", closed_port()),
+            format!("rediss://user:pw@127.0.0.1:{}/0", closed_port()),
+        ] {
+            let started = tokio::time::Instant::now();
+            let fleet = join(FleetConfig::new(url, "unit", "pod-1")).await.unwrap();
+            assert!(started.elapsed() < Duration::from_secs(2));
+            assert_eq!(fleet.status().link, LinkState::Down);
+            assert!(fleet.status().last_error.is_some());
+            assert_eq!(
+                fleet
+                    .force_open("x", Duration::from_secs(1), "me")
+                    .await
+                    .err(),
+                Some(FleetError::LinkDown)
+            );
+            let mut text = String::new();
+            prometheus(&mut text);
+            assert!(text.contains("fusebox_fleet_link_up{service=\"unit\",instance=\"pod-1\"} 0"));
+            drop(fleet);
+            assert!(status().is_none());
+        }
+    }
+}
