@@ -112,12 +112,24 @@ mod tests {
             ("3sec", "unknown unit `sec`"),
             ("3S", "unknown unit `S`"),
             ("1d", "unknown unit `d`"),
-            ("30s1m", "units must go from largest to smallest, each once (\"1m30s\")"),
-            ("1s1s", "units must go from largest to smallest, each once (\"1m30s\")"),
+            (
+                "30s1m",
+                "units must go from largest to smallest, each once (\"1m30s\")",
+            ),
+            (
+                "1s1s",
+                "units must go from largest to smallest, each once (\"1m30s\")",
+            ),
             ("3s,", "`,` does not start with a number"),
             ("١s", "`١s` does not start with a number"),
-            ("99999999999h", "the duration is too long (more than 500 years)"),
-            ("18446744073709551616s", "`18446744073709551616` is too large"),
+            (
+                "99999999999h",
+                "the duration is too long (more than 500 years)",
+            ),
+            (
+                "18446744073709551616s",
+                "`18446744073709551616` is too large",
+            ),
         ] {
             let err = parse_duration(t).unwrap_err();
             assert_eq!(err, ConfigError::BadDuration { text: t.into() }, "{t:?}");

@@ -119,7 +119,10 @@ impl fmt::Display for ConfigError {
                 field,
                 value,
                 expected,
-            } => write!(f, "`{field}` = {value} is out of range: expected {expected}"),
+            } => write!(
+                f,
+                "`{field}` = {value} is out of range: expected {expected}"
+            ),
             ConfigError::ZeroDuration { field } => {
                 write!(f, "`{field}` must be longer than zero, like \"100ms\"")
             }

@@ -142,7 +142,11 @@ impl Key {
     pub(crate) fn parse(self, text: &str) -> Result<Value, ConfigError> {
         let not_a_number = || ConfigError::OutOfRange {
             field: self.field(),
-            value: if text.is_empty() { "\"\"".into() } else { text.into() },
+            value: if text.is_empty() {
+                "\"\"".into()
+            } else {
+                text.into()
+            },
             expected: self.expected(),
         };
         let v = match self.kind() {
