@@ -13,10 +13,11 @@ mod args;
 mod breaker_args;
 mod bulkhead_args;
 mod checks;
-mod duration;
+mod emit;
 mod expand;
 mod signature;
 mod stale;
+mod tokens;
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -224,3 +225,5 @@ fn check_function(
 
 #[cfg(test)]
 mod expansion_tests;
+#[cfg(test)]
+mod settings_tests;
