@@ -13,12 +13,11 @@ const MS: Duration = Duration::from_millis(1);
 
 type Typed = fn(RawSettings) -> RawSettings;
 
-/// (text pairs, the same settings through typed setters, expected error text or `None` for Ok).
-fn cases() -> Vec<(
-    &'static [(&'static str, &'static str)],
-    Typed,
-    Option<&'static str>,
-)> {
+/// Text pairs, the same settings through typed setters, and the error's message (`None`: valid).
+type Case = (Pairs, Typed, Option<&'static str>);
+type Pairs = &'static [(&'static str, &'static str)];
+
+fn cases() -> Vec<Case> {
     vec![
         (&[("failure_rate", "1")], |r| r.failure_rate(1), None),
         (&[("failure_rate", "100")], |r| r.failure_rate(100), None),
@@ -176,7 +175,7 @@ fn every_key_is_in_the_table_with_its_kind() {
 #[test]
 fn bulkhead_text_and_typed_setters_agree() {
     type Bulk = fn(RawBulkheadSettings) -> RawBulkheadSettings;
-    let cases: &[(&[(&str, &str)], Bulk, Option<&str>)] = &[
+    let cases: &[(Pairs, Bulk, Option<&str>)] = &[
         (&[("pool", "1")], |r| r.pool(1), None),
         (&[("pool", "536870911")], |r| r.pool(536_870_911), None),
         (&[("pool", "60"), ("max_wait", "0ms")], |r| r.pool(60).max_wait(Duration::ZERO), None),
