@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 #[path = "replay/annotated.rs"]
 mod annotated;
 
-use fusebox::sim::replay::{Replays, Setup};
-use fusebox::sim::BreakerTimeline;
 use fusebox::State;
+use fusebox_sim::replay::{Replays, Setup};
+use fusebox_sim::BreakerTimeline;
 
 fn main() -> std::io::Result<()> {
     let started = Instant::now();

@@ -118,7 +118,3 @@ pub use fusebox_macros::bulkhead;
 pub mod __private {
     pub use fusebox_runtime::__private::*;
 }
-
-/// The virtual-time outage simulator and the incident replays.
-#[cfg(feature = "sim")]
-pub use fusebox_runtime::sim;

@@ -6,7 +6,7 @@ mod annotated;
 
 use std::time::Duration;
 
-use fusebox::sim::replay::cold_start::{self, ColdStartSetup};
+use fusebox_sim::replay::cold_start::{self, ColdStartSetup};
 
 #[test]
 fn annotated_cold_start_replay_matches_the_builder_one() {

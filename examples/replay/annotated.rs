@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use fusebox::breaker;
 use fusebox::registry;
-use fusebox::sim::replay::cold_start::{self, ColdStartSetup};
-use fusebox::sim::{Call, Dependency, SimError};
+use fusebox_sim::replay::cold_start::{self, ColdStartSetup};
+use fusebox_sim::{Call, Dependency, SimError};
 
 /// The write-up's configuration: one trial, open 30 s doubling up to 30 minutes.
 #[breaker(

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::ConfigError;
+use crate::error::ConfigError;
 
 /// Units from the largest down, in nanoseconds; each may appear once, in this order.
 const UNITS: [(&str, u64); 5] = [

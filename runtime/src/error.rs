@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::State;
+use crate::state::State;
 
 /// Why fusebox refused (or cut short) a call without the dependency answering.
 ///
@@ -223,7 +223,7 @@ impl fmt::Display for ConfigError {
             ConfigError::UnknownSetting { key } => write!(
                 f,
                 "unknown setting `{key}`: expected one of {}",
-                crate::settings::KEYS.join(", ")
+                crate::keys::KEYS.join(", ")
             ),
             ConfigError::BadDuration { text } => write!(
                 f,

@@ -6,15 +6,15 @@ use std::future::{ready, Future, Ready};
 
 use once_cell::sync::OnceCell;
 
-use crate::config::defaults;
-use crate::{
-    Breaker, BreakerConfig, BulkheadConfig, ConfigError, Error, HalfOpenPolicy, Rejection,
-    WindowKind,
-};
+use crate::breaker::Breaker;
+use crate::bulkhead::BulkheadConfig;
+use crate::error::{ConfigError, Error, Rejection};
+use crate::registry::registry;
+use crate::settings::{defaults, BreakerConfig, HalfOpenPolicy, WindowKind};
 
 /// The settings of a call site, which the macro validated at compile time. An `Err` would
 /// mean the macro and runtime disagree (the exact version pin prevents it): rather than panic,
-/// the site logs at ERROR and keeps a breaker with DESIGN.md's defaults under the same name.
+/// the site logs at ERROR and keeps a breaker with the documented defaults under the same name.
 pub fn breaker_config(checked: Result<BreakerConfig, ConfigError>, name: &str) -> BreakerConfig {
     checked.unwrap_or_else(|e| {
         log_rejected(&e, name);
@@ -57,7 +57,7 @@ pub fn keyed_breaker<K: BreakerKey + ?Sized>(
     config: impl FnOnce() -> BreakerConfig,
     key: &K,
 ) -> Breaker {
-    crate::registry().keyed(template.get_or_init(config), &KeyDisplay(key))
+    registry().keyed(template.get_or_init(config), &KeyDisplay(key))
 }
 
 fn log_rejected(e: &ConfigError, name: &str) {
@@ -156,7 +156,6 @@ impl<R, F: Future<Output = R>> FallbackReturn<R, AsyncFallback> for F {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Breaker;
 
     #[test]
     fn a_rejected_config_falls_back_to_defaults_under_the_same_name() {
@@ -164,7 +163,10 @@ mod tests {
         let cfg = breaker_config(bad, "ms-bad");
         let defaults = Breaker::builder("ms-bad").config().unwrap();
         assert_eq!(cfg, defaults);
-        let pool = bulkhead_config(crate::Bulkhead::builder("ms-pool").config(), "ms-pool");
+        let pool = bulkhead_config(
+            crate::bulkhead::Bulkhead::builder("ms-pool").config(),
+            "ms-pool",
+        );
         assert_eq!(pool.pool(), tokio::sync::Semaphore::MAX_PERMITS);
     }
 

@@ -4,10 +4,13 @@
 //! let a loom thread admit a call, hold it, and end it, without tokio.
 
 use crate::breaker::core::Admission;
+use crate::breaker::events::Reason;
 use crate::breaker::permit::{Outcome, Permit};
-use crate::events::Reason;
+use crate::breaker::Breaker;
+use crate::bulkhead::{Bulkhead, BulkheadPermit};
+use crate::error::Rejection;
+use crate::state::State;
 use crate::window::{self, Sample};
-use crate::{Breaker, Bulkhead, BulkheadPermit, Rejection, State};
 
 /// An admitted call; dropping it cancels it.
 pub struct Call<'a> {

@@ -1,10 +1,13 @@
-//! Capacity arithmetic from the seeds, to check a configuration before an outage.
+//! Capacity arithmetic, to check a configuration before an outage: how large a pool must be,
+//! how fast stuck calls exhaust the workers, and what failing dependencies cost in probes.
 
 use std::time::Duration;
 
+use crate::settings::BreakerConfig;
+
 /// Bulkhead pool size: calls per second × normal latency × spare factor, rounded up.
 ///
-/// The breaker-and-bulkhead lesson: 20 statements/s × 2 s × 1.5 = 60.
+/// For example 20 statements/s × 2 s × 1.5 = 60.
 ///
 /// ```
 /// use std::time::Duration;
@@ -44,7 +47,7 @@ pub fn workers_held(calls_per_s: f64, wait: Duration) -> f64 {
 ///
 /// The result is a demand on the worker's capacity, not a share of it: above 1.0 (Semian's
 /// 263 %) the threads cannot keep up and the worker is as good as down. The simulator
-/// measures [`probe_load`], its close relative (`sim::replay::semian` shows both).
+/// measures [`probe_load`], its close relative (`fusebox_sim::replay::semian` shows both).
 ///
 /// ```
 /// use std::time::Duration;
@@ -102,7 +105,7 @@ pub fn probe_load(
 ///
 /// ```
 /// use std::time::Duration;
-/// // The lesson's step 5: a pool of 60, calls stuck 5 s: 12 start per second.
+/// // A pool of 60 with every call stuck 5 s starts 12 calls per second.
 /// let started = fusebox_runtime::tune::pool_throughput(60, Duration::from_secs(5));
 /// assert!((started - 12.0).abs() < 1e-9);
 /// ```
@@ -120,7 +123,7 @@ pub fn pool_throughput(pool: usize, wait: Duration) -> f64 {
 /// ```
 /// use std::time::Duration;
 /// use fusebox_runtime::tune::time_to_exhaust;
-/// // The lesson's step 4: 60 statements/s stuck 5 s fill 200 workers in about 3.3 s.
+/// // 60 statements/s, each stuck 5 s, fill 200 workers in about 3.3 s.
 /// let t = time_to_exhaust(200.0, 60.0, Duration::from_secs(5)).unwrap();
 /// assert!((t.as_secs_f64() - 10.0 / 3.0).abs() < 1e-9);
 /// // 20/s at 2 s hold 40: 200 workers never fill.
@@ -134,7 +137,7 @@ pub fn time_to_exhaust(free: f64, calls_per_s: f64, wait: Duration) -> Option<Du
 }
 
 /// When a breaker whose every trial fails sends its trials, measured from when it first
-/// opened, up to `horizon`: the cold-start write-up's "a minute, then two, four, eight...".
+/// opened, up to `horizon`: with doubling open periods, "a minute, then two, four, eight...".
 ///
 /// With one trial per open period and a dependency that only warms by receiving requests,
 /// this is the whole traffic the dependency gets while it is cold.
@@ -154,7 +157,7 @@ pub fn time_to_exhaust(free: f64, calls_per_s: f64, wait: Duration) -> Option<Du
 /// // 0:30, 1:30, 3:30, 7:30, 15:30, 31:30, then every 30 minutes.
 /// assert_eq!(mins, [0, 1, 3, 7, 15, 31, 61, 91, 121, 151]);
 /// ```
-pub fn trial_times(config: &crate::BreakerConfig, horizon: Duration) -> Vec<Duration> {
+pub fn trial_times(config: &BreakerConfig, horizon: Duration) -> Vec<Duration> {
     let mut out = Vec::new();
     let mut t = Duration::ZERO;
     for n in 0u32.. {
@@ -207,7 +210,7 @@ mod tests {
 
     #[test]
     fn trial_times_stop_at_the_horizon_and_follow_a_fixed_period() {
-        let fixed = crate::Breaker::builder("t")
+        let fixed = crate::breaker::Breaker::builder("t")
             .open_for(Duration::from_secs(60))
             .config()
             .unwrap();

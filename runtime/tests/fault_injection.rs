@@ -1,8 +1,8 @@
 //! Fault injection over real TCP on loopback: a small line-protocol dependency that the test
 //! stops, restarts cold (slow until it has served K requests) and slows down, called through a
-//! breaker. The breaker must open, serve the fallback, and close again after recovery, as the
-//! cold-start seed asks: half-open samples a share of traffic with a trial timeout longer than
-//! the normal one, so a cold dependency warms up instead of being judged dead on one slow call.
+//! breaker. The breaker must open, serve the fallback, and close again after recovery:
+//! half-open samples a share of traffic with a trial timeout longer than the normal one, so a
+//! cold dependency warms up instead of being judged dead on one slow call.
 //!
 //! The breaker is built with the builder API (the attribute macros wrap the same `run`).
 //! Real sockets need real time, so durations are short (timeouts of 100 ms, open for 200 ms);

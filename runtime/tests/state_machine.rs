@@ -7,7 +7,7 @@ use fusebox_runtime::{Breaker, Error, Reason, Rejection, State};
 use tokio::time::advance;
 
 fn lesson(name: &str) -> Breaker {
-    // The lesson's breaker: 5 of the last 10 calls, 10 s open, 3 trial calls.
+    // A small breaker: 5 failures of the last 10 calls open it, 10 s open, 3 trial calls.
     Breaker::builder(name)
         .window_calls(10)
         .failure_rate(50)

@@ -5,11 +5,13 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-use crate::export::PROMETHEUS_CONTENT_TYPE;
-use crate::{registry, Breaker};
+use crate::breaker::Breaker;
+use crate::metrics::export::{self, PROMETHEUS_CONTENT_TYPE};
+use crate::metrics::metrics;
+use crate::registry::registry;
 
 pub(super) async fn list() -> Response {
-    json(&crate::metrics())
+    json(&metrics())
 }
 
 pub(super) async fn prometheus() -> Response {
@@ -18,7 +20,7 @@ pub(super) async fn prometheus() -> Response {
             header::CONTENT_TYPE,
             HeaderValue::from_static(PROMETHEUS_CONTENT_TYPE),
         )],
-        crate::export::prometheus(),
+        export::prometheus(),
     )
         .into_response()
 }

@@ -5,9 +5,9 @@
 //! | `GET /breakers` | the JSON snapshot: `{"breakers": [...], "bulkheads": [...]}` |
 //! | `GET /metrics` | Prometheus text |
 //! | `GET /breakers/{name}` | one breaker's JSON figures |
-//! | `POST /breakers/{name}/open` | [`force_open`](crate::Breaker::force_open), answers the new figures |
-//! | `POST /breakers/{name}/close` | [`force_close`](crate::Breaker::force_close) |
-//! | `POST /breakers/{name}/reset` | [`reset`](crate::Breaker::reset) |
+//! | `POST /breakers/{name}/open` | [`force_open`](crate::breaker::Breaker::force_open), answers the new figures |
+//! | `POST /breakers/{name}/close` | [`force_close`](crate::breaker::Breaker::force_close) |
+//! | `POST /breakers/{name}/reset` | [`reset`](crate::breaker::Breaker::reset) |
 //!
 //! Keyed names work both percent-encoded (`redis%2F3`) and as is (`redis/3`). Every route,
 //! unknown ones included, needs `Authorization: Bearer <token>`: without it the answer is a

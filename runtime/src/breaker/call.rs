@@ -1,11 +1,14 @@
-//! Running a call through a breaker (and optionally a bulkhead), in the order DESIGN.md fixes:
-//! breaker admission, then bulkhead permit, then timeout, then the call.
+//! Running a call through a breaker (and optionally a bulkhead), always in one order:
+//! breaker admission, then bulkhead permit, then timeout, then the call. So an open breaker
+//! never takes a bulkhead slot, and a full bulkhead is not a failure of the dependency
+//! (ARCHITECTURE.md follows one call along this path).
 
 use std::future::Future;
 
 use super::core::Core;
 use super::permit::{Outcome, Permit};
-use crate::{Bulkhead, Error};
+use crate::bulkhead::Bulkhead;
+use crate::error::{Error, Rejection};
 
 /// How a call through fusebox ended, as the generated code needs to know it.
 #[derive(Debug)]
@@ -86,7 +89,7 @@ where
         }
         Err(after) => {
             permit.finish(Outcome::TimedOut);
-            Completion::Failed(Error::Rejected(crate::Rejection::TimedOut {
+            Completion::Failed(Error::Rejected(Rejection::TimedOut {
                 name: core.config.name.clone(),
                 after,
             }))

@@ -10,15 +10,15 @@
 
 use std::time::Duration;
 
+use super::events::{Events, Reason, Transition};
+use super::half_open::{Trials, Verdict};
 use crate::clock::{nanos, Clock};
-use crate::config::BreakerConfig;
-use crate::events::{Events, Reason, Transition};
-use crate::half_open::{HalfOpenPolicy, Trials, Verdict};
-use crate::state::Word;
+use crate::error::Rejection;
+use crate::settings::{BreakerConfig, HalfOpenPolicy};
+use crate::state::{State, Word};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use crate::sync::{lock, Mutex};
 use crate::window::{Totals, Window};
-use crate::{Rejection, State};
 
 const NEVER: u64 = u64::MAX;
 
@@ -56,7 +56,7 @@ pub(crate) struct Core {
     open_until: AtomicU64,
     state_since: AtomicU64,
     /// When the breaker last left `Closed` for `Open`; `NEVER` while healthy. Spans
-    /// open/half-open cycles, so a breaker flapping for hours is `stuck` (the cold-start seed).
+    /// open/half-open cycles, so a breaker flapping between them for hours is `stuck`.
     unhealthy_since: AtomicU64,
     stuck_logged: AtomicBool,
     pub(crate) window: Window,

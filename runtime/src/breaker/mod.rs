@@ -2,6 +2,8 @@
 
 mod call;
 pub(crate) mod core;
+pub(crate) mod events;
+mod half_open;
 pub(crate) mod permit;
 
 use std::fmt;
@@ -12,9 +14,11 @@ pub(crate) use call::run;
 pub use call::Completion;
 
 use self::core::Core;
-use crate::config::{BreakerBuilder, BreakerConfig};
-use crate::events::{Events, Reason};
-use crate::{Bulkhead, Error, State};
+use self::events::{Events, Reason};
+use crate::bulkhead::Bulkhead;
+use crate::error::{ConfigError, Error};
+use crate::settings::{BreakerBuilder, BreakerConfig};
+use crate::state::State;
 
 /// A handle to one circuit breaker. Cheap to clone; every clone drives the same state machine.
 ///
@@ -41,6 +45,23 @@ impl Breaker {
         Breaker::with_events(config, Events::global())
     }
 
+    /// A breaker outside any registry, from settings already checked by
+    /// [`BreakerBuilder::config`] (and perhaps renamed with [`BreakerConfig::with_key`]):
+    /// what [`BreakerBuilder::build_detached`] returns, for callers that hold a config.
+    /// Its transitions are broadcast on the global channel, like every detached breaker's.
+    ///
+    /// ```
+    /// use fusebox_runtime::{registry, Breaker};
+    /// let cfg = Breaker::builder("detached-doc").window_calls(3).config().unwrap();
+    /// // One breaker per shard, none of them registered: e.g. for a simulation run twice.
+    /// let shard = Breaker::detached(cfg.with_key("7"));
+    /// assert_eq!(shard.name(), "detached-doc/7");
+    /// assert!(registry().breaker("detached-doc/7").is_none());
+    /// ```
+    pub fn detached(config: BreakerConfig) -> Breaker {
+        Breaker::new(config)
+    }
+
     pub(crate) fn with_events(config: BreakerConfig, events: Events) -> Breaker {
         Breaker(Arc::new(Core::new(config, events)))
     }
@@ -58,6 +79,25 @@ impl Breaker {
     /// The current state.
     pub fn state(&self) -> State {
         self.0.state()
+    }
+
+    /// When the breaker entered its current state, on `tokio::time`'s clock (virtual under a
+    /// paused clock). With [`state`](Breaker::state) it tells apart a breaker that stayed in a
+    /// state from one that left it and came back, e.g. open again after a failed half-open.
+    ///
+    /// ```
+    /// use fusebox_runtime::{Breaker, State};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let b = Breaker::builder("since-doc").build_detached().unwrap();
+    /// let before = b.state_since();
+    /// tokio::time::advance(std::time::Duration::from_secs(5)).await;
+    /// b.force_open();
+    /// assert_eq!(b.state(), State::ForcedOpen);
+    /// assert_eq!(b.state_since() - before, std::time::Duration::from_secs(5));
+    /// # }
+    /// ```
+    pub fn state_since(&self) -> tokio::time::Instant {
+        self.0.clock.instant(self.0.state_since())
     }
 
     /// Holds the breaker open: every call is rejected until `force_close` or `reset`.
@@ -121,6 +161,14 @@ impl Breaker {
     /// True when both handles drive the same state machine.
     pub fn ptr_eq(&self, other: &Breaker) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl BreakerBuilder {
+    /// Validates and returns a breaker that is not in the registry (for isolated tests,
+    /// or users who keep their own).
+    pub fn build_detached(&self) -> Result<Breaker, ConfigError> {
+        Ok(Breaker::new(self.config()?))
     }
 }
 

@@ -8,7 +8,7 @@ mod time;
 
 use std::time::Duration;
 
-use crate::config::WindowKind;
+use crate::settings::WindowKind;
 pub(crate) use count::CountWindow;
 use histogram::Counts;
 pub(crate) use time::TimeWindow;

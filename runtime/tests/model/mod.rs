@@ -1,4 +1,5 @@
-//! A plain reference model of the breaker's specified semantics (DESIGN.md), for property tests.
+//! A plain reference model of the breaker's specified semantics (ARCHITECTURE.md,
+//! "Invariants"), for property tests.
 //!
 //! Written from the spec, not from the implementation: a `VecDeque` of calls for the window
 //! (the last N, or those of the last ten slots of a tenth of the window each), whole

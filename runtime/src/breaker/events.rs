@@ -1,0 +1,168 @@
+//! Transition events: every state change is logged and broadcast to subscribers.
+
+use std::fmt;
+use std::sync::Arc;
+
+use once_cell::sync::Lazy;
+use tokio::sync::broadcast;
+use tokio::time::Instant;
+
+use crate::state::State;
+
+/// Why a breaker changed state.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Reason {
+    /// The window's failure rate reached the threshold.
+    FailureRate {
+        /// Failed share of the window, in percent.
+        rate: f64,
+        /// The configured threshold, in percent.
+        threshold: u8,
+        /// Calls in the window.
+        calls: u64,
+    },
+    /// The window's slow-call rate reached the threshold.
+    SlowRate {
+        /// Slow share of the window, in percent.
+        rate: f64,
+        /// The configured threshold, in percent.
+        threshold: u8,
+        /// Calls in the window.
+        calls: u64,
+    },
+    /// The open period ended.
+    OpenElapsed,
+    /// The half-open trials passed.
+    TrialsPassed {
+        /// Trials that succeeded.
+        ok: u32,
+        /// Trials that failed.
+        failed: u32,
+    },
+    /// The half-open trials failed.
+    TrialsFailed {
+        /// Trials that succeeded.
+        ok: u32,
+        /// Trials that failed.
+        failed: u32,
+    },
+    /// An operator forced the state.
+    Forced,
+    /// An operator reset the breaker.
+    Reset,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::FailureRate {
+                rate,
+                threshold,
+                calls,
+            } => write!(
+                f,
+                "failure rate {rate:.1}% >= {threshold}% over {calls} calls"
+            ),
+            Reason::SlowRate {
+                rate,
+                threshold,
+                calls,
+            } => write!(
+                f,
+                "slow-call rate {rate:.1}% over {threshold}% over {calls} calls"
+            ),
+            Reason::OpenElapsed => f.write_str("open period elapsed"),
+            Reason::TrialsPassed { ok, failed } => {
+                write!(f, "trials passed ({ok} ok, {failed} failed)")
+            }
+            Reason::TrialsFailed { ok, failed } => {
+                write!(f, "trials failed ({ok} ok, {failed} failed)")
+            }
+            Reason::Forced => f.write_str("forced by an operator"),
+            Reason::Reset => f.write_str("reset by an operator"),
+        }
+    }
+}
+
+/// One state change of one breaker.
+///
+/// ```no_run
+/// # async fn page(_: &str) {}
+/// # async fn demo() {
+/// let mut rx = fusebox_runtime::registry().subscribe();
+/// while let Ok(t) = rx.recv().await {
+///     if t.to == fusebox_runtime::State::Open {
+///         page(&format!("{} opened: {}", t.name, t.reason)).await;
+///     }
+/// }
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Transition {
+    /// Registry name of the breaker.
+    pub name: Arc<str>,
+    /// State before.
+    pub from: State,
+    /// State after.
+    pub to: State,
+    /// When it happened (virtual time under a paused clock).
+    pub at: Instant,
+    /// Why.
+    pub reason: Reason,
+}
+
+const CAPACITY: usize = 1024;
+
+/// A registry's transition channel. Each registry (the global one, or a test scope's) has its
+/// own, so a subscriber only hears the breakers it can see.
+#[derive(Clone)]
+pub(crate) struct Events(broadcast::Sender<Transition>);
+
+static GLOBAL: Lazy<Events> = Lazy::new(Events::new);
+
+impl Events {
+    pub(crate) fn new() -> Events {
+        Events(broadcast::channel(CAPACITY).0)
+    }
+
+    /// The channel of the process-wide registry (also used by detached breakers).
+    pub(crate) fn global() -> Events {
+        GLOBAL.clone()
+    }
+
+    /// A receiver of every transition from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Transition> {
+        self.0.subscribe()
+    }
+
+    /// Logs a transition at the level its seriousness deserves and broadcasts it.
+    pub(crate) fn emit(&self, t: Transition) {
+        log(&t);
+        if self.0.receiver_count() > 0 {
+            // No receiver is not an error: subscribing is optional.
+            let _ = self.0.send(t);
+        }
+    }
+}
+
+fn log(t: &Transition) {
+    match t.to {
+        State::Open => tracing::warn!(
+            breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
+            "circuit breaker opened"
+        ),
+        State::ForcedOpen => tracing::warn!(
+            breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
+            "circuit breaker forced open"
+        ),
+        State::HalfOpen => tracing::info!(
+            breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
+            "circuit breaker half-open, sending trial calls"
+        ),
+        State::Closed | State::ForcedClosed => tracing::info!(
+            breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
+            "circuit breaker closed"
+        ),
+    }
+}

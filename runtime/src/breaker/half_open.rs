@@ -1,0 +1,172 @@
+//! Half-open trials: which calls become trials, and when the trials are judged.
+//!
+//! The default samples a *share* of traffic over a window rather than one trial request: a
+//! single trial that meets a dependency still cold after a restart fails, reopens the breaker,
+//! and keeps the dependency cold (see ARCHITECTURE.md, "Invariants").
+
+use crate::clock::nanos;
+use crate::settings::HalfOpenPolicy;
+
+/// What the trials decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Close,
+    Reopen,
+}
+
+/// Book-keeping of one half-open episode. Lives under the breaker's lock: half-open is rare and
+/// short, so a lock here costs nothing on the closed-state hot path.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Trials {
+    /// Virtual nanos when the episode began.
+    pub(crate) started: u64,
+    /// Calls that asked for admission (admitted or not), for the even spread.
+    pub(crate) attempts: u64,
+    /// Trials admitted and not finished.
+    pub(crate) in_flight: u32,
+    /// Trials admitted in `Calls` mode, minus cancelled ones (so a cancelled trial frees its slot).
+    pub(crate) granted: u32,
+    pub(crate) ok: u32,
+    pub(crate) failed: u32,
+}
+
+impl Trials {
+    pub(crate) fn new(started: u64) -> Trials {
+        Trials {
+            started,
+            ..Trials::default()
+        }
+    }
+
+    /// Whether the next caller becomes a trial.
+    pub(crate) fn admit(&mut self, now: u64, policy: HalfOpenPolicy) -> bool {
+        let admitted = match policy {
+            // A quiet window with nothing to judge admits the next caller at once.
+            HalfOpenPolicy::Share { window, .. }
+                if self.ok + self.failed == 0
+                    && self.in_flight == 0
+                    && now.saturating_sub(self.started) >= nanos(window) =>
+            {
+                self.attempts += 1;
+                true
+            }
+            HalfOpenPolicy::Share { pct, .. } => {
+                // Admit when ceil(n·pct/100) grows: calls 0, 20, 40... for 5 %.
+                let a = self.attempts;
+                let p = u64::from(pct);
+                self.attempts += 1;
+                ((a + 1) * p).div_ceil(100) > (a * p).div_ceil(100)
+            }
+            HalfOpenPolicy::Calls(n) => {
+                self.attempts += 1;
+                self.granted < n
+            }
+        };
+        if admitted {
+            self.in_flight += 1;
+            self.granted += 1;
+        }
+        admitted
+    }
+
+    /// A trial ended without an answer (cancelled, or refused by a full bulkhead): free its slot.
+    pub(crate) fn release(&mut self) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        self.granted = self.granted.saturating_sub(1);
+    }
+
+    /// Records a trial's result.
+    pub(crate) fn finish(&mut self, failed: bool) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if failed {
+            self.failed += 1;
+        } else {
+            self.ok += 1;
+        }
+    }
+
+    /// The decision, if one is due at `now`.
+    pub(crate) fn verdict(
+        &self,
+        now: u64,
+        policy: HalfOpenPolicy,
+        failure_rate: u8,
+    ) -> Option<Verdict> {
+        match policy {
+            HalfOpenPolicy::Calls(n) => {
+                if self.failed > 0 {
+                    Some(Verdict::Reopen)
+                } else if self.ok >= n {
+                    Some(Verdict::Close)
+                } else {
+                    None
+                }
+            }
+            HalfOpenPolicy::Share { window, .. } => {
+                let done = u64::from(self.ok) + u64::from(self.failed);
+                let elapsed = now.saturating_sub(self.started);
+                // Judge only with at least one finished trial: a quiet window keeps sampling.
+                if elapsed < nanos(window) || done == 0 {
+                    return None;
+                }
+                if u64::from(self.failed) * 100 >= u64::from(failure_rate) * done {
+                    Some(Verdict::Reopen)
+                } else {
+                    Some(Verdict::Close)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    const SHARE: HalfOpenPolicy = HalfOpenPolicy::Share {
+        pct: 5,
+        window: Duration::from_secs(30),
+    };
+
+    #[test]
+    fn share_admits_the_first_call_then_one_in_twenty() {
+        let mut t = Trials::new(0);
+        let admitted = (0..100).filter(|_| t.admit(0, SHARE)).count();
+        assert_eq!(admitted, 5);
+        let mut t = Trials::new(0);
+        assert!(t.admit(0, SHARE));
+        for _ in 1..20 {
+            assert!(!t.admit(0, SHARE));
+        }
+        assert!(t.admit(0, SHARE));
+    }
+
+    #[test]
+    fn share_judges_after_the_window_only() {
+        let mut t = Trials::new(0);
+        t.admit(0, SHARE);
+        t.finish(false);
+        assert_eq!(t.verdict(1, SHARE, 50), None);
+        assert_eq!(t.verdict(30_000_000_000, SHARE, 50), Some(Verdict::Close));
+        t.admit(0, SHARE);
+        t.finish(true);
+        assert_eq!(t.verdict(30_000_000_000, SHARE, 50), Some(Verdict::Reopen));
+    }
+
+    #[test]
+    fn calls_mode_caps_trials_and_frees_cancelled_slots() {
+        let p = HalfOpenPolicy::Calls(3);
+        let mut t = Trials::new(0);
+        assert!(t.admit(0, p) && t.admit(0, p) && t.admit(0, p));
+        assert!(!t.admit(0, p));
+        t.release();
+        assert!(t.admit(0, p));
+        t.finish(false);
+        t.finish(false);
+        assert_eq!(t.verdict(0, p, 50), None);
+        t.finish(false);
+        assert_eq!(t.verdict(0, p, 50), Some(Verdict::Close));
+    }
+}

@@ -1,0 +1,243 @@
+//! The one list of exported figures: Prometheus text and the `metrics` facade both walk it,
+//! so their names, labels and units cannot drift apart.
+
+use crate::metrics::snapshot::{BreakerMetrics, BulkheadMetrics, Metrics};
+use crate::state::State;
+
+/// How a figure behaves over time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Only ever grows (lifetime totals).
+    Counter,
+    /// Goes up and down.
+    Gauge,
+}
+
+/// A metric family: one name, one meaning, any number of labelled samples.
+#[derive(Debug)]
+pub(crate) struct Family {
+    pub(crate) name: &'static str,
+    pub(crate) kind: Kind,
+    pub(crate) help: &'static str,
+}
+
+/// A sample's value: counters stay integers so the facade can publish them with `absolute`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Num {
+    Int(u64),
+    Float(f64),
+}
+
+/// Where the samples go.
+pub(crate) trait Sink {
+    /// Called once per family, before its samples (even when it has none).
+    fn family(&mut self, family: &Family);
+    /// One sample; labels in a fixed order, `breaker`/`bulkhead` first.
+    fn sample(&mut self, family: &Family, labels: &[(&'static str, &str)], value: Num);
+}
+
+const fn fam(name: &'static str, kind: Kind, help: &'static str) -> Family {
+    Family { name, kind, help }
+}
+
+pub(crate) const STATE: Family = fam(
+    "fusebox_breaker_state",
+    Kind::Gauge,
+    "1 for the breaker's current state, 0 for the others.",
+);
+pub(crate) const TIME_IN_STATE: Family = fam(
+    "fusebox_breaker_time_in_state_seconds",
+    Kind::Gauge,
+    "Seconds since the breaker's last transition.",
+);
+pub(crate) const CALLS: Family = fam(
+    "fusebox_breaker_calls_total",
+    Kind::Counter,
+    "Calls that ran through the breaker, by outcome (rejected calls are in fusebox_breaker_rejected_total).",
+);
+pub(crate) const REJECTED: Family = fam(
+    "fusebox_breaker_rejected_total",
+    Kind::Counter,
+    "Calls refused without running: reason open (open, forced open, half-open not admitted) or bulkhead_full.",
+);
+pub(crate) const SLOW: Family = fam(
+    "fusebox_breaker_slow_calls_total",
+    Kind::Counter,
+    "Calls slower than the slow bound, including hung calls counted while in flight.",
+);
+pub(crate) const OPENED: Family = fam(
+    "fusebox_breaker_opened_total",
+    Kind::Counter,
+    "Times the breaker opened.",
+);
+pub(crate) const WINDOW_CALLS: Family = fam(
+    "fusebox_breaker_window_calls",
+    Kind::Gauge,
+    "Calls in the breaker's current window.",
+);
+pub(crate) const FAILURE_RATIO: Family = fam(
+    "fusebox_breaker_failure_ratio",
+    Kind::Gauge,
+    "Failed share of the window's calls, from 0 to 1.",
+);
+pub(crate) const SLOW_RATIO: Family = fam(
+    "fusebox_breaker_slow_ratio",
+    Kind::Gauge,
+    "Slow share of the window's calls, from 0 to 1.",
+);
+pub(crate) const LATENCY: Family = fam(
+    "fusebox_breaker_latency_seconds",
+    Kind::Gauge,
+    "Latency quantiles over the window, in seconds (absent while the window is empty).",
+);
+pub(crate) const STUCK: Family = fam(
+    "fusebox_breaker_stuck",
+    Kind::Gauge,
+    "1 when the breaker has been away from closed longer than alert_after: page someone.",
+);
+pub(crate) const CONFLICTS: Family = fam(
+    "fusebox_breaker_conflicts_total",
+    Kind::Counter,
+    "Registrations of this name with other settings (ignored; the first settings are kept).",
+);
+pub(crate) const STALE: Family = fam(
+    "fusebox_breaker_stale_served_total",
+    Kind::Counter,
+    "Rejected or failed calls answered with the last good value (stale_for).",
+);
+pub(crate) const POOL: Family = fam(
+    "fusebox_bulkhead_pool",
+    Kind::Gauge,
+    "Most calls the bulkhead lets in flight at once.",
+);
+pub(crate) const IN_FLIGHT: Family = fam(
+    "fusebox_bulkhead_in_flight",
+    Kind::Gauge,
+    "Calls holding a bulkhead slot now.",
+);
+pub(crate) const PEAK: Family = fam(
+    "fusebox_bulkhead_peak",
+    Kind::Gauge,
+    "Most calls ever in flight at once.",
+);
+pub(crate) const ADMITTED: Family = fam(
+    "fusebox_bulkhead_admitted_total",
+    Kind::Counter,
+    "Calls that got a bulkhead slot.",
+);
+pub(crate) const FULL: Family = fam(
+    "fusebox_bulkhead_rejected_total",
+    Kind::Counter,
+    "Calls refused because the pool was full.",
+);
+pub(crate) const BULKHEAD_CONFLICTS: Family = fam(
+    "fusebox_bulkhead_conflicts_total",
+    Kind::Counter,
+    "Registrations of this name with other settings (ignored; the first settings are kept).",
+);
+
+/// The breaker label (the name without its key) and the key label, if keyed.
+pub(crate) fn breaker_labels(b: &BreakerMetrics) -> Vec<(&'static str, &str)> {
+    match &b.key {
+        Some(key) => {
+            let base = b
+                .name
+                .strip_suffix(key.as_str())
+                .and_then(|s| s.strip_suffix('/'))
+                .unwrap_or(&b.name);
+            vec![("breaker", base), ("key", key)]
+        }
+        None => vec![("breaker", &b.name)],
+    }
+}
+
+fn per_breaker(
+    sink: &mut dyn Sink,
+    m: &Metrics,
+    f: &Family,
+    mut each: impl FnMut(&BreakerMetrics, &mut dyn FnMut(Option<(&'static str, &str)>, Num)),
+) {
+    sink.family(f);
+    for b in &m.breakers {
+        let base = breaker_labels(b);
+        each(b, &mut |extra, v| {
+            let mut labels = base.clone();
+            labels.extend(extra);
+            sink.sample(f, &labels, v);
+        });
+    }
+}
+
+fn per_bulkhead(
+    sink: &mut dyn Sink,
+    m: &Metrics,
+    f: &Family,
+    value: impl Fn(&BulkheadMetrics) -> u64,
+) {
+    sink.family(f);
+    for b in &m.bulkheads {
+        sink.sample(f, &[("bulkhead", &b.name)], Num::Int(value(b)));
+    }
+}
+
+fn int(v: impl TryInto<u64>) -> Num {
+    Num::Int(v.try_into().unwrap_or(u64::MAX))
+}
+
+/// Walks every family of the snapshot, in a fixed order.
+pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
+    per_breaker(sink, m, &STATE, |b, out| {
+        for s in State::ALL {
+            out(Some(("state", s.as_str())), int(u8::from(b.state == s)));
+        }
+    });
+    per_breaker(sink, m, &TIME_IN_STATE, |b, out| {
+        out(None, Num::Float(b.time_in_state.as_secs_f64()))
+    });
+    per_breaker(sink, m, &CALLS, |b, out| {
+        for (outcome, n) in [
+            ("succeeded", b.succeeded),
+            ("failed", b.failed),
+            ("ignored", b.ignored),
+            ("timed_out", b.timed_out),
+            ("panicked", b.panicked),
+            ("cancelled", b.cancelled),
+        ] {
+            out(Some(("outcome", outcome)), int(n));
+        }
+    });
+    per_breaker(sink, m, &REJECTED, |b, out| {
+        out(Some(("reason", "open")), int(b.rejected));
+        out(
+            Some(("reason", "bulkhead_full")),
+            int(b.rejected_by_bulkhead),
+        );
+    });
+    per_breaker(sink, m, &SLOW, |b, out| out(None, int(b.slow)));
+    per_breaker(sink, m, &OPENED, |b, out| out(None, int(b.times_opened)));
+    per_breaker(sink, m, &WINDOW_CALLS, |b, out| {
+        out(None, int(b.window_calls))
+    });
+    per_breaker(sink, m, &FAILURE_RATIO, |b, out| {
+        out(None, Num::Float(b.failure_rate / 100.0))
+    });
+    per_breaker(sink, m, &SLOW_RATIO, |b, out| {
+        out(None, Num::Float(b.slow_rate / 100.0))
+    });
+    per_breaker(sink, m, &LATENCY, |b, out| {
+        for (q, d) in [("0.5", b.p50), ("0.95", b.p95), ("0.99", b.p99)] {
+            if let Some(d) = d {
+                out(Some(("quantile", q)), Num::Float(d.as_secs_f64()));
+            }
+        }
+    });
+    per_breaker(sink, m, &STUCK, |b, out| out(None, int(u8::from(b.stuck))));
+    per_breaker(sink, m, &CONFLICTS, |b, out| out(None, int(b.conflicts)));
+    per_breaker(sink, m, &STALE, |b, out| out(None, int(b.stale_served)));
+    per_bulkhead(sink, m, &POOL, |b| b.pool as u64);
+    per_bulkhead(sink, m, &IN_FLIGHT, |b| b.in_flight as u64);
+    per_bulkhead(sink, m, &PEAK, |b| b.peak as u64);
+    per_bulkhead(sink, m, &ADMITTED, |b| b.admitted);
+    per_bulkhead(sink, m, &FULL, |b| b.rejected);
+    per_bulkhead(sink, m, &BULKHEAD_CONFLICTS, |b| b.conflicts);
+}

@@ -1,0 +1,7 @@
+//! What an operator or a test looks at: a snapshot of every breaker and bulkhead, and the
+//! ways out of the process (Prometheus text, JSON, the `metrics` crate facade).
+
+pub mod export;
+mod snapshot;
+
+pub use snapshot::{metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics};

@@ -1,0 +1,208 @@
+//! Replay 1, `seeds/cold-start-recovery.txt`: a two-minute outage that lasted three hours,
+//! because a lone trial request kept meeting a provider that only warms by receiving requests.
+
+use std::io;
+use std::time::Duration;
+
+use crate::{Call, Dependency, Latency, Phase, Report, Route, Server};
+use fusebox_runtime::{Breaker, BreakerBuilder};
+
+/// Parameters of the cold-start replay.
+///
+/// ```
+/// use fusebox_sim::replay::cold_start::ColdStartSetup;
+/// let mut setup = ColdStartSetup::default();
+/// setup.warm_after = 30; // a provider that needs more traffic to warm up
+/// assert_eq!(setup.rate, 10.0);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ColdStartSetup {
+    /// Address validations per second at checkout.
+    pub rate: f64,
+    /// Requests the provider must receive after its restart before it is warm. Calibrated on
+    /// the write-up (its lone trials needed about nine tries); the old configuration takes
+    /// hours for any value from about 6 up, the new one minutes for any value up to about 60.
+    pub warm_after: u64,
+    /// Seed of the provider's latency draws.
+    pub seed: u64,
+    /// Longest virtual time simulated.
+    pub horizon: Duration,
+}
+
+impl Default for ColdStartSetup {
+    fn default() -> Self {
+        ColdStartSetup {
+            rate: 10.0,
+            warm_after: 12,
+            seed: 1,
+            horizon: Duration::from_secs(8 * 3600),
+        }
+    }
+}
+
+/// What the cold-start replay measured: see [`cold_start()`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ColdStart {
+    /// When the provider was healthy again (cold), since the start of the run.
+    pub up_again: Duration,
+    /// The write-up's configuration: one trial, open 30 s doubling to 30 min, 800 ms for trials too.
+    pub old: Report,
+    /// fusebox's: 5 % of traffic for 30 s, 4 s trial timeout, open 60 s, no doubling.
+    pub new: Report,
+    /// Recovery time of the old configuration (`None`: not recovered within the horizon).
+    pub old_recovery: Option<Duration>,
+    /// Recovery time of the new configuration.
+    pub new_recovery: Option<Duration>,
+    /// Calls the provider received between being up again and the old breaker closing.
+    pub old_trials: u64,
+}
+
+const OUTAGE_AT: Duration = Duration::from_secs(60);
+const DOWN_FOR: Duration = Duration::from_secs(120);
+
+/// The write-up's breaker: half of the last twenty calls open it; 30 s open, doubling up to
+/// 30 minutes; one trial request under the normal 800 ms timeout.
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_sim::replay::cold_start::old_breaker().config().unwrap();
+/// assert_eq!(c.half_open_timeout(), Some(Duration::from_millis(800)));
+/// assert_eq!(c.open_period(6), Duration::from_secs(1800));
+/// ```
+pub fn old_breaker() -> BreakerBuilder {
+    Breaker::builder("address-lookup")
+        .window_calls(20)
+        .failure_rate(50)
+        .timeout(Duration::from_millis(800))
+        .open_for(Duration::from_secs(30))
+        .backoff(2.0, Duration::from_secs(30 * 60))
+        .half_open_calls(1)
+}
+
+/// The write-up's fix, in fusebox's terms: half-open admits 5 % of traffic for 30 s and judges
+/// the success rate; trials get a longer timeout; the open period is 60 s and never doubles.
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_sim::replay::cold_start::new_breaker().config().unwrap();
+/// assert_eq!(c.half_open_timeout(), Some(Duration::from_secs(4)));
+/// assert_eq!(c.open_period(6), Duration::from_secs(60));
+/// ```
+pub fn new_breaker() -> BreakerBuilder {
+    Breaker::builder("address-lookup")
+        .window_calls(20)
+        .failure_rate(50)
+        .timeout(Duration::from_millis(800))
+        .half_open_timeout(Duration::from_secs(4))
+        .half_open_pct(5)
+        .half_open_window(Duration::from_secs(30))
+        .open_for(Duration::from_secs(60))
+}
+
+/// The provider: 70–110 ms normally, refusing for two minutes from t = 60 s, then cold.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_sim::replay::cold_start::{provider, ColdStartSetup};
+/// let p = provider(&ColdStartSetup::default());
+/// assert_eq!(p.up_again_at(), Some(Duration::from_secs(180)));
+/// ```
+pub fn provider(setup: &ColdStartSetup) -> Dependency {
+    Dependency::builder(
+        "address-lookup",
+        Latency::uniform(Duration::from_millis(70), Duration::from_millis(110)),
+    )
+    .phase(OUTAGE_AT, Phase::Refuse)
+    .phase(
+        OUTAGE_AT + DOWN_FOR,
+        Phase::ColdStart {
+            cold: Latency::uniform(Duration::from_millis(1500), Duration::from_secs(3)),
+            warm_after: setup.warm_after,
+        },
+    )
+    .seed(setup.seed)
+    .build()
+}
+
+/// Runs one configuration against the scripted provider.
+///
+/// ```
+/// use fusebox_sim::replay::cold_start::{new_breaker, run_one, ColdStartSetup};
+/// let (report, recovery) = run_one(&ColdStartSetup::default(), &new_breaker()).unwrap();
+/// assert!(recovery.unwrap().as_secs() < 300);
+/// # let _ = report;
+/// ```
+pub fn run_one(
+    setup: &ColdStartSetup,
+    breaker: &BreakerBuilder,
+) -> io::Result<(Report, Option<Duration>)> {
+    let b = breaker.build_detached().map_err(io::Error::other)?;
+    run_call(setup, |dep| Call::new(dep).breaker(&b))
+}
+
+/// Runs the replay with the call `make` builds for the provider: for example through an
+/// annotated function ([`Call::function`]) instead of a builder-made breaker.
+///
+/// ```
+/// use fusebox_sim::Call;
+/// use fusebox_sim::replay::cold_start::{new_breaker, run_call, ColdStartSetup};
+/// let b = new_breaker().build_detached().unwrap();
+/// let (_, recovery) = run_call(&ColdStartSetup::default(), |dep| Call::new(dep).breaker(&b)).unwrap();
+/// assert!(recovery.unwrap().as_secs() < 300);
+/// ```
+pub fn run_call(
+    setup: &ColdStartSetup,
+    make: impl FnOnce(&Dependency) -> Call,
+) -> io::Result<(Report, Option<Duration>)> {
+    let dep = provider(setup);
+    let up = OUTAGE_AT + DOWN_FOR;
+    let report = Server::new(50)
+        .route(Route::new("checkout", setup.rate).call(make(&dep)))
+        .window("normal", Duration::ZERO, OUTAGE_AT)
+        .window("down", OUTAGE_AT, up)
+        .window("back, cold", up, setup.horizon)
+        .sample_every(Duration::from_secs(10))
+        .stop_when_settled(up, Duration::from_secs(600))
+        .run_for(setup.horizon)?;
+    let recovery = report.breakers.first().and_then(|t| t.recovery_after(up));
+    Ok((report, recovery))
+}
+
+/// Runs both configurations.
+///
+/// ```no_run
+/// use fusebox_sim::replay::cold_start::{cold_start, ColdStartSetup};
+/// let r = cold_start(&ColdStartSetup::default()).unwrap();
+/// println!("old {:?}, new {:?}", r.old_recovery, r.new_recovery);
+/// ```
+pub fn cold_start(setup: &ColdStartSetup) -> io::Result<ColdStart> {
+    let up = OUTAGE_AT + DOWN_FOR;
+    let (old, old_recovery) = run_one(setup, &old_breaker())?;
+    let (new, new_recovery) = run_one(setup, &new_breaker())?;
+    let old_trials = match old_recovery {
+        // Requests that reached the provider after it was up, before the close.
+        Some(r) => old
+            .breakers
+            .first()
+            .map_or(0, |t| trials_between(t, up, up + r)),
+        None => old.window("back, cold").map_or(0, |w| w.counts.sent),
+    };
+    Ok(ColdStart {
+        up_again: up,
+        old,
+        new,
+        old_recovery,
+        new_recovery,
+        old_trials,
+    })
+}
+
+/// Half-open episodes that started in `[from, to]`: one trial each under `half_open_calls(1)`.
+fn trials_between(t: &crate::BreakerTimeline, from: Duration, to: Duration) -> u64 {
+    t.transitions
+        .iter()
+        .filter(|(at, s)| *s == fusebox_runtime::State::HalfOpen && *at >= from && *at <= to)
+        .count() as u64
+}

@@ -1,0 +1,173 @@
+//! The project's four incident write-ups, replayed in virtual time against the real breakers
+//! and bulkheads: what `cargo run --release --example replay` prints.
+//!
+//! Each replay has its own module with a setup (defaults: the write-up's figures) and a result
+//! holding the reports; [`Replays`] runs all four, [`Summary`] is the comparison table and
+//! `summary.json`.
+//!
+//! ```no_run
+//! use fusebox_sim::replay::{Replays, Setup};
+//! let replays = Replays::run(&Setup::default()).unwrap();
+//! let summary = replays.summary();
+//! println!("{}", summary.table());
+//! std::fs::write("summary.json", summary.to_json()).unwrap();
+//! ```
+
+pub mod cold_start;
+pub mod lesson;
+pub mod semian;
+pub mod slow;
+mod summary;
+
+pub use summary::Summary;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::svg::{self, Panel};
+
+/// The setups of all four replays; the defaults are the write-ups' figures.
+///
+/// ```
+/// use fusebox_sim::replay::Setup;
+/// let mut setup = Setup::default();
+/// setup.lesson.scale = 0.1; // a tenth of the lesson's server: the same shares, faster
+/// assert_eq!(setup.semian.instances, 42);
+/// ```
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Setup {
+    /// Replay 1.
+    pub cold_start: cold_start::ColdStartSetup,
+    /// Replay 2.
+    pub lesson: lesson::LessonSetup,
+    /// Replay 3.
+    pub slow: slow::SlowSetup,
+    /// Replay 4.
+    pub semian: semian::SemianSetup,
+}
+
+/// The results of all four replays.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Replays {
+    /// Replay 1: cold start after an outage.
+    pub cold_start: cold_start::ColdStart,
+    /// Replay 2: the breaker-and-bulkhead lesson, steps 1–5.
+    pub lesson: lesson::Lesson,
+    /// Replay 3: slow, not down.
+    pub slow: slow::Slow,
+    /// Replay 4: many failing instances (Semian).
+    pub semian: semian::Semian,
+}
+
+impl Replays {
+    /// Runs the four replays, one after the other.
+    pub fn run(setup: &Setup) -> io::Result<Replays> {
+        Ok(Replays {
+            cold_start: cold_start::cold_start(&setup.cold_start)?,
+            lesson: lesson::lesson(&setup.lesson)?,
+            slow: slow::slow(&setup.slow)?,
+            semian: semian::semian(&setup.semian)?,
+        })
+    }
+
+    /// The figures of the comparison table.
+    pub fn summary(&self) -> Summary {
+        let c = &self.cold_start;
+        let l = &self.lesson;
+        let s = &self.slow;
+        let m = &self.semian;
+        Summary {
+            cold_old_recovery_s: c.old_recovery.map(secs),
+            cold_new_recovery_s: c.new_recovery.map(secs),
+            cold_old_trials: c.old_trials,
+            lesson_pct: [l.step1, l.step2, l.step3, l.step4, l.step5].map(|x| x * 100.0),
+            lesson_step4_all_stuck_s: l.step4_all_stuck.map(secs),
+            lesson_step3_open_after_s: l.step3_open_after.map(secs),
+            lesson_price_calls_per_s: l.price_calls_per_s,
+            slow_error_only_trip_s: s.error_only.trip_after.map(secs),
+            slow_p95_trip_s: s.p95.trip_after.map(secs),
+            slow_util_pct: (s.error_only.utilization * 100.0, s.p95.utilization * 100.0),
+            slow_checkout_pct: (
+                s.error_only.checkout_answered * 100.0,
+                s.p95.checkout_answered * 100.0,
+            ),
+            slow_others_shed_pct: (s.error_only.others_shed * 100.0, s.p95.others_shed * 100.0),
+            semian_before_pct: m.before.predicted * 100.0,
+            semian_after_pct: m.after.predicted * 100.0,
+            semian_sim_after_pct: m.after.measured * 100.0,
+            semian_sim_before_pct: m.before.measured * 100.0,
+            semian_sim_before_demand_pct: m.before.demand * 100.0,
+        }
+    }
+
+    /// Writes one SVG timeline per replay into `dir`; returns their paths.
+    pub fn write_svgs(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
+        let c = &self.cold_start;
+        let l = &self.lesson;
+        let s = &self.slow;
+        let m = &self.semian;
+        let files: [(&str, &str, Vec<Panel<'_>>); 4] = [
+            (
+                "cold-start.svg",
+                "Cold start: provider down 2 min, back cold",
+                vec![
+                    panel("old: one trial, open 30 s doubling to 30 min", &c.old),
+                    panel("new: 5 % for 30 s, 4 s trial timeout, open 60 s", &c.new),
+                ],
+            ),
+            (
+                "lesson.svg",
+                "Breaker and bulkhead: the 200-worker API server",
+                vec![
+                    panel(
+                        "steps 1-2: normal, then the price server hangs; timeout only",
+                        &l.timeout_only,
+                    ),
+                    panel("step 3: the same outage with a breaker", &l.with_breaker),
+                    panel(
+                        "step 4: the report server stalls in a busy hour; one shared pool",
+                        &l.stall,
+                    ),
+                    panel(
+                        "step 5: the same stall, report pool of 60",
+                        &l.with_bulkhead,
+                    ),
+                ],
+            ),
+            (
+                "slow-not-down.svg",
+                "Slow, not down: payments at 8 s instead of 80 ms, zero errors",
+                vec![
+                    panel("breaker counting errors only", &s.error_only.report),
+                    panel("breaker with trip_p95 = 500ms", &s.p95.report),
+                ],
+            ),
+            (
+                "semian.svg",
+                "42 Redis instances down, 2 threads, a breaker per instance",
+                vec![
+                    panel("0.25 s probe timeout, 2 s open", &m.before.report),
+                    panel("50 ms probe timeout, 30 s open", &m.after.report),
+                ],
+            ),
+        ];
+        let mut out = Vec::new();
+        for (file, title, panels) in files {
+            let path = dir.join(file);
+            svg::timeline(&path, title, &panels)?;
+            out.push(path);
+        }
+        Ok(out)
+    }
+}
+
+fn panel<'a>(label: &'a str, report: &'a super::Report) -> Panel<'a> {
+    Panel { label, report }
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}

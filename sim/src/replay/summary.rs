@@ -1,0 +1,336 @@
+//! The comparison table and `summary.json` of the replays.
+
+use std::fmt::Write as _;
+
+/// The replays' key figures: the table the example prints and `summary.json`.
+/// Percentages are in percent, times in seconds.
+///
+/// ```no_run
+/// use fusebox_sim::replay::{Replays, Setup};
+/// let summary = Replays::run(&Setup::default()).unwrap().summary();
+/// assert!(summary.cold_old_recovery_s.unwrap() > 3600.0);
+/// assert!(summary.to_json().contains("\"old_recovery_s\""));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Summary {
+    /// Cold start, old configuration: recovery time (`None`: not within the horizon).
+    pub cold_old_recovery_s: Option<f64>,
+    /// Cold start, new configuration: recovery time.
+    pub cold_new_recovery_s: Option<f64>,
+    /// Cold start, old configuration: lone trials sent while the provider was cold.
+    pub cold_old_trials: u64,
+    /// Lesson, steps 1–5: busy-worker share (step 5: of the workers outside the report pool).
+    pub lesson_pct: [f64; 5],
+    /// Lesson, step 4: from the stall until every worker is busy.
+    pub lesson_step4_all_stuck_s: Option<f64>,
+    /// Lesson, step 3: from the outage until the breaker opened.
+    pub lesson_step3_open_after_s: Option<f64>,
+    /// Lesson: price-server calls per second in step 2 and in step 3 once open.
+    pub lesson_price_calls_per_s: (f64, f64),
+    /// Slow, not down: time to trip of the error-only breaker (`None`: never).
+    pub slow_error_only_trip_s: Option<f64>,
+    /// Slow, not down: time to trip with `trip_p95`.
+    pub slow_p95_trip_s: Option<f64>,
+    /// Slow, not down: pool utilization while slow (error-only, p95).
+    pub slow_util_pct: (f64, f64),
+    /// Slow, not down: checkout answered within 2 s while slow (error-only, p95).
+    pub slow_checkout_pct: (f64, f64),
+    /// Slow, not down: unrelated requests shed while slow (error-only, p95).
+    pub slow_others_shed_pct: (f64, f64),
+    /// Semian, untuned: `tune::extra_utilization` (263 %).
+    pub semian_before_pct: f64,
+    /// Semian, tuned: `tune::extra_utilization` (about 4 %).
+    pub semian_after_pct: f64,
+    /// Semian, tuned: wasted utilization the simulation measures on 2 threads.
+    pub semian_sim_after_pct: f64,
+    /// Semian, untuned: busy share of the 2 threads (saturated).
+    pub semian_sim_before_pct: f64,
+    /// Semian, untuned: thread-seconds demanded per second over 2 threads.
+    pub semian_sim_before_demand_pct: f64,
+}
+
+impl Summary {
+    /// `summary.json`: nested objects keyed as issue 5 lists them (`cold_start.old_recovery_s`,
+    /// `lesson.step1_pct` ... `lesson.step5_pct`, `lesson.step4_all_stuck_s`,
+    /// `slow.error_only_trip_s` (null when it never trips), `slow.p95_trip_s`,
+    /// `semian.before_pct`, `semian.after_pct`, `semian.sim_after_pct`), plus a few extras.
+    pub fn to_json(&self) -> String {
+        let p = &self.lesson_pct;
+        let groups: [Group; 4] = [
+            (
+                "cold_start",
+                vec![
+                    ("old_recovery_s", self.cold_old_recovery_s),
+                    ("new_recovery_s", self.cold_new_recovery_s),
+                    ("old_trials_while_cold", Some(self.cold_old_trials as f64)),
+                ],
+            ),
+            (
+                "lesson",
+                vec![
+                    ("step1_pct", Some(p[0])),
+                    ("step2_pct", Some(p[1])),
+                    ("step3_pct", Some(p[2])),
+                    ("step4_pct", Some(p[3])),
+                    ("step4_all_stuck_s", self.lesson_step4_all_stuck_s),
+                    ("step5_pct", Some(p[4])),
+                    ("step3_open_after_s", self.lesson_step3_open_after_s),
+                    (
+                        "step2_price_calls_per_s",
+                        Some(self.lesson_price_calls_per_s.0),
+                    ),
+                    (
+                        "step3_price_calls_per_s",
+                        Some(self.lesson_price_calls_per_s.1),
+                    ),
+                ],
+            ),
+            (
+                "slow",
+                vec![
+                    ("error_only_trip_s", self.slow_error_only_trip_s),
+                    ("p95_trip_s", self.slow_p95_trip_s),
+                    ("error_only_util_pct", Some(self.slow_util_pct.0)),
+                    ("p95_util_pct", Some(self.slow_util_pct.1)),
+                    (
+                        "error_only_checkout_answered_pct",
+                        Some(self.slow_checkout_pct.0),
+                    ),
+                    ("p95_checkout_answered_pct", Some(self.slow_checkout_pct.1)),
+                    (
+                        "error_only_others_shed_pct",
+                        Some(self.slow_others_shed_pct.0),
+                    ),
+                    ("p95_others_shed_pct", Some(self.slow_others_shed_pct.1)),
+                ],
+            ),
+            (
+                "semian",
+                vec![
+                    ("before_pct", Some(self.semian_before_pct)),
+                    ("after_pct", Some(self.semian_after_pct)),
+                    ("sim_after_pct", Some(self.semian_sim_after_pct)),
+                    ("sim_before_pct", Some(self.semian_sim_before_pct)),
+                    (
+                        "sim_before_demand_pct",
+                        Some(self.semian_sim_before_demand_pct),
+                    ),
+                ],
+            ),
+        ];
+        let mut s = String::from("{\n");
+        for (gi, (group, fields)) in groups.iter().enumerate() {
+            let _ = writeln!(s, "  \"{group}\": {{");
+            for (fi, (key, v)) in fields.iter().enumerate() {
+                let comma = if fi + 1 < fields.len() { "," } else { "" };
+                let _ = writeln!(s, "    \"{key}\": {}{comma}", json_number(*v));
+            }
+            let comma = if gi + 1 < groups.len() { "," } else { "" };
+            let _ = writeln!(s, "  }}{comma}");
+        }
+        s.push_str("}\n");
+        s
+    }
+
+    /// The comparison table: each figure as simulated, next to the write-up's.
+    pub fn table(&self) -> String {
+        let l = &self.lesson_pct;
+        let pct = |x: f64| format!("{x:.1} %");
+        let opt_s = |x: Option<f64>| x.map_or_else(|| "never".to_owned(), |s| format!("{s:.1} s"));
+        let rows: Vec<[String; 4]> = vec![
+            row(
+                "cold start",
+                "recovery, old config",
+                dur(self.cold_old_recovery_s),
+                "~3 h (5:05 vs 1:56)",
+            ),
+            row(
+                "",
+                "recovery, new config",
+                dur(self.cold_new_recovery_s),
+                "a few minutes",
+            ),
+            row(
+                "",
+                "lone trials while cold (old)",
+                self.cold_old_trials.to_string(),
+                "1 per open period",
+            ),
+            row("lesson", "step 1: normal", pct(l[0]), "31 %"),
+            row("", "step 2: price down, timeout only", pct(l[1]), "81 %"),
+            row("", "step 3: with a breaker", pct(l[2]), "21 %"),
+            row(
+                "",
+                "step 3: breaker opened after",
+                opt_s(self.lesson_step3_open_after_s),
+                "~0.3 s",
+            ),
+            row(
+                "",
+                "price calls/s, step 2 -> 3",
+                format!(
+                    "{:.0} -> {:.2}",
+                    self.lesson_price_calls_per_s.0, self.lesson_price_calls_per_s.1
+                ),
+                "400 -> ~0.3",
+            ),
+            row("", "step 4: report stall, busy share", pct(l[3]), "100 %"),
+            row(
+                "",
+                "step 4: all workers busy after",
+                opt_s(self.lesson_step4_all_stuck_s),
+                "~3.3 s",
+            ),
+            row("", "step 5: bulkhead, other workers", pct(l[4]), "16 %"),
+            row(
+                "slow",
+                "time to trip, errors only",
+                opt_s(self.slow_error_only_trip_s),
+                "never",
+            ),
+            row(
+                "",
+                "time to trip, trip_p95",
+                opt_s(self.slow_p95_trip_s),
+                "trips",
+            ),
+            row(
+                "",
+                "pool busy, errors only / p95",
+                format!(
+                    "{} / {}",
+                    pct(self.slow_util_pct.0),
+                    pct(self.slow_util_pct.1)
+                ),
+                "full / low",
+            ),
+            row(
+                "",
+                "checkout answered <2s, errors / p95",
+                format!(
+                    "{} / {}",
+                    pct(self.slow_checkout_pct.0),
+                    pct(self.slow_checkout_pct.1)
+                ),
+                "spinning / email",
+            ),
+            row(
+                "",
+                "other requests shed, errors / p95",
+                format!(
+                    "{} / {}",
+                    pct(self.slow_others_shed_pct.0),
+                    pct(self.slow_others_shed_pct.1)
+                ),
+                "site-wide / none",
+            ),
+            row(
+                "semian",
+                "untuned: tune (equation)",
+                pct(self.semian_before_pct),
+                "263 %",
+            ),
+            row(
+                "",
+                "untuned: sim demand / 2 threads",
+                pct(self.semian_sim_before_demand_pct),
+                "> 100 %",
+            ),
+            row(
+                "",
+                "untuned: sim busy, 2 threads",
+                pct(self.semian_sim_before_pct),
+                "saturated",
+            ),
+            row(
+                "",
+                "tuned: tune (equation)",
+                pct(self.semian_after_pct),
+                "4 %",
+            ),
+            row(
+                "",
+                "tuned: sim wasted, 2 threads",
+                pct(self.semian_sim_after_pct),
+                "4 %",
+            ),
+        ];
+        let head = ["replay", "figure", "simulated", "write-up"].map(str::to_owned);
+        let mut widths = [0usize; 4];
+        for r in std::iter::once(&head).chain(&rows) {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let line = |r: &[String; 4]| {
+            let mut s = String::new();
+            for (i, (c, w)) in r.iter().zip(widths).enumerate() {
+                let pad = w - c.chars().count();
+                if i == 2 {
+                    let _ = write!(s, "{}{c}  ", " ".repeat(pad));
+                } else {
+                    let _ = write!(s, "{c}{}  ", " ".repeat(pad));
+                }
+            }
+            s.trim_end().to_owned()
+        };
+        let mut out = line(&head);
+        out.push('\n');
+        out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 6));
+        for r in &rows {
+            out.push('\n');
+            out.push_str(&line(r));
+        }
+        out
+    }
+}
+
+/// One JSON object of the summary: its key and its fields.
+type Group = (&'static str, Vec<(&'static str, Option<f64>)>);
+
+fn row(a: &str, b: &str, c: String, d: &str) -> [String; 4] {
+    [a.to_owned(), b.to_owned(), c, d.to_owned()]
+}
+
+/// `3h 02m 10s`-style, or `never` for `None`.
+fn dur(s: Option<f64>) -> String {
+    let Some(s) = s else {
+        return "never".to_owned();
+    };
+    let t = s.round() as u64;
+    let (h, m, s) = (t / 3600, t / 60 % 60, t % 60);
+    if h > 0 {
+        format!("{h}h {m:02}m {s:02}s")
+    } else if m > 0 {
+        format!("{m}m {s:02}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn json_number(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.is_finite() => {
+            let r = (x * 1000.0).round() / 1000.0;
+            format!("{r}")
+        }
+        _ => "null".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_the_write_up() {
+        assert_eq!(dur(Some(10_771.0)), "2h 59m 31s");
+        assert_eq!(dur(Some(61.0)), "1m 01s");
+        assert_eq!(dur(Some(9.4)), "9s");
+        assert_eq!(dur(None), "never");
+        assert_eq!(json_number(None), "null");
+        assert_eq!(json_number(Some(2.0)), "2");
+        assert_eq!(json_number(Some(262.5)), "262.5");
+    }
+}
