@@ -120,11 +120,6 @@ impl BreakerArgs {
         out
     }
 
-    /// Whether the user wrote settings key `key`.
-    pub fn wrote(&self, key: &str) -> bool {
-        self.given.iter().any(|(k, _)| *k == key)
-    }
-
     fn set(&mut self, key: &str, arg: &Arg) -> syn::Result<()> {
         match key {
             "name" => self.name = Some(checks::name(arg)?),

@@ -1,105 +1,83 @@
-//! The checked settings as the builder calls the generated code makes.
+//! The checked settings as the constant the generated code holds.
 //!
-//! Only the keys the user wrote are emitted, each from the value `fusebox-settings` accepted,
-//! so the runtime's builder (which runs the same checks) cannot refuse them.
+//! `fusebox-settings` accepted them at compile time; the generated code rebuilds exactly those
+//! values with `Settings::__validated` (a `const`), so the runtime has nothing left to refuse
+//! and no fall-back path exists.
 
-use fusebox_settings::{HalfOpenPolicy, WindowKind};
+use std::time::Duration;
+
+use fusebox_settings::{HalfOpenPolicy, Settings, WindowKind};
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote, ToTokens};
+use quote::quote;
 
-use crate::breaker_args::BreakerArgs;
 use crate::tokens::duration;
 
-/// `.setter(value)` for every setting the user gave, in the order of the builder's setters.
-pub fn breaker_settings(b: &BreakerArgs) -> TokenStream {
-    let s = &b.settings;
-    let wrote = |k: &str| b.wrote(k);
-    let pct = |v: u8| Literal::u8_unsuffixed(v).into_token_stream();
-    let count = |n: u32| Literal::u32_unsuffixed(n).into_token_stream();
-    let share = match s.half_open() {
-        HalfOpenPolicy::Share { pct, window } => Some((pct, window)),
-        HalfOpenPolicy::Calls(_) => None,
+/// `Settings::__validated(...)` with every field of `s`, in the order of its parameters.
+pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
+    let pct = Literal::u8_unsuffixed;
+    let count = Literal::u32_unsuffixed;
+    let opt = |d: Option<Duration>| match d {
+        Some(d) => {
+            let d = duration(d);
+            quote!(::core::option::Option::Some(#d))
+        }
+        None => quote!(::core::option::Option::None),
     };
-    let mut calls: Vec<(String, Option<TokenStream>)> = vec![
-        (
-            "failure_rate".into(),
-            wrote("failure_rate").then(|| pct(s.failure_rate())),
-        ),
-        (
-            "window".into(),
-            match s.window() {
-                WindowKind::Time(d) if wrote("window") => Some(duration(d)),
-                _ => None,
-            },
-        ),
-        (
-            "window_calls".into(),
-            match s.window() {
-                WindowKind::Calls(n) if wrote("window_calls") => Some(count(n)),
-                _ => None,
-            },
-        ),
-        (
-            "min_calls".into(),
-            wrote("min_calls").then(|| count(s.min_calls())),
-        ),
-    ];
-    if let Some(rule) = s.slow() {
-        let bound = duration(rule.bound);
-        calls.push(if rule.strict {
-            (format!("trip_p{}", 100 - rule.rate), Some(bound))
-        } else {
-            let rate = pct(rule.rate);
-            ("slow".into(), Some(quote!(#bound, #rate)))
-        });
+    let failure_rate = pct(s.failure_rate());
+    let window = match s.window() {
+        WindowKind::Time(d) => {
+            let d = duration(d);
+            quote!(#pv::WindowKind::Time(#d))
+        }
+        WindowKind::Calls(n) => {
+            let n = count(n);
+            quote!(#pv::WindowKind::Calls(#n))
+        }
+    };
+    let min_calls = count(s.min_calls());
+    let slow = match s.slow() {
+        Some(rule) => {
+            let (bound, rate, strict) = (duration(rule.bound), pct(rule.rate), rule.strict);
+            quote!(::core::option::Option::Some(#pv::SlowRule { bound: #bound, rate: #rate, strict: #strict }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let timeout = opt(s.timeout());
+    let half_open_timeout = opt(s.half_open_timeout_given());
+    let open_for = duration(s.open_for());
+    let backoff = Literal::f64_unsuffixed(s.backoff());
+    let open_for_max = duration(s.open_for_max());
+    let half_open = match s.half_open() {
+        HalfOpenPolicy::Share { pct: p, window } => {
+            let (p, w) = (pct(p), duration(window));
+            quote!(#pv::HalfOpenPolicy::Share { pct: #p, window: #w })
+        }
+        HalfOpenPolicy::Calls(n) => {
+            let n = count(n);
+            quote!(#pv::HalfOpenPolicy::Calls(#n))
+        }
+    };
+    let alert_after = duration(s.alert_after());
+    quote! {
+        #pv::Settings::__validated(
+            #failure_rate,
+            #window,
+            #min_calls,
+            #slow,
+            #timeout,
+            #half_open_timeout,
+            #open_for,
+            #backoff,
+            #open_for_max,
+            #half_open,
+            #alert_after,
+        )
     }
-    let backoff = wrote("backoff").then(|| {
-        let (f, max) = (
-            Literal::f64_unsuffixed(s.backoff()),
-            duration(s.open_for_max()),
-        );
-        quote!(#f, #max)
-    });
-    calls.extend([
-        ("timeout".into(), s.timeout().map(duration)),
-        (
-            "half_open_timeout".into(),
-            s.half_open_timeout_given().map(duration),
-        ),
-        (
-            "open_for".into(),
-            wrote("open_for").then(|| duration(s.open_for())),
-        ),
-        ("backoff".into(), backoff),
-        (
-            "half_open_pct".into(),
-            share
-                .filter(|_| wrote("half_open_pct"))
-                .map(|(p, _)| pct(p)),
-        ),
-        (
-            "half_open_window".into(),
-            share
-                .filter(|_| wrote("half_open_window"))
-                .map(|(_, w)| duration(w)),
-        ),
-        (
-            "half_open_calls".into(),
-            match s.half_open() {
-                HalfOpenPolicy::Calls(n) => Some(count(n)),
-                HalfOpenPolicy::Share { .. } => None,
-            },
-        ),
-        (
-            "alert_after".into(),
-            wrote("alert_after").then(|| duration(s.alert_after())),
-        ),
-    ]);
-    calls
-        .into_iter()
-        .filter_map(|(setter, args)| {
-            let setter = format_ident!("{}", setter);
-            args.map(|args| quote!(.#setter(#args)))
-        })
-        .collect()
+}
+
+/// `BulkheadSettings::__validated(pool, max_wait)` with the checked `pool` and `max_wait`.
+pub fn bulkhead_settings(pool: usize, max_wait: Duration, pv: &TokenStream) -> TokenStream {
+    let pool = Literal::usize_unsuffixed(pool);
+    let max_wait = duration(max_wait);
+    quote!(#pv::BulkheadSettings::__validated(#pool, #max_wait))
 }

@@ -2,14 +2,14 @@
 //!
 //! Only validated arguments reach this module; nothing here reports a user error.
 
-use proc_macro2::{Literal, Span, TokenStream};
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::{AttrStyle, ItemFn};
 
 use crate::breaker_args::BreakerArgs;
 use crate::bulkhead_args::BulkheadArgs;
 use crate::signature::Output;
-use crate::tokens::{duration, fallback_call, respan};
+use crate::tokens::{fallback_call, respan};
 
 /// Expands `func` with a breaker, a bulkhead, or both (composed in DESIGN.md's order by `run`).
 pub fn expand(
@@ -166,14 +166,14 @@ fn breaker_setup(
         Some((n, _)) => quote!(#n),
         None => default_name.clone(),
     };
-    let settings = crate::emit::breaker_settings(b);
-    let builder = quote!(#pv::Breaker::builder(NAME) #settings);
-    let config = quote!(#pv::breaker_config(#builder.config(), NAME));
+    let settings = crate::emit::breaker_settings(&b.settings, pv);
+    let config = quote!(#pv::BreakerConfig::from_settings(NAME, SETTINGS));
     match &b.key {
         None => (
             quote! {
                 let #var = {
                     const NAME: &str = #name;
+                    const SETTINGS: #pv::Settings = #settings;
                     static CELL: #pv::OnceCell<#pv::Breaker> =
                         #pv::OnceCell::new();
                     #pv::static_breaker(&CELL, || #config)
@@ -195,6 +195,7 @@ fn breaker_setup(
                     let #key_var = #key_ref;
                     let #var = {
                         const NAME: &str = #name;
+                        const SETTINGS: #pv::Settings = #settings;
                         static TEMPLATE: #pv::OnceCell<
                             #pv::BreakerConfig,
                         > = #pv::OnceCell::new();
@@ -217,25 +218,15 @@ fn bulkhead_setup(
         Some((n, _)) => quote!(#n),
         None => default_name.clone(),
     };
-    let pool = Literal::usize_unsuffixed(b.pool);
-    let max_wait = if b.max_wait.is_zero() {
-        quote!()
-    } else {
-        let d = duration(b.max_wait);
-        quote!(.max_wait(#d))
-    };
+    let settings = crate::emit::bulkhead_settings(b.pool, b.max_wait, pv);
     (
         quote! {
             let #var = {
                 const NAME: &str = #name;
+                const SETTINGS: #pv::BulkheadSettings = #settings;
                 static CELL: #pv::OnceCell<#pv::Bulkhead> =
                     #pv::OnceCell::new();
-                #pv::static_bulkhead(&CELL, || {
-                    #pv::bulkhead_config(
-                        #pv::Bulkhead::builder(NAME).pool(#pool) #max_wait .config(),
-                        NAME,
-                    )
-                })
+                #pv::static_bulkhead(&CELL, || #pv::BulkheadConfig::from_settings(NAME, SETTINGS))
             };
         },
         quote!(::core::option::Option::Some(&*#var)),
