@@ -1,6 +1,7 @@
-//! The attribute entry of the settings table: for every key's valid and invalid values, the
-//! attribute accepts exactly what text accepts (the same settings) and refuses with exactly
-//! the message `fusebox-settings` gives for the same value as text.
+//! The attribute entry of the shared settings table: for every key's valid and invalid values,
+//! the attribute gives the table's verdict and message, accepts exactly what text accepts (the
+//! same settings) and refuses with exactly the message `fusebox-settings` gives for the same
+//! value as text.
 
 use fusebox_settings::{RawBulkheadSettings, RawSettings};
 use proc_macro2::{Span, TokenStream};
@@ -9,83 +10,8 @@ use crate::args::{self, Errors};
 use crate::breaker_args::BreakerArgs;
 use crate::bulkhead_args::BulkheadArgs;
 
-/// Attribute arguments, each as a settings file would also hold it.
-const BREAKER: &[&str] = &[
-    "failure_rate = 1",
-    "failure_rate = 100",
-    "failure_rate = 0",
-    "failure_rate = 101",
-    "failure_rate = 99999999999999999999999",
-    "window = \"1ns\"",
-    "window = \"0s\"",
-    "window = \"30 s\"",
-    "window_calls = 1",
-    "window_calls = 1000000",
-    "window_calls = 1_000_000",
-    "window_calls = 0",
-    "window_calls = 2000000",
-    "window_calls = -1",
-    "window = \"1s\", window_calls = 3",
-    "window_calls = 3, window = \"1s\"",
-    "min_calls = 1",
-    "min_calls = 4294967295",
-    "min_calls = 4294967296",
-    "min_calls = 0",
-    "window_calls = 5, min_calls = 5",
-    "window_calls = 5, min_calls = 6",
-    "slow = \"1ns\", slow_rate = 100",
-    "slow = \"0ms\", slow_rate = 20",
-    "slow = \"1s\", slow_rate = 0",
-    "slow = \"1s\", slow_rate = 101",
-    "slow = \"1s\"",
-    "slow_rate = 20",
-    "trip_p50 = \"1s\"",
-    "trip_p90 = \"1s\"",
-    "trip_p95 = \"500ms\"",
-    "trip_p99 = \"2s\"",
-    "trip_p95 = \"0s\"",
-    "trip_p95 = \"1s\", trip_p99 = \"2s\"",
-    "slow = \"1s\", slow_rate = 20, trip_p95 = \"1s\"",
-    "timeout = \"500ns\"",
-    "timeout = \"0us\"",
-    "timeout = \"800 millis\"",
-    "timeout = \"1s1m\"",
-    "half_open_timeout = \"3s\"",
-    "half_open_timeout = \"0s\"",
-    "open_for = \"1ns\"",
-    "open_for = \"0s\"",
-    "backoff = 1, open_for_max = \"30s\"",
-    "backoff = 2.5, open_for_max = \"1m\"",
-    "backoff = 0.5, open_for_max = \"1m\"",
-    "backoff = -2.0, open_for_max = \"1m\"",
-    "backoff = 2, open_for_max = \"29s\"",
-    "open_for = \"1m\", backoff = 2, open_for_max = \"30s\"",
-    "backoff = 2, open_for_max = \"0s\"",
-    "backoff = 2.0",
-    "open_for_max = \"60s\"",
-    "half_open_pct = 100",
-    "half_open_pct = 0",
-    "half_open_window = \"1h\"",
-    "half_open_window = \"0s\"",
-    "half_open_calls = 4294967295",
-    "half_open_calls = 0",
-    "half_open_pct = 5, half_open_calls = 3",
-    "half_open_window = \"1s\", half_open_calls = 3",
-    "alert_after = \"5m\"",
-    "alert_after = \"0m\"",
-];
-
-/// `key = value, ...` as `(key, text)` pairs: string literals lose their quotes.
-fn as_text(source: &str) -> Vec<(String, String)> {
-    source
-        .split(", ")
-        .map(|pair| {
-            let (k, v) = pair.split_once(" = ").expect("key = value");
-            let v = v.trim_matches('"').replace('_', "");
-            (k.to_owned(), v)
-        })
-        .collect()
-}
+// The table every entry point is held to (the builder and text in `tests/settings_agree.rs`).
+include!("../../tests/common/settings_cases.rs");
 
 fn tokens(source: &str) -> TokenStream {
     source.parse().expect("valid tokens")
@@ -94,7 +20,7 @@ fn tokens(source: &str) -> TokenStream {
 #[test]
 fn the_attribute_gives_the_verdict_and_message_of_text() {
     let mut keys_covered = Vec::new();
-    for source in BREAKER {
+    for (source, want) in BREAKER_CASES {
         let mut errors = Errors::default();
         let list = args::parse(tokens(source), "breaker").expect(source);
         let attr = BreakerArgs::from_args(&list, &mut errors);
@@ -106,6 +32,8 @@ fn the_attribute_gives_the_verdict_and_message_of_text() {
             }
             Err(e) => assert_eq!(errors.messages(), [e.to_string()], "{source}"),
         }
+        let got = errors.messages().into_iter().next();
+        assert_eq!(got.as_deref(), *want, "{source}");
         keys_covered.extend(as_text(source).into_iter().map(|(k, _)| k));
     }
     for key in fusebox_settings::BREAKER_KEYS {
@@ -115,16 +43,7 @@ fn the_attribute_gives_the_verdict_and_message_of_text() {
 
 #[test]
 fn the_bulkhead_attribute_gives_the_verdict_and_message_of_text() {
-    for source in [
-        "pool = 1",
-        "pool = 536870911",
-        "pool = 536870912",
-        "pool = 0",
-        "pool = 60, max_wait = \"0ms\"",
-        "pool = 60, max_wait = \"5ns\"",
-        "pool = 60, max_wait = \"5 ms\"",
-        "max_wait = \"5ms\"",
-    ] {
+    for (source, want) in BULKHEAD_CASES {
         let mut errors = Errors::default();
         let list = args::parse(tokens(source), "bulkhead").expect(source);
         let attr = BulkheadArgs::from_args(&list, Span::call_site(), &mut errors);
@@ -140,6 +59,8 @@ fn the_bulkhead_attribute_gives_the_verdict_and_message_of_text() {
             }
             Err(e) => assert_eq!(errors.messages(), [e.to_string()], "{source}"),
         }
+        let got = errors.messages().into_iter().next();
+        assert_eq!(got.as_deref(), *want, "{source}");
     }
 }
 
