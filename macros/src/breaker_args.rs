@@ -15,37 +15,35 @@ use syn::Expr;
 use crate::args::{Arg, Errors};
 use crate::checks;
 
-/// Every key `#[breaker]` accepts, in the README's order.
-pub const KEYS: &[&str] = &[
-    "name",
-    "key",
-    "timeout",
-    "half_open_timeout",
-    "failure_rate",
-    "window",
-    "window_calls",
-    "min_calls",
-    "trip_p50",
-    "trip_p90",
-    "trip_p95",
-    "trip_p99",
-    "slow",
-    "slow_rate",
-    "open_for",
-    "backoff",
-    "open_for_max",
-    "half_open_pct",
-    "half_open_window",
-    "half_open_calls",
+/// The arguments of `#[breaker]` that are not settings (the runtime's breaker never sees them).
+const NOT_SETTINGS: [&str; 7] = [
     "failure",
     "fallback",
     "stale_for",
     "stale_key",
     "stale_capacity",
     "stale_fallback",
-    "alert_after",
     "crate",
 ];
+
+/// Every key `#[breaker]` accepts: `name`, `key`, the settings as `fusebox-settings` lists
+/// them (not written again here), then the other arguments.
+pub const KEYS: &[&str] = &{
+    let mut all = [""; 2 + BREAKER_KEYS.len() + NOT_SETTINGS.len()];
+    all[0] = "name";
+    all[1] = "key";
+    let mut i = 0;
+    while i < BREAKER_KEYS.len() {
+        all[2 + i] = BREAKER_KEYS[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < NOT_SETTINGS.len() {
+        all[2 + i + j] = NOT_SETTINGS[j];
+        j += 1;
+    }
+    all
+};
 
 /// The most entries a stale cache may keep (its map allocates as it fills, not up front).
 const MAX_STALE_CAPACITY: u64 = u32::MAX as u64;
