@@ -126,3 +126,24 @@ impl BreakerConfig {
         self.settings == other.settings
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// `#[serde(flatten)]`: the settings' fields sit beside the name, as before they were a type.
+    #[cfg(feature = "admin")]
+    #[test]
+    fn json_keeps_the_settings_beside_the_name() {
+        let c = super::super::BreakerBuilder::new("j")
+            .window_calls(8)
+            .config()
+            .unwrap();
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["name"], "j");
+        assert_eq!(v["failure_rate"], 50);
+        assert_eq!(v["window"], serde_json::json!({ "calls": 8 }));
+        assert!(
+            v.get("settings").is_none() && v.get("base_len").is_none(),
+            "{v}"
+        );
+    }
+}
