@@ -76,6 +76,8 @@ pub use error::{ConfigError, Error, Rejection};
 /// assert!(matches!(parse_duration("3 s"), Err(ConfigError::BadDuration { .. })));
 /// ```
 pub use fusebox_settings::parse_duration;
+/// The validated settings of a breaker without its name ([`BreakerConfig::settings`]).
+pub use fusebox_settings::Settings;
 /// Every key [`BreakerBuilder::from_settings`] understands, as text sources spell them.
 ///
 /// ```
