@@ -29,6 +29,14 @@ impl Errors {
     pub fn is_empty(&self) -> bool {
         self.0.is_none()
     }
+    /// Every message, in order (for tests that compare them with the settings crate's).
+    #[cfg(test)]
+    pub fn messages(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .flat_map(|all| all.clone().into_iter().map(|e| e.to_string()))
+            .collect()
+    }
     pub fn to_compile_errors(&self) -> TokenStream {
         self.0
             .as_ref()
@@ -85,26 +93,6 @@ pub fn int_lit(arg: &Arg, what: &str) -> syn::Result<(u64, Span)> {
             lit: Lit::Int(i), ..
         }) => i
             .base10_parse::<u64>()
-            .map(|v| (v, i.span()))
-            .map_err(|_| err(i.span())),
-        other => Err(err(other.span())),
-    }
-}
-
-/// A float (or integer) literal of `arg`.
-pub fn float_lit(arg: &Arg, what: &str) -> syn::Result<(f64, Span)> {
-    let err = |span| syn::Error::new(span, format!("`{}` takes {what}", arg.key));
-    match &arg.value {
-        Expr::Lit(ExprLit {
-            lit: Lit::Float(f), ..
-        }) => f
-            .base10_parse::<f64>()
-            .map(|v| (v, f.span()))
-            .map_err(|_| err(f.span())),
-        Expr::Lit(ExprLit {
-            lit: Lit::Int(i), ..
-        }) => i
-            .base10_parse::<f64>()
             .map(|v| (v, i.span()))
             .map_err(|_| err(i.span())),
         other => Err(err(other.span())),

@@ -1,51 +1,49 @@
-//! `#[breaker(...)]` arguments: one setter per key, then the cross-key rules.
+//! `#[breaker(...)]` arguments: tokens are read here, settings are judged by `fusebox-settings`.
 //!
-//! Every check of the runtime's `BreakerBuilder::config` is repeated here, at compile time, so the
-//! builder the generated code calls cannot fail on values that came through this module.
+//! Every settings value goes through `RawSettings::set_text` and the whole set through
+//! `RawSettings::check`, the checks the runtime's builder and text parsing run: what compiles
+//! is exactly what the breaker runs with. The arguments that are not settings (`name`, `key`,
+//! `failure`, `fallback`, `stale_*`, `crate`) are checked here.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
+use fusebox_settings::{Key, RawSettings, Settings, BREAKER_KEYS};
 use proc_macro2::Span;
 use syn::Expr;
 
 use crate::args::{Arg, Errors};
 use crate::checks;
 
-/// Every key `#[breaker]` accepts, in the README's order.
-pub const KEYS: &[&str] = &[
-    "name",
-    "key",
-    "timeout",
-    "half_open_timeout",
-    "failure_rate",
-    "window",
-    "window_calls",
-    "min_calls",
-    "trip_p50",
-    "trip_p90",
-    "trip_p95",
-    "trip_p99",
-    "slow",
-    "slow_rate",
-    "open_for",
-    "backoff",
-    "open_for_max",
-    "half_open_pct",
-    "half_open_window",
-    "half_open_calls",
+/// The arguments of `#[breaker]` that are not settings (the runtime's breaker never sees them).
+const NOT_SETTINGS: [&str; 7] = [
     "failure",
     "fallback",
     "stale_for",
     "stale_key",
     "stale_capacity",
     "stale_fallback",
-    "alert_after",
     "crate",
 ];
 
-/// Largest `u32` count we hand to the runtime.
-const MAX_COUNT: u64 = u32::MAX as u64;
+/// Every key `#[breaker]` accepts: `name`, `key`, the settings as `fusebox-settings` lists
+/// them (not written again here), then the other arguments.
+pub const KEYS: &[&str] = &{
+    let mut all = [""; 2 + BREAKER_KEYS.len() + NOT_SETTINGS.len()];
+    all[0] = "name";
+    all[1] = "key";
+    let mut i = 0;
+    while i < BREAKER_KEYS.len() {
+        all[2 + i] = BREAKER_KEYS[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < NOT_SETTINGS.len() {
+        all[2 + i + j] = NOT_SETTINGS[j];
+        j += 1;
+    }
+    all
+};
 
 /// The most entries a stale cache may keep (its map allocates as it fills, not up front).
 const MAX_STALE_CAPACITY: u64 = u32::MAX as u64;
@@ -53,41 +51,21 @@ const MAX_STALE_CAPACITY: u64 = u32::MAX as u64;
 /// Default `stale_capacity`.
 pub const STALE_CAPACITY: u64 = 10_000;
 
-/// The slow-call rule as written.
-#[derive(Clone, Copy)]
-pub enum Slow {
-    /// `trip_pNN = "..."`.
-    Percentile(u8, Duration),
-    /// `slow = "..."` (its rate comes from `slow_rate`).
-    Bound(Duration),
-}
-
 /// Validated `#[breaker]` arguments.
 #[derive(Default)]
 pub struct BreakerArgs {
     pub name: Option<(String, Span)>,
     pub key: Option<Expr>,
-    pub timeout: Option<Duration>,
-    pub half_open_timeout: Option<Duration>,
-    pub failure_rate: Option<u8>,
-    pub window: Option<Duration>,
-    pub window_calls: Option<u32>,
-    pub min_calls: Option<u32>,
-    pub slow: Option<Slow>,
-    pub slow_rate: Option<u8>,
-    pub open_for: Option<Duration>,
-    pub backoff: Option<f64>,
-    pub open_for_max: Option<Duration>,
-    pub half_open_pct: Option<u8>,
-    pub half_open_window: Option<Duration>,
-    pub half_open_calls: Option<u32>,
+    /// The checked settings (the defaults when any argument was refused: nothing expands then).
+    pub settings: Settings,
+    /// The settings keys the user wrote, in order, with the span of each key.
+    pub given: Vec<(&'static str, Span)>,
     pub failure: Option<Expr>,
     pub fallback: Option<Expr>,
     pub stale_for: Option<Duration>,
     pub stale_key: Option<Expr>,
     pub stale_capacity: Option<u64>,
     pub stale_fallback: Option<Expr>,
-    pub alert_after: Option<Duration>,
     pub krate: Option<syn::Path>,
 }
 
@@ -95,9 +73,11 @@ impl BreakerArgs {
     /// Interprets `args`; every problem goes to `errors`, and the rest is still filled in.
     pub fn from_args(args: &[Arg], errors: &mut Errors) -> BreakerArgs {
         let mut out = BreakerArgs::default();
-        // Where each key was given, to spot duplicates and to blame the later of two conflicting keys.
-        let mut seen: HashMap<String, (usize, Span)> = HashMap::new();
-        for (i, arg) in args.iter().enumerate() {
+        let mut raw = RawSettings::new();
+        let mut bad_value = false;
+        // Where each key was given, to spot duplicates and to blame a key that needs another.
+        let mut seen: HashMap<String, Span> = HashMap::new();
+        for arg in args {
             let key = arg.key.to_string();
             if !KEYS.contains(&key.as_str()) {
                 errors.push(checks::unknown(arg, "breaker", KEYS));
@@ -107,175 +87,77 @@ impl BreakerArgs {
                 errors.push(checks::duplicate(arg));
                 continue;
             }
-            seen.insert(key.clone(), (i, arg.key.span()));
-            if let Err(e) = out.set(&key, arg) {
+            seen.insert(key.clone(), arg.key.span());
+            let setting = Key::from_name(&key).filter(|k| BREAKER_KEYS.contains(&k.name()));
+            let r = match setting {
+                Some(k) => {
+                    out.given.push((k.name(), arg.key.span()));
+                    checks::setting(arg, k).and_then(|(text, span)| {
+                        raw.set_text(k.name(), &text)
+                            .map_err(|e| checks::config_error(span, &e))
+                    })
+                }
+                None => out.set(&key, arg),
+            };
+            if let Err(e) = r {
+                bad_value |= setting.is_some();
                 errors.push(e);
             }
         }
-        out.cross_checks(&seen, errors);
+        // Rules between keys only once every value is good, so one mistake gives one error.
+        if !bad_value {
+            match raw.check() {
+                Ok(s) => out.settings = s,
+                Err(e) => errors.push(checks::config_error(
+                    checks::blame(&e, &out.given, Span::call_site()),
+                    &e,
+                )),
+            }
+        }
+        stale_needs_stale_for(&seen, errors);
         out
     }
 
     fn set(&mut self, key: &str, arg: &Arg) -> syn::Result<()> {
-        let dur = |arg| checks::duration(arg, false);
-        let count = |arg, noun| checks::count(arg, noun, MAX_COUNT).map(|v| v as u32);
         match key {
             "name" => self.name = Some(checks::name(arg)?),
             "key" => self.key = Some(arg.value.clone()),
-            "timeout" => self.timeout = Some(dur(arg)?),
-            "half_open_timeout" => self.half_open_timeout = Some(dur(arg)?),
-            "failure_rate" => self.failure_rate = Some(checks::percent(arg)?),
-            "window" => self.window = Some(dur(arg)?),
-            "window_calls" => self.window_calls = Some(count(arg, "calls")?),
-            "min_calls" => self.min_calls = Some(count(arg, "calls")?),
-            "trip_p50" => self.slow = Some(Slow::Percentile(50, dur(arg)?)),
-            "trip_p90" => self.slow = Some(Slow::Percentile(90, dur(arg)?)),
-            "trip_p95" => self.slow = Some(Slow::Percentile(95, dur(arg)?)),
-            "trip_p99" => self.slow = Some(Slow::Percentile(99, dur(arg)?)),
-            "slow" => self.slow = Some(Slow::Bound(dur(arg)?)),
-            "slow_rate" => self.slow_rate = Some(checks::percent(arg)?),
-            "open_for" => self.open_for = Some(dur(arg)?),
-            "backoff" => self.backoff = Some(backoff(arg)?),
-            "open_for_max" => self.open_for_max = Some(dur(arg)?),
-            "half_open_pct" => self.half_open_pct = Some(checks::percent(arg)?),
-            "half_open_window" => self.half_open_window = Some(dur(arg)?),
-            "half_open_calls" => self.half_open_calls = Some(count(arg, "trial calls")?),
             "failure" => self.failure = Some(arg.value.clone()),
             "fallback" => self.fallback = Some(path_like(arg)?),
-            "stale_for" => self.stale_for = Some(dur(arg)?),
+            "stale_for" => self.stale_for = Some(checks::duration(arg, "stale_for")?),
             "stale_key" => self.stale_key = Some(arg.value.clone()),
             "stale_capacity" => {
                 self.stale_capacity = Some(checks::count(arg, "entries", MAX_STALE_CAPACITY)?)
             }
             "stale_fallback" => self.stale_fallback = Some(path_like(arg)?),
-            "alert_after" => self.alert_after = Some(dur(arg)?),
             "crate" => self.krate = Some(checks::crate_path(arg)?),
             _ => return Err(checks::unknown(arg, "breaker", KEYS)),
         }
         Ok(())
     }
-
-    fn cross_checks(&mut self, seen: &HashMap<String, (usize, Span)>, errors: &mut Errors) {
-        let both = |a: &'static str, b: &'static str| match (seen.get(a), seen.get(b)) {
-            (Some(x), Some(y)) => Some(if x.0 > y.0 { (a, x.1, b) } else { (b, y.1, a) }),
-            _ => None,
-        };
-        let exclusive: [(&str, &str, &str); 3] = [
-            (
-                "window",
-                "window_calls",
-                "the window is either a time span (`window`) or the last N calls (`window_calls`)",
-            ),
-            (
-                "half_open_calls",
-                "half_open_pct",
-                "half-open admits either a share of traffic for a while (`half_open_pct`, `half_open_window`) or a fixed number of trial calls (`half_open_calls`)",
-            ),
-            (
-                "half_open_calls",
-                "half_open_window",
-                "half-open admits either a share of traffic for a while (`half_open_pct`, `half_open_window`) or a fixed number of trial calls (`half_open_calls`)",
-            ),
-        ];
-        for (a, b, why) in exclusive {
-            if let Some((later, span, earlier)) = both(a, b) {
-                errors.at(
-                    span,
-                    format!("`{later}` cannot be used together with `{earlier}`: {why}"),
-                );
-            }
-        }
-        // One slow-call rule per breaker: blame every rule after the first.
-        let mut rules: Vec<(usize, Span, &str)> =
-            ["trip_p50", "trip_p90", "trip_p95", "trip_p99", "slow"]
-                .iter()
-                .filter_map(|k| seen.get(*k).map(|(i, s)| (*i, *s, *k)))
-                .collect();
-        rules.sort_by_key(|r| r.0);
-        if let Some((_, _, first)) = rules.first().copied() {
-            for (_, span, k) in &rules[1..] {
-                errors.at(
-                    *span,
-                    format!("`{k}` cannot be used together with `{first}`: a breaker has one slow-call rule (`trip_p50`/`trip_p90`/`trip_p95`/`trip_p99`, or `slow` with `slow_rate`)"),
-                );
-            }
-        }
-        let needs = |have: &str, need: &str, hint: &str, errors: &mut Errors| {
-            if let (Some((_, span)), None) = (seen.get(have), seen.get(need)) {
-                errors.at(*span, format!("`{have}` needs `{need}` too: {hint}"));
-            }
-        };
-        needs(
-            "slow",
-            "slow_rate",
-            "add `slow_rate = 20` (percent of slow calls that opens the breaker), or use `trip_p95 = \"...\"`",
-            errors,
-        );
-        needs(
-            "slow_rate",
-            "slow",
-            "add `slow = \"500ms\"` (the latency that makes a call slow); `trip_pNN` sets its own rate",
-            errors,
-        );
-        needs(
-            "backoff",
-            "open_for_max",
-            "growing open periods are always capped; add `open_for_max = \"60s\"`",
-            errors,
-        );
-        needs(
-            "open_for_max",
-            "backoff",
-            "the cap only matters when open periods grow; add `backoff = 2.0`",
-            errors,
-        );
-        for (key, hint) in [
-            ("stale_key", "it chooses the key of the last good values"),
-            (
-                "stale_capacity",
-                "it bounds how many last good values are kept",
-            ),
-            ("stale_fallback", "it answers with a last good value"),
-        ] {
-            needs(
-                key,
-                "stale_for",
-                &format!("{hint}, and those are kept only with `stale_for = \"10m\"` (how old a value may be served)"),
-                errors,
-            );
-        }
-        if let (Some(min), Some(size), Some((_, span))) =
-            (self.min_calls, self.window_calls, seen.get("min_calls"))
-        {
-            if min > size {
-                errors.at(
-                    *span,
-                    format!("`min_calls` = {min} is more than `window_calls` = {size}: the breaker could never judge; use at most {size}"),
-                );
-            }
-        }
-        if let (Some(max), Some((_, span))) = (self.open_for_max, seen.get("open_for_max")) {
-            let open_for = self.open_for.unwrap_or(Duration::from_secs(30));
-            if max < open_for {
-                errors.at(
-                    *span,
-                    format!("`open_for_max` ({max:?}) is shorter than `open_for` ({open_for:?}): the cap must be at least the first open period"),
-                );
-            }
-        }
-    }
 }
 
-fn backoff(arg: &Arg) -> syn::Result<f64> {
-    let what = "a growth factor of at least 1.0, like `backoff = 2.0`";
-    let (f, span) = crate::args::float_lit(arg, what)?;
-    if !f.is_finite() || f < 1.0 {
-        return Err(syn::Error::new(
-            span,
-            format!("`backoff` takes {what}, not {f}: below 1.0 open periods would shrink"),
-        ));
+/// The `stale_*` arguments only mean something with `stale_for` (not a setting: the
+/// runtime's breaker never sees it).
+fn stale_needs_stale_for(seen: &HashMap<String, Span>, errors: &mut Errors) {
+    if seen.contains_key("stale_for") {
+        return;
     }
-    Ok(f)
+    for (key, hint) in [
+        ("stale_key", "it chooses the key of the last good values"),
+        (
+            "stale_capacity",
+            "it bounds how many last good values are kept",
+        ),
+        ("stale_fallback", "it answers with a last good value"),
+    ] {
+        if let Some(span) = seen.get(key) {
+            errors.at(
+                *span,
+                format!("`{key}` needs `stale_for` too: {hint}, and those are kept only with `stale_for = \"10m\"` (how old a value may be served)"),
+            );
+        }
+    }
 }
 
 /// `fallback` and `stale_fallback` name a function; anything else (a call, a literal) is a

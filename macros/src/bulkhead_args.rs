@@ -1,7 +1,8 @@
-//! `#[bulkhead(...)]` arguments.
+//! `#[bulkhead(...)]` arguments: `pool` and `max_wait` are judged by `fusebox-settings`.
 
 use std::time::Duration;
 
+use fusebox_settings::{Key, RawBulkheadSettings};
 use proc_macro2::Span;
 
 use crate::args::{Arg, Errors};
@@ -10,12 +11,9 @@ use crate::checks;
 /// Every key `#[bulkhead]` accepts.
 pub const KEYS: &[&str] = &["pool", "max_wait", "name", "crate"];
 
-/// tokio's `Semaphore::MAX_PERMITS` on a 32-bit target, so a value valid here is valid everywhere.
-const MAX_POOL: u64 = (u32::MAX >> 3) as u64;
-
 /// Validated `#[bulkhead]` arguments.
 pub struct BulkheadArgs {
-    pub pool: u64,
+    pub pool: usize,
     pub max_wait: Duration,
     pub name: Option<(String, Span)>,
     pub krate: Option<syn::Path>,
@@ -30,21 +28,30 @@ impl BulkheadArgs {
             name: None,
             krate: None,
         };
-        let mut seen: Vec<String> = Vec::new();
+        let mut raw = RawBulkheadSettings::new();
+        let mut bad_value = false;
+        let mut seen: Vec<(&'static str, Span)> = Vec::new();
         for arg in args {
             let key = arg.key.to_string();
-            if !KEYS.contains(&key.as_str()) {
+            let Some(known) = KEYS.iter().find(|k| **k == key) else {
                 errors.push(checks::unknown(arg, "bulkhead", KEYS));
                 continue;
-            }
-            if seen.contains(&key) {
+            };
+            if seen.iter().any(|(k, _)| k == known) {
                 errors.push(checks::duplicate(arg));
                 continue;
             }
-            seen.push(key.clone());
+            seen.push((known, arg.key.span()));
             let r = match key.as_str() {
-                "pool" => checks::count(arg, "calls in flight", MAX_POOL).map(|v| out.pool = v),
-                "max_wait" => checks::duration(arg, true).map(|d| out.max_wait = d),
+                "pool" | "max_wait" => {
+                    let k = Key::from_name(&key).unwrap_or(Key::Pool);
+                    let r = checks::setting(arg, k).and_then(|(text, span)| {
+                        raw.set_text(k.name(), &text)
+                            .map_err(|e| checks::config_error(span, &e))
+                    });
+                    bad_value |= r.is_err();
+                    r
+                }
                 "name" => checks::name(arg).map(|n| out.name = Some(n)),
                 "crate" => checks::crate_path(arg).map(|p| out.krate = Some(p)),
                 _ => Err(checks::unknown(arg, "bulkhead", KEYS)),
@@ -53,11 +60,14 @@ impl BulkheadArgs {
                 errors.push(e);
             }
         }
-        if !seen.iter().any(|k| k == "pool") {
-            errors.at(
-                attr_span,
-                "`#[bulkhead]` needs `pool = N`: the most calls allowed in flight at once, like `#[bulkhead(pool = 60)]`",
-            );
+        if !bad_value {
+            match raw.check() {
+                Ok(s) => (out.pool, out.max_wait) = (s.pool(), s.max_wait()),
+                Err(e) => errors.push(checks::config_error(
+                    checks::blame(&e, &seen, attr_span),
+                    &e,
+                )),
+            }
         }
         out
     }

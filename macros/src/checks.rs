@@ -1,64 +1,78 @@
-//! Value checks shared by both attributes: each returns the value or an error spanned at it.
+//! Token checks shared by both attributes: each returns the value or an error spanned at it.
+//!
+//! Settings values are not judged here: [`setting`] only checks the literal's shape and hands
+//! its text to `fusebox-settings`, whose verdict and message are the runtime's.
 
 use std::time::Duration;
 
+use fusebox_settings::{check_name, parse_duration, ConfigError, Key, Kind};
 use proc_macro2::Span;
+use syn::{Expr, ExprLit, ExprUnary, Lit, UnOp};
 
 use crate::args::{self, Arg};
-use crate::duration;
 
-/// A duration string; `zero_ok` says whether `"0ms"` makes sense for this key.
-pub fn duration(arg: &Arg, zero_ok: bool) -> syn::Result<Duration> {
-    let key = &arg.key;
-    let (text, span) = args::str_lit(arg, &format!("a duration string, like `{key} = \"800ms\"`"))
-        .map_err(|e| {
-            if let syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(i),
-                ..
-            }) = &arg.value
-            {
-                let msg = format!(
-                    "`{key}` takes a duration string with a unit: write `{key} = \"{}ms\"` or `\"{}s\"`",
-                    i.base10_digits(),
-                    i.base10_digits()
-                );
-                syn::Error::new(i.span(), msg)
-            } else {
-                e
-            }
-        })?;
-    let d = duration::parse(&text).map_err(|why| {
-        syn::Error::new(
-            span,
+/// The text of a setting's literal, as a settings file would hold it (`"800ms"` → `800ms`,
+/// `1_000` → `1000`, `-1` → `-1`), with the literal's span; a literal of the wrong shape is
+/// an error saying what the key takes.
+pub fn setting(arg: &Arg, key: Key) -> syn::Result<(String, Span)> {
+    let name = key.name();
+    let wrong = |span| {
+        let what = match key.kind() {
+            Kind::Duration { .. } => format!("a duration string, like `{name} = \"800ms\"`"),
+            Kind::Factor => format!("{}, like `{name} = 2.0`", key.expected()),
+            Kind::Percent | Kind::Count { .. } => key.expected().to_owned(),
+        };
+        syn::Error::new(span, format!("`{name}` takes {what}"))
+    };
+    let (lit, neg) = match &arg.value {
+        Expr::Lit(ExprLit { lit, .. }) => (lit, ""),
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(_),
+            expr,
+            ..
+        }) => match &**expr {
+            Expr::Lit(ExprLit { lit, .. }) => (lit, "-"),
+            other => return Err(wrong(syn::spanned::Spanned::span(other))),
+        },
+        other => return Err(wrong(syn::spanned::Spanned::span(other))),
+    };
+    let span = syn::spanned::Spanned::span(&arg.value);
+    match (key.kind(), lit) {
+        (Kind::Duration { .. }, Lit::Str(s)) => Ok((s.value(), s.span())),
+        (Kind::Duration { .. }, Lit::Int(i)) => Err(syn::Error::new(
+            i.span(),
             format!(
-                "bad duration {text:?} for `{key}`: {why}; expected {}",
-                duration::EXPECTED
+                "`{name}` takes a duration string with a unit: write `{name} = \"{0}ms\"` or `\"{0}s\"`",
+                i.base10_digits()
             ),
-        )
-    })?;
-    if d.is_zero() && !zero_ok {
-        return Err(syn::Error::new(
-            span,
-            format!("`{key}` must be longer than zero, like \"100ms\""),
-        ));
+        )),
+        (Kind::Percent | Kind::Count { .. }, Lit::Int(i)) => {
+            Ok((format!("{neg}{}", i.base10_digits()), span))
+        }
+        (Kind::Factor, Lit::Int(i)) => Ok((format!("{neg}{}", i.base10_digits()), span)),
+        (Kind::Factor, Lit::Float(f)) => Ok((format!("{neg}{}", f.base10_digits()), span)),
+        _ => Err(wrong(span)),
+    }
+}
+
+/// A `ConfigError` as a compile error at `span`: the message is the runtime's, word for word.
+pub fn config_error(span: Span, e: &ConfigError) -> syn::Error {
+    syn::Error::new(span, e.to_string())
+}
+
+/// A duration string of an argument that is not a setting (`stale_for`), parsed and judged
+/// like the settings' durations.
+pub fn duration(arg: &Arg, field: &'static str) -> syn::Result<Duration> {
+    let key = &arg.key;
+    let (text, span) = args::str_lit(arg, &format!("a duration string, like `{key} = \"10m\"`"))?;
+    let d = parse_duration(&text).map_err(|e| config_error(span, &e))?;
+    if d.is_zero() {
+        return Err(config_error(span, &ConfigError::ZeroDuration { field }));
     }
     Ok(d)
 }
 
-/// A percentage from 1 to 100.
-pub fn percent(arg: &Arg) -> syn::Result<u8> {
-    let what = "a percentage: an integer from 1 to 100";
-    let (v, span) = args::int_lit(arg, what)?;
-    if !(1..=100).contains(&v) {
-        return Err(syn::Error::new(
-            span,
-            format!("`{}` takes {what}, not {v}", arg.key),
-        ));
-    }
-    Ok(v as u8)
-}
-
-/// A count of at least 1 and at most `max`.
+/// A count of at least 1 and at most `max`, for arguments that are not settings.
 pub fn count(arg: &Arg, noun: &str, max: u64) -> syn::Result<u64> {
     let what = format!("a number of {noun}: an integer from 1 to {max}");
     let (v, span) = args::int_lit(arg, &what)?;
@@ -71,18 +85,10 @@ pub fn count(arg: &Arg, noun: &str, max: u64) -> syn::Result<u64> {
     Ok(v)
 }
 
-/// A registry name: a non-empty string literal without control characters.
+/// A registry name: a string literal the runtime accepts as a name.
 pub fn name(arg: &Arg) -> syn::Result<(String, Span)> {
     let (name, span) = args::str_lit(arg, "a string literal, like `name = \"payments\"`")?;
-    if name.is_empty() {
-        return Err(syn::Error::new(span, "`name` cannot be empty"));
-    }
-    if name.chars().any(char::is_control) {
-        return Err(syn::Error::new(
-            span,
-            "`name` cannot contain control characters",
-        ));
-    }
+    check_name(&name).map_err(|e| config_error(span, &e))?;
     Ok((name, span))
 }
 
@@ -128,4 +134,15 @@ pub fn crate_path(arg: &Arg) -> syn::Result<syn::Path> {
             format!("`crate` takes {what}"),
         )),
     }
+}
+
+/// Where a cross-key error points: the last key it names that the user wrote, or `fallback`
+/// (the attribute) when it names none of them, like a missing `pool`.
+pub fn blame(e: &ConfigError, given: &[(&'static str, Span)], fallback: Span) -> Span {
+    let keys = e.keys();
+    given
+        .iter()
+        .rev()
+        .find(|(k, _)| keys.contains(k))
+        .map_or(fallback, |(_, span)| *span)
 }

@@ -2,15 +2,14 @@
 //!
 //! Only validated arguments reach this module; nothing here reports a user error.
 
-use std::time::Duration;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::{AttrStyle, ItemFn};
 
-use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
-use syn::{AttrStyle, Expr, ItemFn};
-
-use crate::breaker_args::{BreakerArgs, Slow};
+use crate::breaker_args::BreakerArgs;
 use crate::bulkhead_args::BulkheadArgs;
 use crate::signature::Output;
+use crate::tokens::{fallback_call, respan};
 
 /// Expands `func` with a breaker, a bulkhead, or both (composed in DESIGN.md's order by `run`).
 pub fn expand(
@@ -116,28 +115,6 @@ pub fn expand(
     }
 }
 
-/// A call of a fallback (`fallback`, `stale_fallback`) with `before` arguments ahead of the
-/// error, awaited if it is async. The error carries the fallback's location, so a type
-/// mismatch points at the path the user wrote.
-pub fn fallback_call(
-    fallback: &Expr,
-    before: &[TokenStream],
-    ret: &TokenStream,
-    pv: &TokenStream,
-) -> TokenStream {
-    let span = syn::spanned::Spanned::span(fallback);
-    let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
-    let before = before.iter().filter(|t| !t.is_empty());
-    let call = match fallback {
-        Expr::Path(_) => quote_spanned!(span=> #fallback(#(#before,)* #arg)),
-        _ => quote_spanned!(span=> (#fallback)(#(#before,)* #arg)),
-    };
-    let pv = respan(pv, span);
-    quote_spanned! {span=>
-        #pv::FallbackReturn::<#ret, _>::into_future(#call).await
-    }
-}
-
 /// `module::path::fn_name`, computed where the function is.
 fn default_name(func: &ItemFn) -> TokenStream {
     let name = func.sig.ident.to_string();
@@ -189,14 +166,14 @@ fn breaker_setup(
         Some((n, _)) => quote!(#n),
         None => default_name.clone(),
     };
-    let settings = breaker_settings(b);
-    let builder = quote!(#pv::Breaker::builder(NAME) #settings);
-    let config = quote!(#pv::breaker_config(#builder.config(), NAME));
+    let settings = crate::emit::breaker_settings(&b.settings, pv);
+    let config = quote!(#pv::BreakerConfig::from_settings(NAME, SETTINGS));
     match &b.key {
         None => (
             quote! {
                 let #var = {
                     const NAME: &str = #name;
+                    const SETTINGS: #pv::Settings = #settings;
                     static CELL: #pv::OnceCell<#pv::Breaker> =
                         #pv::OnceCell::new();
                     #pv::static_breaker(&CELL, || #config)
@@ -218,6 +195,7 @@ fn breaker_setup(
                     let #key_var = #key_ref;
                     let #var = {
                         const NAME: &str = #name;
+                        const SETTINGS: #pv::Settings = #settings;
                         static TEMPLATE: #pv::OnceCell<
                             #pv::BreakerConfig,
                         > = #pv::OnceCell::new();
@@ -230,53 +208,6 @@ fn breaker_setup(
     }
 }
 
-/// The builder calls for every argument the user gave; defaults stay the runtime's.
-fn breaker_settings(b: &BreakerArgs) -> TokenStream {
-    let pct = |v: Option<u8>| v.map(|v| Literal::u8_unsuffixed(v).into_token_stream());
-    let count = |n: Option<u32>| n.map(|n| Literal::u32_unsuffixed(n).into_token_stream());
-    let time = |d: Option<Duration>| d.map(duration);
-    let slow = b.slow.map(|slow| match slow {
-        Slow::Percentile(p, d) => (format!("trip_p{p}"), duration(d)),
-        Slow::Bound(d) => {
-            let rate = Literal::u8_unsuffixed(b.slow_rate.unwrap_or(100));
-            let d = duration(d);
-            ("slow".to_owned(), quote!(#d, #rate))
-        }
-    });
-    let backoff = match (b.backoff, b.open_for_max) {
-        (Some(f), Some(max)) => {
-            let (f, max) = (Literal::f64_unsuffixed(f), duration(max));
-            Some(quote!(#f, #max))
-        }
-        _ => None,
-    };
-    // In the order of the builder's setters, so expansions read like the docs.
-    let calls = [
-        ("failure_rate".to_owned(), pct(b.failure_rate)),
-        ("window".to_owned(), time(b.window)),
-        ("window_calls".to_owned(), count(b.window_calls)),
-        ("min_calls".to_owned(), count(b.min_calls)),
-    ]
-    .into_iter()
-    .chain(slow.map(|(setter, args)| (setter, Some(args))))
-    .chain([
-        ("timeout".to_owned(), time(b.timeout)),
-        ("half_open_timeout".to_owned(), time(b.half_open_timeout)),
-        ("open_for".to_owned(), time(b.open_for)),
-        ("backoff".to_owned(), backoff),
-        ("half_open_pct".to_owned(), pct(b.half_open_pct)),
-        ("half_open_window".to_owned(), time(b.half_open_window)),
-        ("half_open_calls".to_owned(), count(b.half_open_calls)),
-        ("alert_after".to_owned(), time(b.alert_after)),
-    ]);
-    calls
-        .filter_map(|(setter, args)| {
-            let setter = format_ident!("{}", setter);
-            args.map(|args| quote!(.#setter(#args)))
-        })
-        .collect()
-}
-
 fn bulkhead_setup(
     b: &BulkheadArgs,
     default_name: &TokenStream,
@@ -287,64 +218,17 @@ fn bulkhead_setup(
         Some((n, _)) => quote!(#n),
         None => default_name.clone(),
     };
-    let pool = Literal::u64_unsuffixed(b.pool);
-    let max_wait = if b.max_wait.is_zero() {
-        quote!()
-    } else {
-        let d = duration(b.max_wait);
-        quote!(.max_wait(#d))
-    };
+    let settings = crate::emit::bulkhead_settings(b.pool, b.max_wait, pv);
     (
         quote! {
             let #var = {
                 const NAME: &str = #name;
+                const SETTINGS: #pv::BulkheadSettings = #settings;
                 static CELL: #pv::OnceCell<#pv::Bulkhead> =
                     #pv::OnceCell::new();
-                #pv::static_bulkhead(&CELL, || {
-                    #pv::bulkhead_config(
-                        #pv::Bulkhead::builder(NAME).pool(#pool) #max_wait .config(),
-                        NAME,
-                    )
-                })
+                #pv::static_bulkhead(&CELL, || #pv::BulkheadConfig::from_settings(NAME, SETTINGS))
             };
         },
         quote!(::core::option::Option::Some(&*#var)),
     )
-}
-
-/// A `Duration` constructor in the largest unit that is exact, so the expansion reads well.
-pub fn duration(d: Duration) -> TokenStream {
-    let nanos = d.as_nanos() as u64;
-    if nanos % 1_000_000_000 == 0 {
-        let v = Literal::u64_unsuffixed(nanos / 1_000_000_000);
-        quote!(::core::time::Duration::from_secs(#v))
-    } else if nanos % 1_000_000 == 0 {
-        let v = Literal::u64_unsuffixed(nanos / 1_000_000);
-        quote!(::core::time::Duration::from_millis(#v))
-    } else if nanos % 1_000 == 0 {
-        let v = Literal::u64_unsuffixed(nanos / 1_000);
-        quote!(::core::time::Duration::from_micros(#v))
-    } else {
-        let v = Literal::u64_unsuffixed(nanos);
-        quote!(::core::time::Duration::from_nanos(#v))
-    }
-}
-
-/// `tokens` with every token at `span`, so an error in a generated path points where the
-/// surrounding `quote_spanned!` does.
-pub fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
-    tokens
-        .clone()
-        .into_iter()
-        .map(|mut t| {
-            if let proc_macro2::TokenTree::Group(g) = &t {
-                let mut g2 = proc_macro2::Group::new(g.delimiter(), respan(&g.stream(), span));
-                g2.set_span(span);
-                t = proc_macro2::TokenTree::Group(g2);
-            } else {
-                t.set_span(span);
-            }
-            t
-        })
-        .collect()
 }

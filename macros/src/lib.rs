@@ -1,10 +1,12 @@
 //! Attribute macros of fusebox: `#[breaker(...)]` and `#[bulkhead(...)]`.
 //!
 //! Use them through the `fusebox` crate: the generated code names `::fusebox::__private` only.
-//! Each attribute parses its arguments (`args`), validates them into a settings struct
-//! (`breaker_args`, `bulkhead_args`), checks the function (here), and only then expands
-//! (`expand`). Any error keeps the original function in the output, so one mistake gives one
-//! error and IDEs still see the function.
+//! Each attribute parses its arguments (`args`), reads them into a settings struct
+//! (`breaker_args`, `bulkhead_args`; every settings value and cross-key rule is judged by
+//! `fusebox-settings`, the runtime's own table), checks the function (here), and only then
+//! expands (`expand`, with `emit` for the settings and `tokens` for shared token builders).
+//! Any error keeps the original function in the output, so one mistake gives one error and
+//! IDEs still see the function.
 #![forbid(unsafe_code)]
 
 extern crate proc_macro;
@@ -13,10 +15,11 @@ mod args;
 mod breaker_args;
 mod bulkhead_args;
 mod checks;
-mod duration;
+mod emit;
 mod expand;
 mod signature;
 mod stale;
+mod tokens;
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -224,3 +227,5 @@ fn check_function(
 
 #[cfg(test)]
 mod expansion_tests;
+#[cfg(test)]
+mod settings_tests;

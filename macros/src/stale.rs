@@ -8,8 +8,8 @@ use syn::{Expr, FnArg, ItemFn, Pat, Type};
 
 use crate::args::Errors;
 use crate::breaker_args::{BreakerArgs, STALE_CAPACITY};
-use crate::expand::{duration, fallback_call, respan};
 use crate::signature::Output;
+use crate::tokens::{duration, fallback_call, respan};
 
 /// Without `stale_key`, every argument but `self` is part of the key, so each needs a name.
 pub fn check_arguments(func: &ItemFn, errors: &mut Errors) {

@@ -1,4 +1,5 @@
-//! What a rejected or failed call returns: [`Rejection`], [`Error`], and [`ConfigError`].
+//! What a rejected or failed call returns: [`Rejection`], [`Error`], and (re-exported from
+//! `fusebox-settings`) [`ConfigError`].
 
 use std::fmt;
 use std::sync::Arc;
@@ -155,82 +156,13 @@ impl<E: std::error::Error + 'static> std::error::Error for Error<E> {
     }
 }
 
-/// An invalid runtime configuration, returned by the builders instead of panicking.
+/// An invalid setting: the error of `fusebox-settings`, the one table of keys, ranges and
+/// messages that `#[breaker]` also shows at compile time. The builders return it instead of
+/// panicking.
 ///
 /// ```
 /// use fusebox_runtime::{Breaker, ConfigError};
 /// let err = Breaker::builder("x").failure_rate(0).config().unwrap_err();
 /// assert!(matches!(err, ConfigError::OutOfRange { field: "failure_rate", .. }));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// A numeric setting outside its allowed range.
-    OutOfRange {
-        /// The setting.
-        field: &'static str,
-        /// The value given, as text.
-        value: String,
-        /// What would be accepted.
-        expected: &'static str,
-    },
-    /// A duration of zero where a positive one is needed.
-    ZeroDuration {
-        /// The setting.
-        field: &'static str,
-    },
-    /// Two settings that exclude each other were both given.
-    Conflict {
-        /// The first setting.
-        first: &'static str,
-        /// The second setting.
-        second: &'static str,
-    },
-    /// An empty or otherwise unusable name.
-    BadName {
-        /// The name given.
-        name: String,
-        /// Why it is refused.
-        reason: &'static str,
-    },
-    /// A configuration key that is not a setting (from `BreakerBuilder::from_settings`/`from_env`).
-    UnknownSetting {
-        /// The key given.
-        key: String,
-    },
-    /// A duration string that does not parse (`"800ms"`, `"3s"`, `"1m30s"` are accepted).
-    BadDuration {
-        /// The text given.
-        text: String,
-    },
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::OutOfRange {
-                field,
-                value,
-                expected,
-            } => write!(f, "`{field}` = {value} is out of range: expected {expected}"),
-            ConfigError::ZeroDuration { field } => {
-                write!(f, "`{field}` must be longer than zero")
-            }
-            ConfigError::Conflict { first, second } => {
-                write!(f, "`{first}` and `{second}` cannot be used together")
-            }
-            ConfigError::BadName { name, reason } => write!(f, "bad name {name:?}: {reason}"),
-            ConfigError::UnknownSetting { key } => write!(
-                f,
-                "unknown setting `{key}`: expected one of {}",
-                crate::keys::KEYS.join(", ")
-            ),
-            ConfigError::BadDuration { text } => write!(
-                f,
-                "bad duration {text:?}: expected a number with a unit, like \"800ms\", \"3s\", \"1m30s\""
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
+pub use fusebox_settings::ConfigError;

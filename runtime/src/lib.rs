@@ -22,11 +22,9 @@
 // The modules in layers, low to high: each imports only from modules listed before it,
 // by the module's own path (ARCHITECTURE.md draws the stack; tests/layers.rs checks it).
 
-// Ground: time, atomics, states, errors, durations.
+// Ground: time, atomics, states, errors.
 mod clock;
-mod duration;
 mod error;
-mod keys;
 #[cfg(feature = "testing")]
 mod scope_hook;
 mod state;
@@ -74,9 +72,24 @@ pub mod tune;
 pub use breaker::events::{Reason, Transition};
 pub use breaker::{Breaker, Completion};
 pub use bulkhead::{Bulkhead, BulkheadBuilder, BulkheadConfig, BulkheadPermit};
-pub use duration::parse_duration;
 pub use error::{ConfigError, Error, Rejection};
-pub use keys::KEYS as SETTING_KEYS;
+/// Parses a duration as every settings entry does (`"800ms"`, `"1m30s"`, `"500ns"`).
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_runtime::{parse_duration, ConfigError};
+/// assert_eq!(parse_duration("500ns"), Ok(Duration::from_nanos(500)));
+/// assert!(matches!(parse_duration("3 s"), Err(ConfigError::BadDuration { .. })));
+/// ```
+pub use fusebox_settings::parse_duration;
+/// The validated settings of a breaker without its name ([`BreakerConfig::settings`]).
+pub use fusebox_settings::Settings;
+/// Every key [`BreakerBuilder::from_settings`] understands, as text sources spell them.
+///
+/// ```
+/// assert!(fusebox_runtime::SETTING_KEYS.contains(&"trip_p95"));
+/// ```
+pub use fusebox_settings::KEYS as SETTING_KEYS;
 pub use metrics::export;
 pub use metrics::{metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics};
 pub use registry::{registry, Registry};
@@ -94,12 +107,14 @@ pub mod __private {
     pub use crate::call_site::{record_stale, run, static_breaker, static_bulkhead, Site};
     pub use crate::error::Error;
     pub use crate::macro_support::{
-        breaker_config, bulkhead_config, from_error, keyed_breaker, AsyncFallback, BreakerKey,
-        FallbackReturn, FromRejection, SyncFallback,
+        from_error, keyed_breaker, AsyncFallback, BreakerKey, FallbackReturn, FromRejection,
+        SyncFallback,
     };
     pub use crate::settings::BreakerConfig;
+    // The settings generated code builds, already checked at compile time.
     pub use crate::stale::{
         stale_get, stale_key_part, stale_put, Stale, StaleHandle, StaleKey, StaleKeyClone,
         StaleKeyEq, StaleKeyHash, StaleKeyPart, StaleRef, StaleSite, StaleValue,
     };
+    pub use fusebox_settings::{BulkheadSettings, HalfOpenPolicy, Settings, SlowRule, WindowKind};
 }

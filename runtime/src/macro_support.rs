@@ -7,49 +7,9 @@ use std::future::{ready, Future, Ready};
 use once_cell::sync::OnceCell;
 
 use crate::breaker::Breaker;
-use crate::bulkhead::BulkheadConfig;
-use crate::error::{ConfigError, Error, Rejection};
+use crate::error::{Error, Rejection};
 use crate::registry::registry;
-use crate::settings::{defaults, BreakerConfig, HalfOpenPolicy, WindowKind};
-
-/// The settings of a call site, which the macro validated at compile time. An `Err` would
-/// mean the macro and runtime disagree (the exact version pin prevents it): rather than panic,
-/// the site logs at ERROR and keeps a breaker with the documented defaults under the same name.
-pub fn breaker_config(checked: Result<BreakerConfig, ConfigError>, name: &str) -> BreakerConfig {
-    checked.unwrap_or_else(|e| {
-        log_rejected(&e, name);
-        BreakerConfig {
-            name: name.into(),
-            base_len: name.len(),
-            failure_rate: defaults::FAILURE_RATE,
-            window: WindowKind::Time(defaults::WINDOW),
-            min_calls: defaults::MIN_CALLS,
-            slow: None,
-            timeout: None,
-            half_open_timeout: None,
-            open_for: defaults::OPEN_FOR,
-            backoff: 1.0,
-            open_for_max: defaults::OPEN_FOR,
-            half_open: HalfOpenPolicy::Share {
-                pct: defaults::HALF_OPEN_PCT,
-                window: defaults::HALF_OPEN_WINDOW,
-            },
-            alert_after: defaults::ALERT_AFTER,
-        }
-    })
-}
-
-/// As [`breaker_config`]; the stand-in bulkhead never fills, so calls run unlimited.
-pub fn bulkhead_config(checked: Result<BulkheadConfig, ConfigError>, name: &str) -> BulkheadConfig {
-    checked.unwrap_or_else(|e| {
-        log_rejected(&e, name);
-        BulkheadConfig {
-            name: name.into(),
-            pool: tokio::sync::Semaphore::MAX_PERMITS,
-            max_wait: std::time::Duration::ZERO,
-        }
-    })
-}
+use crate::settings::BreakerConfig;
 
 /// The breaker for `key` under the call site's cached settings (`name/key`).
 pub fn keyed_breaker<K: BreakerKey + ?Sized>(
@@ -58,15 +18,6 @@ pub fn keyed_breaker<K: BreakerKey + ?Sized>(
     key: &K,
 ) -> Breaker {
     registry().keyed(template.get_or_init(config), &KeyDisplay(key))
-}
-
-fn log_rejected(e: &ConfigError, name: &str) {
-    tracing::error!(
-        name,
-        error = %e,
-        "fusebox: settings rejected at run time although the macro accepted them \
-         (mismatched fusebox-macros and fusebox-runtime?); using defaults"
-    );
 }
 
 /// What `key = expr` must be: anything `Display`, formatted into the name `name/key`.
@@ -156,19 +107,6 @@ impl<R, F: Future<Output = R>> FallbackReturn<R, AsyncFallback> for F {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_rejected_config_falls_back_to_defaults_under_the_same_name() {
-        let bad = Breaker::builder("ms-bad").failure_rate(0).config();
-        let cfg = breaker_config(bad, "ms-bad");
-        let defaults = Breaker::builder("ms-bad").config().unwrap();
-        assert_eq!(cfg, defaults);
-        let pool = bulkhead_config(
-            crate::bulkhead::Bulkhead::builder("ms-pool").config(),
-            "ms-pool",
-        );
-        assert_eq!(pool.pool(), tokio::sync::Semaphore::MAX_PERMITS);
-    }
 
     #[test]
     fn keyed_sites_share_one_template_and_split_by_key() {

@@ -6,8 +6,8 @@ use axum::response::{IntoResponse, Response};
 
 use super::handlers::{json, not_found};
 use super::query::Query;
-use crate::duration::parse_duration;
 use crate::fleet::{current, Action, FleetError};
+use fusebox_settings::parse_duration;
 
 /// `GET /fleet`: every live instance and what it sees, as this instance last read it.
 pub(super) async fn view() -> Response {

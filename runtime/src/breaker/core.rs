@@ -81,7 +81,7 @@ impl Core {
         let clock = Clock::new();
         let now = clock.now();
         Core {
-            window: Window::new(config.window, now),
+            window: Window::new(config.window(), now),
             config,
             clock,
             word: AtomicU64::new(Word::new(State::Closed, 0).0),
@@ -157,8 +157,8 @@ impl Core {
                         w = cur;
                         continue;
                     }
-                    let policy = self.config.half_open;
-                    if let Some(v) = rare.trials.verdict(now, policy, self.config.failure_rate) {
+                    let policy = self.config.half_open();
+                    if let Some(v) = rare.trials.verdict(now, policy, self.config.failure_rate()) {
                         let event = self.apply_verdict(&mut rare, cur, v, now);
                         drop(rare);
                         self.events.emit(event);
@@ -188,8 +188,8 @@ impl Core {
             None => rare.trials.release(),
             Some(failed) => rare.trials.finish(failed),
         }
-        let policy = self.config.half_open;
-        if let Some(v) = rare.trials.verdict(now, policy, self.config.failure_rate) {
+        let policy = self.config.half_open();
+        if let Some(v) = rare.trials.verdict(now, policy, self.config.failure_rate()) {
             let event = self.apply_verdict(&mut rare, cur, v, now);
             drop(rare);
             self.events.emit(event);
@@ -219,17 +219,17 @@ impl Core {
     /// Opens the breaker when the window's totals say so. Called after each recorded call.
     #[inline]
     pub(crate) fn judge(&self, gen: u64, t: Totals) {
-        if t.calls < u64::from(self.config.min_calls) {
+        if t.calls < u64::from(self.config.min_calls()) {
             return;
         }
         let c = &self.config;
-        let reason = if t.failures * 100 >= u64::from(c.failure_rate) * t.calls {
+        let reason = if t.failures * 100 >= u64::from(c.failure_rate()) * t.calls {
             Reason::FailureRate {
                 rate: pct(t.failures, t.calls),
-                threshold: c.failure_rate,
+                threshold: c.failure_rate(),
                 calls: t.calls,
             }
-        } else if let Some(rule) = c.slow.filter(|r| r.trips(t.slow, t.calls)) {
+        } else if let Some(rule) = c.slow().filter(|r| r.trips(t.slow, t.calls)) {
             Reason::SlowRate {
                 rate: pct(t.slow, t.calls),
                 threshold: rule.rate,
@@ -319,7 +319,7 @@ impl Core {
         let Some(for_) = self.unhealthy_for(now) else {
             return false;
         };
-        if for_ < self.config.alert_after {
+        if for_ < self.config.alert_after() {
             return false;
         }
         if !self.stuck_logged.swap(true, Relaxed) {
@@ -327,7 +327,7 @@ impl Core {
                 breaker = %self.config.name,
                 state = %self.state(),
                 unhealthy_for = ?for_,
-                alert_after = ?self.config.alert_after,
+                alert_after = ?self.config.alert_after(),
                 "circuit breaker stuck: away from closed longer than alert_after"
             );
         }
@@ -339,9 +339,9 @@ impl Core {
     pub(crate) fn trial_timeout(&self) -> Duration {
         self.config
             .half_open_timeout()
-            .unwrap_or(match self.config.half_open {
+            .unwrap_or(match self.config.half_open() {
                 HalfOpenPolicy::Share { window, .. } => window,
-                HalfOpenPolicy::Calls(_) => self.config.open_for,
+                HalfOpenPolicy::Calls(_) => self.config.open_for(),
             })
     }
 }

@@ -68,7 +68,7 @@ impl<'a> Permit<'a> {
         if self.trial {
             Some(self.core.trial_timeout())
         } else {
-            self.core.config.timeout
+            self.core.config.timeout()
         }
     }
 
@@ -87,7 +87,7 @@ impl<'a> Permit<'a> {
         let slow = if self.trial {
             None
         } else {
-            self.core.config.slow.map(|r| r.bound)
+            self.core.config.slow().map(|r| r.bound)
         };
         let slow = slow
             .filter(within)
@@ -130,7 +130,7 @@ impl<'a> Permit<'a> {
         if !self.is_current() {
             return;
         }
-        let bound = core.config.slow.map(|r| r.bound).unwrap_or_default();
+        let bound = core.config.slow().map(|r| r.bound).unwrap_or_default();
         let sample = Sample {
             failed: false,
             slow: true,
@@ -179,7 +179,7 @@ impl<'a> Permit<'a> {
         let now = Instant::now();
         let latency = self.start.map(|s| now - s).unwrap_or_default();
         let slow =
-            outcome == Outcome::TimedOut || core.config.slow.is_some_and(|r| latency >= r.bound);
+            outcome == Outcome::TimedOut || core.config.slow().is_some_and(|r| latency >= r.bound);
         if !self.counted_slow && slow {
             bump(&c.slow);
         }
@@ -190,7 +190,7 @@ impl<'a> Permit<'a> {
         let at = core.clock.nanos(now);
         let totals = match self.slow_ticket {
             Some(t) => {
-                let bound = core.config.slow.map(|r| r.bound).unwrap_or_default();
+                let bound = core.config.slow().map(|r| r.bound).unwrap_or_default();
                 core.window.amend(t, bound, failed, latency);
                 if !failed {
                     return;

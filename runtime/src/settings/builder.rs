@@ -1,17 +1,19 @@
-//! The breaker builder: plain setters, then one check of every setting that returns a typed
-//! [`ConfigError`] for the first bad one. Its `build` methods live where breakers are made:
-//! `build_detached` with the breaker, `build` with the registry.
+//! The breaker builder: a name and `fusebox_settings::RawSettings`, each setter delegating,
+//! then one [`config`](BreakerBuilder::config) that runs the check the attribute and text
+//! parsing also run. Its `build` methods live where breakers are made: `build_detached` with
+//! the breaker, `build` with the registry.
 
 use std::time::Duration;
 
-use super::checks::{at_least_one, check_name, conflict, pct, positive};
-use super::config::{BreakerConfig, HalfOpenPolicy, SlowRule, WindowKind};
-use crate::error::ConfigError;
+use fusebox_settings::{check_name, ConfigError, RawSettings};
+
+use super::config::BreakerConfig;
 
 /// Builds a [`BreakerConfig`] (and from it a registered [`Breaker`](crate::breaker::Breaker)).
 ///
 /// Every setter takes plain values; [`config`](Self::config) checks them all and returns a
-/// typed [`ConfigError`] for the first bad one.
+/// typed [`ConfigError`] for the first bad one: the verdict and message `#[breaker]` gives at
+/// compile time for the same values.
 ///
 /// ```
 /// use std::time::Duration;
@@ -29,271 +31,82 @@ use crate::error::ConfigError;
 #[must_use]
 pub struct BreakerBuilder {
     name: String,
-    failure_rate: u8,
-    window: Option<Duration>,
-    window_calls: Option<u32>,
-    min_calls: Option<u32>,
-    slow: Option<SlowRule>,
-    slow_twice: bool,
-    timeout: Option<Duration>,
-    half_open_timeout: Option<Duration>,
-    open_for: Duration,
-    backoff: Option<(f64, Duration)>,
-    half_open_pct: Option<u8>,
-    half_open_window: Option<Duration>,
-    half_open_calls: Option<u32>,
-    alert_after: Duration,
+    pub(super) raw: RawSettings,
 }
 
-/// The largest count-based window (8 MB of entries).
-pub(crate) const MAX_WINDOW_CALLS: u32 = 1_000_000;
-
-/// The defaults every unset setting takes, in one place.
-pub(crate) mod defaults {
-    use std::time::Duration;
-    pub const FAILURE_RATE: u8 = 50;
-    pub const WINDOW: Duration = Duration::from_secs(30);
-    pub const MIN_CALLS: u32 = 20;
-    pub const OPEN_FOR: Duration = Duration::from_secs(30);
-    pub const HALF_OPEN_PCT: u8 = 5;
-    pub const HALF_OPEN_WINDOW: Duration = Duration::from_secs(30);
-    pub const ALERT_AFTER: Duration = Duration::from_secs(300);
+/// Setters that hand their arguments to the `RawSettings` setter of the same name.
+macro_rules! delegate {
+    ($($(#[$doc:meta])* $setter:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        $(#[$doc])*
+        pub fn $setter(mut self, $($arg: $ty),*) -> Self {
+            self.raw = self.raw.$setter($($arg),*);
+            self
+        }
+    )*};
 }
 
 impl BreakerBuilder {
     pub(crate) fn new(name: impl Into<String>) -> Self {
         BreakerBuilder {
             name: name.into(),
-            failure_rate: defaults::FAILURE_RATE,
-            window: None,
-            window_calls: None,
-            min_calls: None,
-            slow: None,
-            slow_twice: false,
-            timeout: None,
-            half_open_timeout: None,
-            open_for: defaults::OPEN_FOR,
-            backoff: None,
-            half_open_pct: None,
-            half_open_window: None,
-            half_open_calls: None,
-            alert_after: defaults::ALERT_AFTER,
+            raw: RawSettings::new(),
         }
     }
 
-    /// Percent of failed calls in the window that opens the breaker (1..=100, default 50).
-    pub fn failure_rate(mut self, pct: u8) -> Self {
-        self.failure_rate = pct;
-        self
-    }
-    /// Time-based sliding window (default 30 s).
-    pub fn window(mut self, d: Duration) -> Self {
-        self.window = Some(d);
-        self
-    }
-    /// Count-based window: the last `n` calls (1..=1 000 000).
-    pub fn window_calls(mut self, n: u32) -> Self {
-        self.window_calls = Some(n);
-        self
-    }
-    /// Calls in the window before any rate is judged (default 20, or the window size if smaller).
-    pub fn min_calls(mut self, n: u32) -> Self {
-        self.min_calls = Some(n);
-        self
-    }
-    /// A call at least `bound` long is slow; `rate` percent slow calls open the breaker.
-    pub fn slow(mut self, bound: Duration, rate: u8) -> Self {
-        self.slow_twice |= self.slow.is_some();
-        self.slow = Some(SlowRule {
-            bound,
-            rate,
-            strict: false,
-        });
-        self
-    }
-    /// Open when the latency percentile `pct` (50, 90, 95, 99...) exceeds `bound`:
-    /// more than `100 - pct` percent of calls are slower than `bound`.
-    pub fn trip_percentile(mut self, pct: u8, bound: Duration) -> Self {
-        self.slow_twice |= self.slow.is_some();
-        self.slow = Some(SlowRule {
-            bound,
-            rate: 100u8.saturating_sub(pct),
-            strict: true,
-        });
-        self
-    }
-    /// `trip_percentile(50, bound)`.
-    pub fn trip_p50(self, bound: Duration) -> Self {
-        self.trip_percentile(50, bound)
-    }
-    /// `trip_percentile(90, bound)`.
-    pub fn trip_p90(self, bound: Duration) -> Self {
-        self.trip_percentile(90, bound)
-    }
-    /// `trip_percentile(95, bound)`.
-    pub fn trip_p95(self, bound: Duration) -> Self {
-        self.trip_percentile(95, bound)
-    }
-    /// `trip_percentile(99, bound)`.
-    pub fn trip_p99(self, bound: Duration) -> Self {
-        self.trip_percentile(99, bound)
-    }
-    /// Per-call timeout; a timed-out call is a failure and is slow.
-    pub fn timeout(mut self, d: Duration) -> Self {
-        self.timeout = Some(d);
-        self
-    }
-    /// Timeout of trial calls in half-open (default: `timeout`).
-    pub fn half_open_timeout(mut self, d: Duration) -> Self {
-        self.half_open_timeout = Some(d);
-        self
-    }
-    /// Time open before half-open (default 30 s).
-    pub fn open_for(mut self, d: Duration) -> Self {
-        self.open_for = d;
-        self
-    }
-    /// Grow repeated open periods by `factor`, never beyond `max`.
-    pub fn backoff(mut self, factor: f64, max: Duration) -> Self {
-        self.backoff = Some((factor, max));
-        self
-    }
-    /// Share of traffic admitted in half-open, in percent (default 5).
-    pub fn half_open_pct(mut self, pct: u8) -> Self {
-        self.half_open_pct = Some(pct);
-        self
-    }
-    /// How long half-open samples before judging (default 30 s).
-    pub fn half_open_window(mut self, d: Duration) -> Self {
-        self.half_open_window = Some(d);
-        self
-    }
-    /// Instead of a share: `n` trial calls, all of which must succeed.
-    pub fn half_open_calls(mut self, n: u32) -> Self {
-        self.half_open_calls = Some(n);
-        self
-    }
-    /// A breaker away from closed longer than this is `stuck` and logs at ERROR (default 5 min).
-    pub fn alert_after(mut self, d: Duration) -> Self {
-        self.alert_after = d;
-        self
+    delegate! {
+        /// Percent of failed calls in the window that opens the breaker (1..=100, default 50).
+        failure_rate(pct: u8);
+        /// Time-based sliding window (default 30 s).
+        window(d: Duration);
+        /// Count-based window: the last `n` calls (1..=1 000 000).
+        window_calls(n: u32);
+        /// Calls in the window before any rate is judged (default 20, or the window size if smaller).
+        min_calls(n: u32);
+        /// A call at least `bound` long is slow; `rate` percent slow calls open the breaker.
+        slow(bound: Duration, rate: u8);
+        /// Open when the latency percentile `pct` (1..=99: 50, 90, 95, 99...) exceeds `bound`:
+        /// more than `100 - pct` percent of calls are slower than `bound`.
+        trip_percentile(pct: u8, bound: Duration);
+        /// `trip_percentile(50, bound)`.
+        trip_p50(bound: Duration);
+        /// `trip_percentile(90, bound)`.
+        trip_p90(bound: Duration);
+        /// `trip_percentile(95, bound)`.
+        trip_p95(bound: Duration);
+        /// `trip_percentile(99, bound)`.
+        trip_p99(bound: Duration);
+        /// Per-call timeout; a timed-out call is a failure and is slow.
+        timeout(d: Duration);
+        /// Timeout of trial calls in half-open (default: `timeout`).
+        half_open_timeout(d: Duration);
+        /// Time open before half-open (default 30 s).
+        open_for(d: Duration);
+        /// Grow repeated open periods by `factor`, never beyond `max`.
+        backoff(factor: f64, max: Duration);
+        /// Share of traffic admitted in half-open, in percent (default 5).
+        half_open_pct(pct: u8);
+        /// How long half-open samples before judging (default 30 s).
+        half_open_window(d: Duration);
+        /// Instead of a share: `n` trial calls, all of which must succeed.
+        half_open_calls(n: u32);
+        /// A breaker away from closed longer than this is `stuck` and logs at ERROR (default 5 min).
+        alert_after(d: Duration);
     }
 
-    /// Checks every setting and returns the validated config.
+    /// Checks the name, then every setting, and returns the validated config.
+    ///
+    /// ```
+    /// use fusebox_runtime::{Breaker, ConfigError};
+    /// let err = Breaker::builder("big").window_calls(2_000_000).config().unwrap_err();
+    /// assert!(matches!(err, ConfigError::OutOfRange { field: "window_calls", .. }));
+    /// ```
     pub fn config(&self) -> Result<BreakerConfig, ConfigError> {
         check_name(&self.name)?;
-        pct("failure_rate", self.failure_rate)?;
-        let window = match (self.window, self.window_calls) {
-            (Some(_), Some(_)) => return Err(conflict("window", "window_calls")),
-            (_, Some(n)) => {
-                at_least_one("window_calls", n)?;
-                if n > MAX_WINDOW_CALLS {
-                    // One word per call is allocated up front: refuse what would abort the process.
-                    return Err(ConfigError::OutOfRange {
-                        field: "window_calls",
-                        value: n.to_string(),
-                        expected: "at most 1000000 calls",
-                    });
-                }
-                WindowKind::Calls(n)
-            }
-            (w, None) => {
-                let w = w.unwrap_or(defaults::WINDOW);
-                positive("window", w)?;
-                WindowKind::Time(w)
-            }
-        };
-        let min_calls = match (self.min_calls, window) {
-            (Some(n), WindowKind::Calls(size)) if n > size => {
-                return Err(ConfigError::OutOfRange {
-                    field: "min_calls",
-                    value: n.to_string(),
-                    expected: "at most `window_calls`, or the breaker could never judge",
-                })
-            }
-            (Some(n), _) => {
-                at_least_one("min_calls", n)?;
-                n
-            }
-            (None, WindowKind::Calls(size)) => defaults::MIN_CALLS.min(size),
-            (None, WindowKind::Time(_)) => defaults::MIN_CALLS,
-        };
-        if self.slow_twice {
-            return Err(conflict("slow", "trip_pNN"));
-        }
-        if let Some(rule) = self.slow {
-            positive("slow", rule.bound)?;
-            if rule.strict {
-                if rule.rate == 0 || rule.rate >= 100 {
-                    return Err(ConfigError::OutOfRange {
-                        field: "trip_pNN",
-                        value: (100 - rule.rate).to_string(),
-                        expected: "a percentile from 1 to 99",
-                    });
-                }
-            } else {
-                pct("slow_rate", rule.rate)?;
-            }
-        }
-        if let Some(t) = self.timeout {
-            positive("timeout", t)?;
-        }
-        if let Some(t) = self.half_open_timeout {
-            positive("half_open_timeout", t)?;
-        }
-        positive("open_for", self.open_for)?;
-        let (backoff, open_for_max) = match self.backoff {
-            None => (1.0, self.open_for),
-            Some((f, max)) => {
-                if !f.is_finite() || f < 1.0 {
-                    return Err(ConfigError::OutOfRange {
-                        field: "backoff",
-                        value: f.to_string(),
-                        expected: "a finite factor of at least 1.0",
-                    });
-                }
-                if max < self.open_for {
-                    return Err(ConfigError::OutOfRange {
-                        field: "open_for_max",
-                        value: format!("{max:?}"),
-                        expected: "at least `open_for`",
-                    });
-                }
-                (f, max)
-            }
-        };
-        let half_open = match (self.half_open_calls, self.half_open_pct) {
-            (Some(_), Some(_)) => return Err(conflict("half_open_calls", "half_open_pct")),
-            (Some(_), None) if self.half_open_window.is_some() => {
-                return Err(conflict("half_open_calls", "half_open_window"))
-            }
-            (Some(n), None) => {
-                at_least_one("half_open_calls", n)?;
-                HalfOpenPolicy::Calls(n)
-            }
-            (None, p) => {
-                let p = p.unwrap_or(defaults::HALF_OPEN_PCT);
-                pct("half_open_pct", p)?;
-                let window = self.half_open_window.unwrap_or(defaults::HALF_OPEN_WINDOW);
-                positive("half_open_window", window)?;
-                HalfOpenPolicy::Share { pct: p, window }
-            }
-        };
-        positive("alert_after", self.alert_after)?;
+        let settings = self.raw.check()?;
         Ok(BreakerConfig {
             base_len: self.name.len(),
             name: self.name.as_str().into(),
-            failure_rate: self.failure_rate,
-            window,
-            min_calls,
-            slow: self.slow,
-            timeout: self.timeout,
-            half_open_timeout: self.half_open_timeout,
-            open_for: self.open_for,
-            backoff,
-            open_for_max,
-            half_open,
-            alert_after: self.alert_after,
+            settings,
         })
     }
 }
@@ -374,6 +187,12 @@ mod tests {
     }
 
     #[test]
+    fn the_name_is_checked_before_the_settings() {
+        let err = Breaker::builder("").failure_rate(0).config().unwrap_err();
+        assert!(matches!(err, ConfigError::BadName { .. }), "{err}");
+    }
+
+    #[test]
     fn min_calls_defaults_to_a_small_window() {
         let c = Breaker::builder("x").window_calls(10).config().unwrap();
         assert_eq!(c.min_calls(), 10);
@@ -399,5 +218,13 @@ mod tests {
         assert_eq!(c.name(), "redis/3");
         assert_eq!(c.base_name(), "redis");
         assert_eq!(c.key(), Some("3"));
+    }
+
+    #[test]
+    fn a_generated_config_equals_the_built_one() {
+        let built = Breaker::builder("gen").window_calls(8).config().unwrap();
+        let generated = BreakerConfig::from_settings("gen", built.settings().clone());
+        assert_eq!(generated, built);
+        assert!(generated.same_settings(&built.with_key("1")));
     }
 }

@@ -1,14 +1,15 @@
-//! Breaker settings: the validated [`BreakerConfig`], the [`BreakerBuilder`] that checks every
-//! value, and the parsing of settings from text (`from_settings`, `from_env`).
+//! Breaker settings: the validated [`BreakerConfig`] (a name and `fusebox_settings::Settings`),
+//! the [`BreakerBuilder`] whose one check is `fusebox_settings`' own, and the parsing of
+//! settings from text (`from_settings`, `from_env`).
 //!
-//! Nothing here knows windows, breakers or the registry: those read a `BreakerConfig`.
+//! Every key, range, default and message lives in the `fusebox-settings` crate, which the
+//! macros also call at compile time; this layer only adds names. Nothing here knows windows,
+//! breakers or the registry: those read a `BreakerConfig`.
 
 mod builder;
-mod checks;
 mod config;
 mod text;
 
-pub(crate) use builder::defaults;
 pub use builder::BreakerBuilder;
-pub(crate) use checks::check_name;
-pub use config::{BreakerConfig, HalfOpenPolicy, SlowRule, WindowKind};
+pub use config::BreakerConfig;
+pub use fusebox_settings::{HalfOpenPolicy, SlowRule, WindowKind};

@@ -1,0 +1,67 @@
+//! Small token builders that `expand` and `stale` both use (kept below both, so neither
+//! module imports the other's helpers).
+
+use std::time::Duration;
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::Expr;
+
+/// A call of a fallback (`fallback`, `stale_fallback`) with `before` arguments ahead of the
+/// error, awaited if it is async. The error carries the fallback's location, so a type
+/// mismatch points at the path the user wrote.
+pub fn fallback_call(
+    fallback: &Expr,
+    before: &[TokenStream],
+    ret: &TokenStream,
+    pv: &TokenStream,
+) -> TokenStream {
+    let span = syn::spanned::Spanned::span(fallback);
+    let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
+    let before = before.iter().filter(|t| !t.is_empty());
+    let call = match fallback {
+        Expr::Path(_) => quote_spanned!(span=> #fallback(#(#before,)* #arg)),
+        _ => quote_spanned!(span=> (#fallback)(#(#before,)* #arg)),
+    };
+    let pv = respan(pv, span);
+    quote_spanned! {span=>
+        #pv::FallbackReturn::<#ret, _>::into_future(#call).await
+    }
+}
+
+/// A `Duration` constructor in the largest unit that is exact, so the expansion reads well.
+pub fn duration(d: Duration) -> TokenStream {
+    let nanos = d.as_nanos() as u64;
+    if nanos % 1_000_000_000 == 0 {
+        let v = Literal::u64_unsuffixed(nanos / 1_000_000_000);
+        quote!(::core::time::Duration::from_secs(#v))
+    } else if nanos % 1_000_000 == 0 {
+        let v = Literal::u64_unsuffixed(nanos / 1_000_000);
+        quote!(::core::time::Duration::from_millis(#v))
+    } else if nanos % 1_000 == 0 {
+        let v = Literal::u64_unsuffixed(nanos / 1_000);
+        quote!(::core::time::Duration::from_micros(#v))
+    } else {
+        let v = Literal::u64_unsuffixed(nanos);
+        quote!(::core::time::Duration::from_nanos(#v))
+    }
+}
+
+/// `tokens` with every token at `span`, so an error in a generated path points where the
+/// surrounding `quote_spanned!` does.
+pub fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut t| {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                let mut g2 = proc_macro2::Group::new(g.delimiter(), respan(&g.stream(), span));
+                g2.set_span(span);
+                t = proc_macro2::TokenTree::Group(g2);
+            } else {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
+}

@@ -1,0 +1,33 @@
+//! The documented defaults, written once: [`Settings::default`](crate::Settings) and
+//! [`RawSettings::check`](crate::RawSettings::check) both read them from here.
+//!
+//! ```
+//! use fusebox_settings::{defaults, Settings};
+//! assert_eq!(Settings::default().failure_rate(), defaults::FAILURE_RATE);
+//! ```
+
+use std::time::Duration;
+
+/// Percent of failed calls that opens the breaker.
+pub const FAILURE_RATE: u8 = 50;
+/// The time-based window.
+pub const WINDOW: Duration = Duration::from_secs(30);
+/// Calls in the window before a rate is judged (or the count window's size if smaller).
+pub const MIN_CALLS: u32 = 20;
+/// Time open before half-open.
+pub const OPEN_FOR: Duration = Duration::from_secs(30);
+/// Growth factor of repeated open periods: none.
+pub const BACKOFF: f64 = 1.0;
+/// Share of traffic admitted in half-open, in percent.
+pub const HALF_OPEN_PCT: u8 = 5;
+/// How long half-open samples before judging.
+pub const HALF_OPEN_WINDOW: Duration = Duration::from_secs(30);
+/// A breaker away from closed longer than this is `stuck`.
+pub const ALERT_AFTER: Duration = Duration::from_secs(300);
+/// How long a call waits for a bulkhead slot: not at all (fail fast).
+pub const MAX_WAIT: Duration = Duration::ZERO;
+/// The largest count-based window: one word per call is allocated up front.
+pub const MAX_WINDOW_CALLS: u32 = 1_000_000;
+/// The largest bulkhead pool: tokio's `Semaphore::MAX_PERMITS` on a 32-bit target, so a
+/// pool valid on one machine is valid on every one.
+pub const MAX_POOL: u32 = u32::MAX >> 3;

@@ -1,0 +1,157 @@
+//! [`ConfigError`]: every refusal of a setting, and the one message each entry point shows.
+
+use std::fmt;
+
+use crate::keys::{self, Key};
+
+/// An invalid setting. The builders return it instead of panicking, text parsing returns it
+/// for a bad value, and the attribute macros show its message at the offending token.
+///
+/// ```
+/// use fusebox_settings::{ConfigError, RawSettings};
+/// let err = RawSettings::new().failure_rate(0).check().unwrap_err();
+/// assert!(matches!(err, ConfigError::OutOfRange { field: "failure_rate", .. }));
+/// assert_eq!(
+///     err.to_string(),
+///     "`failure_rate` = 0 is out of range: expected a percentage from 1 to 100"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A setting outside its allowed range, a value that is not a number, or (with an
+    /// empty `value`) a setting that another one needs and that was not given.
+    OutOfRange {
+        /// The setting.
+        field: &'static str,
+        /// The value given, as text; empty when the setting is missing.
+        value: String,
+        /// What would be accepted.
+        expected: &'static str,
+    },
+    /// A duration of zero where a positive one is needed.
+    ZeroDuration {
+        /// The setting.
+        field: &'static str,
+    },
+    /// Two settings that exclude each other were both given (or one was given twice).
+    Conflict {
+        /// The first setting.
+        first: &'static str,
+        /// The second setting.
+        second: &'static str,
+    },
+    /// An empty or otherwise unusable name.
+    BadName {
+        /// The name given.
+        name: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// A key that is not a setting (from text: a settings file or the environment).
+    UnknownSetting {
+        /// The key given.
+        key: String,
+    },
+    /// A duration string that does not parse (`"800ms"`, `"3s"`, `"1m30s"` are accepted).
+    BadDuration {
+        /// The text given.
+        text: String,
+    },
+}
+
+impl ConfigError {
+    /// The keys, as written in an attribute or in text, that this error is about; the
+    /// attribute macros point at the last of them that the user wrote. A missing setting
+    /// names the keys that need it, a rule on `trip_pNN` names all four `trip_p*` keys.
+    ///
+    /// ```
+    /// use fusebox_settings::RawSettings;
+    /// let mut raw = RawSettings::new();
+    /// raw.set_text("slow", "500ms").unwrap();
+    /// assert_eq!(raw.check().unwrap_err().keys(), ["slow"]);
+    /// ```
+    pub fn keys(&self) -> Vec<&'static str> {
+        match self {
+            ConfigError::OutOfRange { field, value, .. } if value.is_empty() => {
+                keys::needed_by(field).to_vec()
+            }
+            ConfigError::OutOfRange { field, .. } => keys::written_as(field).to_vec(),
+            ConfigError::ZeroDuration { field } => keys::written_as(field).to_vec(),
+            ConfigError::Conflict { first, second } => {
+                let mut all = keys::written_as(first).to_vec();
+                all.extend_from_slice(keys::written_as(second));
+                all
+            }
+            ConfigError::BadName { .. }
+            | ConfigError::UnknownSetting { .. }
+            | ConfigError::BadDuration { .. } => Vec::new(),
+        }
+    }
+
+    /// The error for a value of `key` that is not text at all (an environment variable that
+    /// is not UTF-8): `OutOfRange` for a setting, `UnknownSetting` for any other key.
+    ///
+    /// ```
+    /// use fusebox_settings::ConfigError;
+    /// let e = ConfigError::not_text("timeout", "\u{fffd}".into());
+    /// assert!(matches!(e, ConfigError::OutOfRange { field: "timeout", expected: "UTF-8 text", .. }));
+    /// ```
+    pub fn not_text(key: &str, lossy: String) -> ConfigError {
+        match Key::from_name(key) {
+            Some(k) => ConfigError::OutOfRange {
+                field: k.name(),
+                value: lossy,
+                expected: "UTF-8 text",
+            },
+            None => ConfigError::UnknownSetting { key: key.into() },
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::OutOfRange {
+                field, expected, ..
+            } if self_is_missing(self) => write!(f, "`{field}` is missing: {expected}"),
+            ConfigError::OutOfRange {
+                field,
+                value,
+                expected,
+            } => write!(
+                f,
+                "`{field}` = {value} is out of range: expected {expected}"
+            ),
+            ConfigError::ZeroDuration { field } => {
+                write!(f, "`{field}` must be longer than zero, like \"100ms\"")
+            }
+            ConfigError::Conflict { first, second } => {
+                write!(f, "`{first}` and `{second}` cannot be used together")?;
+                match keys::conflict_reason(first, second) {
+                    Some(why) => write!(f, ": {why}"),
+                    None => Ok(()),
+                }
+            }
+            ConfigError::BadName { name, reason } => write!(f, "bad name {name:?}: {reason}"),
+            ConfigError::UnknownSetting { key } => write!(
+                f,
+                "unknown setting `{key}`: expected one of {}",
+                keys::KEYS.join(", ")
+            ),
+            ConfigError::BadDuration { text } => {
+                write!(f, "bad duration {text:?}: ")?;
+                if let Some(why) = crate::duration::diagnose(text) {
+                    write!(f, "{why}; ")?;
+                }
+                write!(f, "expected {}", crate::duration::EXPECTED)
+            }
+        }
+    }
+}
+
+fn self_is_missing(e: &ConfigError) -> bool {
+    matches!(e, ConfigError::OutOfRange { value, .. } if value.is_empty())
+}
+
+impl std::error::Error for ConfigError {}

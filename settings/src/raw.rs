@@ -1,0 +1,374 @@
+//! [`RawSettings`]: a breaker's settings as given, and the one check that validates them.
+
+use std::time::Duration;
+
+use crate::defaults;
+use crate::keys::{self, Key, Value};
+use crate::{ConfigError, HalfOpenPolicy, Settings, SlowRule, WindowKind};
+
+/// A breaker's settings as given, from typed setters (the builder), from text (a settings
+/// file, the environment) or from an attribute's literals, each key at most once.
+/// [`check`](Self::check) is the one verdict for all of them.
+///
+/// Typed setters store the value and leave every check to `check`; [`set_text`](Self::set_text)
+/// also refuses a value that is bad on its own at once, with the same error `check` gives.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_settings::{ConfigError, RawSettings};
+/// let raw = RawSettings::new().window(Duration::from_secs(10)).window_calls(20);
+/// assert_eq!(
+///     raw.check(),
+///     Err(ConfigError::Conflict { first: "window", second: "window_calls" })
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[must_use]
+pub struct RawSettings {
+    failure_rate: Option<u64>,
+    window: Option<Duration>,
+    window_calls: Option<u64>,
+    min_calls: Option<u64>,
+    slow: Option<Duration>,
+    slow_rate: Option<u64>,
+    /// `trip_pNN` as (percentile, bound).
+    trip: Option<(u64, Duration)>,
+    /// Slow-call rules given (`slow`, `trip_p*`): more than one is a conflict.
+    rules: u8,
+    timeout: Option<Duration>,
+    half_open_timeout: Option<Duration>,
+    open_for: Option<Duration>,
+    backoff: Option<f64>,
+    open_for_max: Option<Duration>,
+    half_open_pct: Option<u64>,
+    half_open_window: Option<Duration>,
+    half_open_calls: Option<u64>,
+    alert_after: Option<Duration>,
+    /// Keys given as text, one bit per key of `Key::all()`, to refuse a key given twice.
+    texts: u32,
+}
+
+impl RawSettings {
+    /// No setting given: [`check`](Self::check) returns the defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Percent of failed calls in the window that opens the breaker (1..=100, default 50).
+    pub fn failure_rate(mut self, pct: u8) -> Self {
+        self.failure_rate = Some(pct.into());
+        self
+    }
+    /// Time-based sliding window (default 30 s).
+    pub fn window(mut self, d: Duration) -> Self {
+        self.window = Some(d);
+        self
+    }
+    /// Count-based window: the last `n` calls (1..=1 000 000).
+    pub fn window_calls(mut self, n: u32) -> Self {
+        self.window_calls = Some(n.into());
+        self
+    }
+    /// Calls in the window before any rate is judged (default 20, or the window size if smaller).
+    pub fn min_calls(mut self, n: u32) -> Self {
+        self.min_calls = Some(n.into());
+        self
+    }
+    /// A call at least `bound` long is slow; `rate` percent slow calls open the breaker.
+    pub fn slow(mut self, bound: Duration, rate: u8) -> Self {
+        self.rules = self.rules.saturating_add(1);
+        self.slow = Some(bound);
+        self.slow_rate = Some(rate.into());
+        self
+    }
+    /// Open when the latency percentile `pct` (1..=99) exceeds `bound`.
+    pub fn trip_percentile(mut self, pct: u8, bound: Duration) -> Self {
+        self.rules = self.rules.saturating_add(1);
+        self.trip = Some((pct.into(), bound));
+        self
+    }
+    /// `trip_percentile(50, bound)`.
+    pub fn trip_p50(self, bound: Duration) -> Self {
+        self.trip_percentile(50, bound)
+    }
+    /// `trip_percentile(90, bound)`.
+    pub fn trip_p90(self, bound: Duration) -> Self {
+        self.trip_percentile(90, bound)
+    }
+    /// `trip_percentile(95, bound)`.
+    pub fn trip_p95(self, bound: Duration) -> Self {
+        self.trip_percentile(95, bound)
+    }
+    /// `trip_percentile(99, bound)`.
+    pub fn trip_p99(self, bound: Duration) -> Self {
+        self.trip_percentile(99, bound)
+    }
+    /// Per-call timeout.
+    pub fn timeout(mut self, d: Duration) -> Self {
+        self.timeout = Some(d);
+        self
+    }
+    /// Timeout of trial calls in half-open (default: `timeout`).
+    pub fn half_open_timeout(mut self, d: Duration) -> Self {
+        self.half_open_timeout = Some(d);
+        self
+    }
+    /// Time open before half-open (default 30 s).
+    pub fn open_for(mut self, d: Duration) -> Self {
+        self.open_for = Some(d);
+        self
+    }
+    /// Grow repeated open periods by `factor`, never beyond `max`.
+    pub fn backoff(mut self, factor: f64, max: Duration) -> Self {
+        self.backoff = Some(factor);
+        self.open_for_max = Some(max);
+        self
+    }
+    /// Share of traffic admitted in half-open, in percent (default 5).
+    pub fn half_open_pct(mut self, pct: u8) -> Self {
+        self.half_open_pct = Some(pct.into());
+        self
+    }
+    /// How long half-open samples before judging (default 30 s).
+    pub fn half_open_window(mut self, d: Duration) -> Self {
+        self.half_open_window = Some(d);
+        self
+    }
+    /// Instead of a share: `n` trial calls, all of which must succeed.
+    pub fn half_open_calls(mut self, n: u32) -> Self {
+        self.half_open_calls = Some(n.into());
+        self
+    }
+    /// A breaker away from closed longer than this is `stuck` (default 5 min).
+    pub fn alert_after(mut self, d: Duration) -> Self {
+        self.alert_after = Some(d);
+        self
+    }
+
+    /// Sets `key` from text: `"800ms"` for durations, integers for percentages and counts,
+    /// a number for `backoff`. Refuses an unknown key, a key given twice, and a value that
+    /// is bad on its own; rules between keys wait for [`check`](Self::check).
+    ///
+    /// ```
+    /// use fusebox_settings::{ConfigError, RawSettings};
+    /// let mut raw = RawSettings::new();
+    /// raw.set_text("half_open_pct", "10").unwrap();
+    /// assert!(matches!(raw.set_text("windows", "30s"), Err(ConfigError::UnknownSetting { .. })));
+    /// assert!(matches!(raw.set_text("timeout", "800"), Err(ConfigError::BadDuration { .. })));
+    /// ```
+    pub fn set_text(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
+        let k = Key::from_name(key)
+            .filter(|k| keys::BREAKER_KEYS.contains(&k.name()))
+            .ok_or_else(|| ConfigError::UnknownSetting { key: key.into() })?;
+        let bit = 1u32 << Key::all().iter().position(|a| *a == k).unwrap_or(31);
+        if self.texts & bit != 0 {
+            return Err(ConfigError::Conflict {
+                first: k.name(),
+                second: k.name(),
+            });
+        }
+        let v = k.parse(text)?;
+        self.texts |= bit;
+        let (int, dur, float) = match v {
+            Value::Int(n) => (Some(n), None, None),
+            Value::Duration(d) => (None, Some(d), None),
+            Value::Float(f) => (None, None, Some(f)),
+        };
+        let trip = |pct| Some((pct, dur.unwrap_or_default()));
+        match k {
+            Key::FailureRate => self.failure_rate = int,
+            Key::Window => self.window = dur,
+            Key::WindowCalls => self.window_calls = int,
+            Key::MinCalls => self.min_calls = int,
+            Key::Slow => {
+                self.rules = self.rules.saturating_add(1);
+                self.slow = dur;
+            }
+            Key::SlowRate => self.slow_rate = int,
+            Key::TripP50 | Key::TripP90 | Key::TripP95 | Key::TripP99 => {
+                self.rules = self.rules.saturating_add(1);
+                self.trip = trip(match k {
+                    Key::TripP50 => 50,
+                    Key::TripP90 => 90,
+                    Key::TripP95 => 95,
+                    _ => 99,
+                });
+            }
+            Key::Timeout => self.timeout = dur,
+            Key::HalfOpenTimeout => self.half_open_timeout = dur,
+            Key::OpenFor => self.open_for = dur,
+            Key::Backoff => self.backoff = float,
+            Key::OpenForMax => self.open_for_max = dur,
+            Key::HalfOpenPct => self.half_open_pct = int,
+            Key::HalfOpenWindow => self.half_open_window = dur,
+            Key::HalfOpenCalls => self.half_open_calls = int,
+            Key::AlertAfter => self.alert_after = dur,
+            Key::Pool | Key::MaxWait => unreachable!("filtered to breaker keys above"),
+        }
+        Ok(())
+    }
+
+    /// Every `(key, value)` pair through [`set_text`](Self::set_text), then
+    /// [`check`](Self::check): the first error in the order given, else the settings.
+    ///
+    /// ```
+    /// use fusebox_settings::RawSettings;
+    /// let s = RawSettings::from_text([("slow", "1s"), ("slow_rate", "20")]).unwrap();
+    /// assert_eq!(s.slow().unwrap().rate, 20);
+    /// ```
+    pub fn from_text<K, V>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Settings, ConfigError>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut raw = RawSettings::new();
+        for (k, v) in pairs {
+            raw.set_text(k.as_ref(), v.as_ref())?;
+        }
+        raw.check()
+    }
+
+    /// Checks every setting and every rule between them; the first problem is the error.
+    pub fn check(&self) -> Result<Settings, ConfigError> {
+        self.pairs()?;
+        let failure_rate = pct(Key::FailureRate, self.failure_rate, defaults::FAILURE_RATE)?;
+        let window = match (self.window, self.window_calls) {
+            (Some(_), Some(_)) => return Err(conflict("window", "window_calls")),
+            (_, Some(n)) => WindowKind::Calls(count(Key::WindowCalls, n)?),
+            (w, None) => WindowKind::Time(positive(Key::Window, w.unwrap_or(defaults::WINDOW))?),
+        };
+        let min_calls = match (self.min_calls, window) {
+            (Some(n), w) => {
+                let n = count(Key::MinCalls, n)?;
+                if matches!(w, WindowKind::Calls(size) if n > size) {
+                    return Err(ConfigError::OutOfRange {
+                        field: "min_calls",
+                        value: n.to_string(),
+                        expected: "at most `window_calls`, or the breaker could never judge",
+                    });
+                }
+                n
+            }
+            (None, WindowKind::Calls(size)) => defaults::MIN_CALLS.min(size),
+            (None, WindowKind::Time(_)) => defaults::MIN_CALLS,
+        };
+        if self.rules > 1 {
+            return Err(conflict("slow", "trip_pNN"));
+        }
+        let slow = self.slow_rule()?;
+        let timeout = opt_positive(Key::Timeout, self.timeout)?;
+        let half_open_timeout = opt_positive(Key::HalfOpenTimeout, self.half_open_timeout)?;
+        let open_for = positive(Key::OpenFor, self.open_for.unwrap_or(defaults::OPEN_FOR))?;
+        let (backoff, open_for_max) = match (self.backoff, self.open_for_max) {
+            (Some(f), Some(max)) => {
+                Key::Backoff.check(Value::Float(f))?;
+                let max = positive(Key::OpenForMax, max)?;
+                if max < open_for {
+                    return Err(ConfigError::OutOfRange {
+                        field: "open_for_max",
+                        value: format!("{max:?}"),
+                        expected: "at least `open_for`",
+                    });
+                }
+                (f, max)
+            }
+            _ => (defaults::BACKOFF, open_for),
+        };
+        let half_open = match (self.half_open_calls, self.half_open_pct) {
+            (Some(_), Some(_)) => return Err(conflict("half_open_calls", "half_open_pct")),
+            (Some(_), None) if self.half_open_window.is_some() => {
+                return Err(conflict("half_open_calls", "half_open_window"))
+            }
+            (Some(n), None) => HalfOpenPolicy::Calls(count(Key::HalfOpenCalls, n)?),
+            (None, p) => HalfOpenPolicy::Share {
+                pct: pct(Key::HalfOpenPct, p, defaults::HALF_OPEN_PCT)?,
+                window: positive(
+                    Key::HalfOpenWindow,
+                    self.half_open_window.unwrap_or(defaults::HALF_OPEN_WINDOW),
+                )?,
+            },
+        };
+        let alert_after = positive(
+            Key::AlertAfter,
+            self.alert_after.unwrap_or(defaults::ALERT_AFTER),
+        )?;
+        Ok(Settings {
+            failure_rate,
+            window,
+            min_calls,
+            slow,
+            timeout,
+            half_open_timeout,
+            open_for,
+            backoff,
+            open_for_max,
+            half_open,
+            alert_after,
+        })
+    }
+
+    /// The settings that only make sense together (text gives them one by one).
+    fn pairs(&self) -> Result<(), ConfigError> {
+        let given = |k: &str| match k {
+            "slow" => self.slow.is_some(),
+            "slow_rate" => self.slow_rate.is_some(),
+            "backoff" => self.backoff.is_some(),
+            _ => self.open_for_max.is_some(),
+        };
+        for n in &keys::NEEDS {
+            if given(n.by) && !given(n.missing) {
+                return Err(keys::missing(n.missing));
+            }
+        }
+        Ok(())
+    }
+
+    fn slow_rule(&self) -> Result<Option<SlowRule>, ConfigError> {
+        if let Some((p, bound)) = self.trip {
+            positive(Key::TripP95, bound)?;
+            if !(1..=99).contains(&p) {
+                return Err(ConfigError::OutOfRange {
+                    field: "trip_pNN",
+                    value: p.to_string(),
+                    expected: "a percentile from 1 to 99",
+                });
+            }
+            return Ok(Some(SlowRule {
+                bound,
+                rate: 100 - p as u8,
+                strict: true,
+            }));
+        }
+        match (self.slow, self.slow_rate) {
+            (Some(bound), Some(rate)) => Ok(Some(SlowRule {
+                bound: positive(Key::Slow, bound)?,
+                rate: pct(Key::SlowRate, Some(rate), 0)?,
+                strict: false,
+            })),
+            _ => Ok(None),
+        }
+    }
+}
+
+fn conflict(first: &'static str, second: &'static str) -> ConfigError {
+    ConfigError::Conflict { first, second }
+}
+
+fn pct(key: Key, v: Option<u64>, default: u8) -> Result<u8, ConfigError> {
+    match v {
+        None => Ok(default),
+        Some(n) => key.check(Value::Int(n)).map(|()| n as u8),
+    }
+}
+
+fn count(key: Key, n: u64) -> Result<u32, ConfigError> {
+    key.check(Value::Int(n)).map(|()| n as u32)
+}
+
+fn positive(key: Key, d: Duration) -> Result<Duration, ConfigError> {
+    key.check(Value::Duration(d)).map(|()| d)
+}
+
+fn opt_positive(key: Key, d: Option<Duration>) -> Result<Option<Duration>, ConfigError> {
+    d.map(|d| positive(key, d)).transpose()
+}

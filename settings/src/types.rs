@@ -1,0 +1,240 @@
+//! The validated settings of one breaker and the small types they are made of.
+
+use std::time::Duration;
+
+use crate::defaults;
+
+/// How the closed-state window remembers calls.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_settings::{Settings, WindowKind};
+/// assert_eq!(Settings::default().window(), WindowKind::Time(Duration::from_secs(30)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum WindowKind {
+    /// The calls of the last `Duration`, kept in ten slots.
+    Time(Duration),
+    /// The last `n` calls.
+    Calls(u32),
+}
+
+/// When a call counts as slow, and which share of slow calls opens the breaker.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_settings::SlowRule;
+/// // trip_p95 = "500ms": open when *more* than 5 % of calls take 500 ms or longer.
+/// let p95 = SlowRule { bound: Duration::from_millis(500), rate: 5, strict: true };
+/// assert!(!p95.trips(5, 100));
+/// assert!(p95.trips(6, 100));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct SlowRule {
+    /// A call taking at least this long is slow (also while still in flight).
+    pub bound: Duration,
+    /// Percent of slow calls in the window that opens the breaker.
+    pub rate: u8,
+    /// `trip_pNN` opens only when *more* than `100 - NN` percent are slow
+    /// (p95 > bound); `slow_rate` opens at or above the rate.
+    pub strict: bool,
+}
+
+impl SlowRule {
+    /// Whether `slow` slow calls out of `calls` open the breaker.
+    pub fn trips(&self, slow: u64, calls: u64) -> bool {
+        let lhs = slow * 100;
+        let rhs = u64::from(self.rate) * calls;
+        if self.strict {
+            lhs > rhs
+        } else {
+            lhs >= rhs
+        }
+    }
+}
+
+/// How a half-open breaker tests the dependency.
+///
+/// ```
+/// use fusebox_settings::{HalfOpenPolicy, RawSettings};
+/// let s = RawSettings::new().half_open_calls(3).check().unwrap();
+/// assert_eq!(s.half_open(), HalfOpenPolicy::Calls(3));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum HalfOpenPolicy {
+    /// Admit `pct` percent of calls (evenly spread, the first admitted) for `window`, then close
+    /// when the trials' failure rate is below the breaker's threshold, else open again.
+    Share {
+        /// Percent of calls admitted as trials.
+        pct: u8,
+        /// How long to sample before judging.
+        window: Duration,
+    },
+    /// Admit exactly this many trial calls; close when all succeed, open at the first failure.
+    Calls(u32),
+}
+
+/// The validated settings of one breaker: made by [`RawSettings::check`](crate::RawSettings::check)
+/// (or [`Default`], the documented defaults), so a `Settings` is always one the runtime honours.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_settings::{RawSettings, Settings};
+/// assert_eq!(RawSettings::new().check().unwrap(), Settings::default());
+/// let s = RawSettings::new().trip_p95(Duration::from_millis(500)).check().unwrap();
+/// assert_eq!(s.slow().unwrap().rate, 5);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Settings {
+    pub(crate) failure_rate: u8,
+    pub(crate) window: WindowKind,
+    pub(crate) min_calls: u32,
+    pub(crate) slow: Option<SlowRule>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) half_open_timeout: Option<Duration>,
+    pub(crate) open_for: Duration,
+    pub(crate) backoff: f64,
+    pub(crate) open_for_max: Duration,
+    pub(crate) half_open: HalfOpenPolicy,
+    pub(crate) alert_after: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            failure_rate: defaults::FAILURE_RATE,
+            window: WindowKind::Time(defaults::WINDOW),
+            min_calls: defaults::MIN_CALLS,
+            slow: None,
+            timeout: None,
+            half_open_timeout: None,
+            open_for: defaults::OPEN_FOR,
+            backoff: defaults::BACKOFF,
+            open_for_max: defaults::OPEN_FOR,
+            half_open: HalfOpenPolicy::Share {
+                pct: defaults::HALF_OPEN_PCT,
+                window: defaults::HALF_OPEN_WINDOW,
+            },
+            alert_after: defaults::ALERT_AFTER,
+        }
+    }
+}
+
+impl Settings {
+    /// Failure-rate threshold in percent.
+    pub fn failure_rate(&self) -> u8 {
+        self.failure_rate
+    }
+    /// The closed-state window.
+    pub fn window(&self) -> WindowKind {
+        self.window
+    }
+    /// Calls in the window before a rate is judged.
+    pub fn min_calls(&self) -> u32 {
+        self.min_calls
+    }
+    /// The slow-call rule, if any.
+    pub fn slow(&self) -> Option<SlowRule> {
+        self.slow
+    }
+    /// Timeout of a normal call.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+    /// Timeout of a half-open trial call (falls back to `timeout`).
+    pub fn half_open_timeout(&self) -> Option<Duration> {
+        self.half_open_timeout.or(self.timeout)
+    }
+    /// `half_open_timeout` as given, without the fall-back to `timeout`.
+    pub fn half_open_timeout_given(&self) -> Option<Duration> {
+        self.half_open_timeout
+    }
+    /// The first open period.
+    pub fn open_for(&self) -> Duration {
+        self.open_for
+    }
+    /// Growth factor of repeated open periods (1.0: no growth).
+    pub fn backoff(&self) -> f64 {
+        self.backoff
+    }
+    /// The cap of growing open periods (`open_for` without `backoff`).
+    pub fn open_for_max(&self) -> Duration {
+        self.open_for_max
+    }
+    /// The half-open policy.
+    pub fn half_open(&self) -> HalfOpenPolicy {
+        self.half_open
+    }
+    /// How long a breaker may stay away from closed before it is `stuck`.
+    pub fn alert_after(&self) -> Duration {
+        self.alert_after
+    }
+
+    /// The open period after `opened_before` consecutive openings: `open_for × backoff^n`, capped.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_settings::RawSettings;
+    /// let s = RawSettings::new().backoff(2.0, Duration::from_secs(60)).check().unwrap();
+    /// assert_eq!(s.open_period(0), Duration::from_secs(30));
+    /// assert_eq!(s.open_period(5), Duration::from_secs(60));
+    /// ```
+    pub fn open_period(&self, opened_before: u32) -> Duration {
+        if self.backoff <= 1.0 {
+            return self.open_for.min(self.open_for_max);
+        }
+        let factor = self.backoff.powi(opened_before.min(64) as i32);
+        let secs = self.open_for.as_secs_f64() * factor;
+        let max = self.open_for_max.as_secs_f64();
+        if secs.is_finite() && secs < max {
+            Duration::from_secs_f64(secs)
+        } else {
+            self.open_for_max
+        }
+    }
+
+    /// Settings that [`RawSettings::check`](crate::RawSettings::check) already accepted, rebuilt
+    /// from their parts by code that `fusebox-macros` generates. Not a public API: the parts
+    /// are not checked again.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub const fn __validated(
+        failure_rate: u8,
+        window: WindowKind,
+        min_calls: u32,
+        slow: Option<SlowRule>,
+        timeout: Option<Duration>,
+        half_open_timeout: Option<Duration>,
+        open_for: Duration,
+        backoff: f64,
+        open_for_max: Duration,
+        half_open: HalfOpenPolicy,
+        alert_after: Duration,
+    ) -> Settings {
+        Settings {
+            failure_rate,
+            window,
+            min_calls,
+            slow,
+            timeout,
+            half_open_timeout,
+            open_for,
+            backoff,
+            open_for_max,
+            half_open,
+            alert_after,
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Every key's valid and invalid values, given as text and through the typed setters, get the
+//! same verdict and the same message: the text entry (settings files, environment) and the
+//! builder cannot drift apart again.
+
+use std::time::Duration;
+
+use fusebox_settings::{
+    ConfigError, Key, RawBulkheadSettings, RawSettings, Settings, BREAKER_KEYS, BULKHEAD_KEYS,
+};
+
+const S: Duration = Duration::from_secs(1);
+const MS: Duration = Duration::from_millis(1);
+
+type Typed = fn(RawSettings) -> RawSettings;
+
+/// Text pairs, the same settings through typed setters, and the error's message (`None`: valid).
+type Case = (Pairs, Typed, Option<&'static str>);
+type Pairs = &'static [(&'static str, &'static str)];
+
+fn cases() -> Vec<Case> {
+    vec![
+        (&[("failure_rate", "1")], |r| r.failure_rate(1), None),
+        (&[("failure_rate", "100")], |r| r.failure_rate(100), None),
+        (&[("failure_rate", "0")], |r| r.failure_rate(0), Some("`failure_rate` = 0 is out of range: expected a percentage from 1 to 100")),
+        (&[("failure_rate", "101")], |r| r.failure_rate(101), Some("`failure_rate` = 101 is out of range: expected a percentage from 1 to 100")),
+        (&[("window", "1ns")], |r| r.window(Duration::from_nanos(1)), None),
+        (&[("window", "0s")], |r| r.window(Duration::ZERO), Some("`window` must be longer than zero, like \"100ms\"")),
+        (&[("window_calls", "1")], |r| r.window_calls(1), None),
+        (&[("window_calls", "1000000")], |r| r.window_calls(1_000_000), None),
+        (&[("window_calls", "0")], |r| r.window_calls(0), Some("`window_calls` = 0 is out of range: expected a number of calls from 1 to 1000000")),
+        (&[("window_calls", "2000000")], |r| r.window_calls(2_000_000), Some("`window_calls` = 2000000 is out of range: expected a number of calls from 1 to 1000000")),
+        (&[("window", "1s"), ("window_calls", "3")], |r| r.window(S).window_calls(3), Some("`window` and `window_calls` cannot be used together: the window is either a time span (`window`) or the last N calls (`window_calls`)")),
+        (&[("min_calls", "1")], |r| r.min_calls(1), None),
+        (&[("min_calls", "4294967295")], |r| r.min_calls(u32::MAX), None),
+        (&[("min_calls", "0")], |r| r.min_calls(0), Some("`min_calls` = 0 is out of range: expected a number of calls from 1 to 4294967295")),
+        (&[("window_calls", "5"), ("min_calls", "5")], |r| r.window_calls(5).min_calls(5), None),
+        (&[("window_calls", "5"), ("min_calls", "6")], |r| r.window_calls(5).min_calls(6), Some("`min_calls` = 6 is out of range: expected at most `window_calls`, or the breaker could never judge")),
+        (&[("slow", "1ns"), ("slow_rate", "100")], |r| r.slow(Duration::from_nanos(1), 100), None),
+        (&[("slow", "0ms"), ("slow_rate", "20")], |r| r.slow(Duration::ZERO, 20), Some("`slow` must be longer than zero, like \"100ms\"")),
+        (&[("slow", "1s"), ("slow_rate", "0")], |r| r.slow(S, 0), Some("`slow_rate` = 0 is out of range: expected a percentage from 1 to 100")),
+        (&[("slow", "1s"), ("slow_rate", "101")], |r| r.slow(S, 101), Some("`slow_rate` = 101 is out of range: expected a percentage from 1 to 100")),
+        (&[("trip_p50", "1s")], |r| r.trip_p50(S), None),
+        (&[("trip_p90", "1s")], |r| r.trip_p90(S), None),
+        (&[("trip_p95", "500ms")], |r| r.trip_p95(500 * MS), None),
+        (&[("trip_p99", "2s")], |r| r.trip_p99(2 * S), None),
+        (&[("trip_p95", "0s")], |r| r.trip_p95(Duration::ZERO), Some("`slow` must be longer than zero, like \"100ms\"")),
+        (&[("trip_p95", "1s"), ("trip_p99", "2s")], |r| r.trip_p95(S).trip_p99(2 * S), Some("`slow` and `trip_pNN` cannot be used together: a breaker has one slow-call rule (`trip_p50`/`trip_p90`/`trip_p95`/`trip_p99`, or `slow` with `slow_rate`)")),
+        (&[("slow", "1s"), ("slow_rate", "20"), ("trip_p95", "1s")], |r| r.slow(S, 20).trip_p95(S), Some("`slow` and `trip_pNN` cannot be used together: a breaker has one slow-call rule (`trip_p50`/`trip_p90`/`trip_p95`/`trip_p99`, or `slow` with `slow_rate`)")),
+        (&[("timeout", "500ns")], |r| r.timeout(Duration::from_nanos(500)), None),
+        (&[("timeout", "0us")], |r| r.timeout(Duration::ZERO), Some("`timeout` must be longer than zero, like \"100ms\"")),
+        (&[("half_open_timeout", "3s")], |r| r.half_open_timeout(3 * S), None),
+        (&[("half_open_timeout", "0s")], |r| r.half_open_timeout(Duration::ZERO), Some("`half_open_timeout` must be longer than zero, like \"100ms\"")),
+        (&[("open_for", "1ns")], |r| r.open_for(Duration::from_nanos(1)), None),
+        (&[("open_for", "0s")], |r| r.open_for(Duration::ZERO), Some("`open_for` must be longer than zero, like \"100ms\"")),
+        (&[("backoff", "1"), ("open_for_max", "30s")], |r| r.backoff(1.0, 30 * S), None),
+        (&[("backoff", "2.5"), ("open_for_max", "1m")], |r| r.backoff(2.5, 60 * S), None),
+        (&[("backoff", "0.5"), ("open_for_max", "1m")], |r| r.backoff(0.5, 60 * S), Some("`backoff` = 0.5 is out of range: expected a finite factor of at least 1.0")),
+        (&[("backoff", "NaN"), ("open_for_max", "1m")], |r| r.backoff(f64::NAN, 60 * S), Some("`backoff` = NaN is out of range: expected a finite factor of at least 1.0")),
+        (&[("backoff", "inf"), ("open_for_max", "1m")], |r| r.backoff(f64::INFINITY, 60 * S), Some("`backoff` = inf is out of range: expected a finite factor of at least 1.0")),
+        (&[("backoff", "2"), ("open_for_max", "29s")], |r| r.backoff(2.0, 29 * S), Some("`open_for_max` = 29s is out of range: expected at least `open_for`")),
+        (&[("backoff", "2"), ("open_for_max", "0s")], |r| r.backoff(2.0, Duration::ZERO), Some("`open_for_max` must be longer than zero, like \"100ms\"")),
+        (&[("half_open_pct", "100")], |r| r.half_open_pct(100), None),
+        (&[("half_open_pct", "0")], |r| r.half_open_pct(0), Some("`half_open_pct` = 0 is out of range: expected a percentage from 1 to 100")),
+        (&[("half_open_window", "1h")], |r| r.half_open_window(3600 * S), None),
+        (&[("half_open_window", "0s")], |r| r.half_open_window(Duration::ZERO), Some("`half_open_window` must be longer than zero, like \"100ms\"")),
+        (&[("half_open_calls", "4294967295")], |r| r.half_open_calls(u32::MAX), None),
+        (&[("half_open_calls", "0")], |r| r.half_open_calls(0), Some("`half_open_calls` = 0 is out of range: expected a number of trial calls from 1 to 4294967295")),
+        (&[("half_open_pct", "5"), ("half_open_calls", "3")], |r| r.half_open_pct(5).half_open_calls(3), Some("`half_open_calls` and `half_open_pct` cannot be used together: half-open admits either a share of traffic for a while (`half_open_pct`, `half_open_window`) or a fixed number of trial calls (`half_open_calls`)")),
+        (&[("half_open_window", "1s"), ("half_open_calls", "3")], |r| r.half_open_window(S).half_open_calls(3), Some("`half_open_calls` and `half_open_window` cannot be used together: half-open admits either a share of traffic for a while (`half_open_pct`, `half_open_window`) or a fixed number of trial calls (`half_open_calls`)")),
+        (&[("alert_after", "5m")], |r| r.alert_after(300 * S), None),
+        (&[("alert_after", "0m")], |r| r.alert_after(Duration::ZERO), Some("`alert_after` must be longer than zero, like \"100ms\"")),
+    ]
+}
+
+fn from_text(pairs: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+    RawSettings::from_text(pairs.iter().copied())
+}
+
+#[test]
+fn text_and_typed_setters_give_one_verdict_and_one_message() {
+    let mut covered = Vec::new();
+    for (pairs, typed, want) in cases() {
+        let text = from_text(pairs);
+        let typed = typed(RawSettings::new()).check();
+        assert_eq!(text, typed, "{pairs:?}");
+        match (want, &text) {
+            (None, Ok(_)) => {}
+            (Some(msg), Err(e)) => assert_eq!(e.to_string(), msg, "{pairs:?}"),
+            (want, got) => panic!("{pairs:?}: wanted {want:?}, got {got:?}"),
+        }
+        covered.extend(pairs.iter().map(|(k, _)| *k));
+    }
+    // The table exercises every breaker key, valid and invalid.
+    for key in BREAKER_KEYS {
+        assert!(covered.contains(&key), "no case for `{key}`");
+    }
+}
+
+#[test]
+fn an_accepted_value_is_the_value_that_runs() {
+    let s = from_text(&[
+        ("window_calls", "10"),
+        ("timeout", "1m30s"),
+        ("backoff", "2"),
+        ("open_for_max", "2m"),
+        ("half_open_calls", "3"),
+    ])
+    .unwrap();
+    let typed = RawSettings::new()
+        .window_calls(10)
+        .timeout(90 * S)
+        .backoff(2.0, 120 * S)
+        .half_open_calls(3)
+        .check()
+        .unwrap();
+    assert_eq!(s, typed);
+    // A small count window lowers the default `min_calls` so the breaker can judge.
+    assert_eq!(s.min_calls(), 10);
+    assert_eq!(s.open_period(1), 60 * S);
+    assert_eq!(
+        s.half_open_timeout(),
+        Some(90 * S),
+        "falls back to `timeout`"
+    );
+}
+
+#[test]
+fn no_setting_gives_the_documented_defaults() {
+    let d = RawSettings::new().check().unwrap();
+    assert_eq!(d, Settings::default());
+    assert_eq!(from_text(&[]).unwrap(), d);
+    assert_eq!(d.failure_rate(), 50);
+    assert_eq!(d.min_calls(), 20);
+    assert_eq!(d.open_for(), 30 * S);
+    assert_eq!(d.alert_after(), 300 * S);
+    assert_eq!(d.open_period(10), 30 * S, "no growth unless asked");
+}
+
+#[test]
+fn text_refuses_what_only_text_can_get_wrong() {
+    let table: &[(&[(&str, &str)], &str)] = &[
+        (&[("timeout", "800")], "bad duration \"800\": `800` has no unit; expected a number with a unit (h, m, s, ms, us, ns), like \"800ms\", \"3s\", \"1m30s\" or \"2h\""),
+        (&[("failure_rate", "fifty")], "`failure_rate` = fifty is out of range: expected a percentage from 1 to 100"),
+        (&[("failure_rate", "300")], "`failure_rate` = 300 is out of range: expected a percentage from 1 to 100"),
+        (&[("window_calls", "-1")], "`window_calls` = -1 is out of range: expected a number of calls from 1 to 1000000"),
+        (&[("min_calls", "99999999999999999999")], "`min_calls` = 99999999999999999999 is out of range: expected a number of calls from 1 to 4294967295"),
+        (&[("half_open_calls", "")], "`half_open_calls` = \"\" is out of range: expected a number of trial calls from 1 to 4294967295"),
+        (&[("backoff", "2")], "`open_for_max` is missing: growing open periods (`backoff`) are always capped; add `open_for_max = \"60s\"`"),
+        (&[("open_for_max", "1m")], "`backoff` is missing: the cap only matters when open periods grow; add `backoff = 2.0`"),
+        (&[("slow", "1s")], "`slow_rate` is missing: `slow` needs the percent of slow calls that opens the breaker; add `slow_rate = 20`, or use `trip_p95 = \"...\"` instead"),
+        (&[("slow_rate", "5")], "`slow` is missing: `slow_rate` needs the latency that makes a call slow; add `slow = \"500ms\"` (`trip_pNN` sets its own rate)"),
+        (&[("timeout", "1s"), ("timeout", "2s")], "`timeout` and `timeout` cannot be used together: give it once"),
+        (&[("TIMEOUT", "1s")], "unknown setting `TIMEOUT`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after"),
+        (&[("pool", "3")], "unknown setting `pool`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after"),
+    ];
+    for (pairs, want) in table {
+        assert_eq!(
+            from_text(pairs).unwrap_err().to_string(),
+            *want,
+            "{pairs:?}"
+        );
+    }
+}
+
+#[test]
+fn every_key_is_in_the_table_with_its_kind() {
+    for name in BREAKER_KEYS.iter().chain(&BULKHEAD_KEYS) {
+        let k = Key::from_name(name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(k.name(), *name);
+        assert!(!k.expected().is_empty());
+    }
+    assert_eq!(Key::all().len(), BREAKER_KEYS.len() + BULKHEAD_KEYS.len());
+}
+
+#[test]
+fn bulkhead_text_and_typed_setters_agree() {
+    type Bulk = fn(RawBulkheadSettings) -> RawBulkheadSettings;
+    let cases: &[(Pairs, Bulk, Option<&str>)] = &[
+        (&[("pool", "1")], |r| r.pool(1), None),
+        (&[("pool", "536870911")], |r| r.pool(536_870_911), None),
+        (&[("pool", "60"), ("max_wait", "0ms")], |r| r.pool(60).max_wait(Duration::ZERO), None),
+        (&[("pool", "0")], |r| r.pool(0), Some("`pool` = 0 is out of range: expected a number of calls in flight from 1 to 536870911")),
+        (&[("pool", "536870912")], |r| r.pool(536_870_912), Some("`pool` = 536870912 is out of range: expected a number of calls in flight from 1 to 536870911")),
+        (&[("max_wait", "5ms")], |r| r.max_wait(5 * MS), Some("`pool` is missing: a bulkhead needs the most calls allowed in flight at once, like `pool = 60`")),
+    ];
+    for (pairs, typed, want) in cases {
+        let mut raw = RawBulkheadSettings::new();
+        let text = pairs
+            .iter()
+            .try_for_each(|(k, v)| raw.set_text(k, v))
+            .and_then(|()| raw.check());
+        let typed = typed(RawBulkheadSettings::new()).check();
+        assert_eq!(text, typed, "{pairs:?}");
+        assert_eq!(
+            text.err().map(|e| e.to_string()).as_deref(),
+            *want,
+            "{pairs:?}"
+        );
+    }
+    let err = RawBulkheadSettings::new()
+        .pool(usize::MAX)
+        .check()
+        .unwrap_err();
+    assert!(matches!(err, ConfigError::OutOfRange { field: "pool", .. }));
+}
+
+#[test]
+fn every_error_names_the_keys_an_attribute_points_at() {
+    let keys = |pairs: &[(&str, &str)]| from_text(pairs).unwrap_err().keys();
+    assert_eq!(
+        keys(&[("window", "1s"), ("window_calls", "3")]),
+        ["window", "window_calls"]
+    );
+    assert_eq!(keys(&[("backoff", "2")]), ["backoff"]);
+    assert_eq!(keys(&[("open_for_max", "2m")]), ["open_for_max"]);
+    assert_eq!(keys(&[("slow_rate", "5")]), ["slow_rate"]);
+    assert_eq!(
+        keys(&[("window_calls", "5"), ("min_calls", "6")]),
+        ["min_calls"]
+    );
+    let two_rules = keys(&[("trip_p95", "1s"), ("trip_p99", "1s")]);
+    assert!(two_rules.contains(&"trip_p95") && two_rules.contains(&"trip_p99"));
+}
