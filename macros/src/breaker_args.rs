@@ -18,6 +18,7 @@ pub const KEYS: &[&str] = &[
     "key",
     "timeout",
     "half_open_timeout",
+    "half_open_slow",
     "failure_rate",
     "window",
     "window_calls",
@@ -69,6 +70,7 @@ pub struct BreakerArgs {
     pub key: Option<Expr>,
     pub timeout: Option<Duration>,
     pub half_open_timeout: Option<Duration>,
+    pub half_open_slow: Option<Duration>,
     pub failure_rate: Option<u8>,
     pub window: Option<Duration>,
     pub window_calls: Option<u32>,
@@ -124,6 +126,7 @@ impl BreakerArgs {
             "key" => self.key = Some(arg.value.clone()),
             "timeout" => self.timeout = Some(dur(arg)?),
             "half_open_timeout" => self.half_open_timeout = Some(dur(arg)?),
+            "half_open_slow" => self.half_open_slow = Some(dur(arg)?),
             "failure_rate" => self.failure_rate = Some(checks::percent(arg)?),
             "window" => self.window = Some(dur(arg)?),
             "window_calls" => self.window_calls = Some(count(arg, "calls")?),
@@ -242,6 +245,13 @@ impl BreakerArgs {
                 "stale_for",
                 &format!("{hint}, and those are kept only with `stale_for = \"10m\"` (how old a value may be served)"),
                 errors,
+            );
+        }
+        if let (Some((_, span)), None) = (seen.get("half_open_slow"), self.slow) {
+            errors.at(
+                *span,
+                "`half_open_slow` loosens the slow-call bound for half-open trials, and this breaker has no slow-call rule; \
+                 add `trip_p95 = \"500ms\"` (or `slow` with `slow_rate`), or remove `half_open_slow`",
             );
         }
         if let (Some(min), Some(size), Some((_, span))) =

@@ -262,6 +262,7 @@ fn breaker_settings(b: &BreakerArgs) -> TokenStream {
     .chain([
         ("timeout".to_owned(), time(b.timeout)),
         ("half_open_timeout".to_owned(), time(b.half_open_timeout)),
+        ("half_open_slow".to_owned(), time(b.half_open_slow)),
         ("open_for".to_owned(), time(b.open_for)),
         ("backoff".to_owned(), backoff),
         ("half_open_pct".to_owned(), pct(b.half_open_pct)),

@@ -4,7 +4,7 @@
 //! key's error message lists them, so both read the one list.
 
 /// Every key [`BreakerBuilder::from_settings`](crate::settings::BreakerBuilder::from_settings) understands.
-pub const KEYS: [&str; 19] = [
+pub const KEYS: [&str; 20] = [
     "failure_rate",
     "window",
     "window_calls",
@@ -17,6 +17,7 @@ pub const KEYS: [&str; 19] = [
     "trip_p99",
     "timeout",
     "half_open_timeout",
+    "half_open_slow",
     "open_for",
     "backoff",
     "open_for_max",

@@ -37,6 +37,7 @@ pub struct BreakerBuilder {
     slow_twice: bool,
     timeout: Option<Duration>,
     half_open_timeout: Option<Duration>,
+    half_open_slow: Option<Duration>,
     open_for: Duration,
     backoff: Option<(f64, Duration)>,
     half_open_pct: Option<u8>,
@@ -72,6 +73,7 @@ impl BreakerBuilder {
             slow_twice: false,
             timeout: None,
             half_open_timeout: None,
+            half_open_slow: None,
             open_for: defaults::OPEN_FOR,
             backoff: None,
             half_open_pct: None,
@@ -146,6 +148,24 @@ impl BreakerBuilder {
     /// Timeout of trial calls in half-open (default: `timeout`).
     pub fn half_open_timeout(mut self, d: Duration) -> Self {
         self.half_open_timeout = Some(d);
+        self
+    }
+    /// The latency at which a half-open trial counts as slow (default: the slow rule's bound).
+    /// Half-open judges trials by the whole rule, slow calls included; a dependency that warms
+    /// up by serving requests answers slowly at first, so a looser bound here lets it recover
+    /// while a still-slow one keeps the breaker open. Needs a slow rule (`slow`, `trip_pNN`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::{Breaker, ConfigError};
+    /// let ms = Duration::from_millis;
+    /// let ok = Breaker::builder("warmup-doc").trip_p95(ms(500)).half_open_slow(ms(3000)).config();
+    /// assert!(ok.is_ok());
+    /// let alone = Breaker::builder("warmup-doc").half_open_slow(ms(3000)).config();
+    /// assert!(matches!(alone, Err(ConfigError::OutOfRange { field: "half_open_slow", .. })));
+    /// ```
+    pub fn half_open_slow(mut self, d: Duration) -> Self {
+        self.half_open_slow = Some(d);
         self
     }
     /// Time open before half-open (default 30 s).
@@ -241,6 +261,16 @@ impl BreakerBuilder {
         if let Some(t) = self.half_open_timeout {
             positive("half_open_timeout", t)?;
         }
+        if let Some(t) = self.half_open_slow {
+            positive("half_open_slow", t)?;
+            if self.slow.is_none() {
+                return Err(ConfigError::OutOfRange {
+                    field: "half_open_slow",
+                    value: format!("{t:?}"),
+                    expected: "a slow rule to loosen: add `slow` + `slow_rate` or `trip_pNN`",
+                });
+            }
+        }
         positive("open_for", self.open_for)?;
         let (backoff, open_for_max) = match self.backoff {
             None => (1.0, self.open_for),
@@ -289,6 +319,7 @@ impl BreakerBuilder {
             slow: self.slow,
             timeout: self.timeout,
             half_open_timeout: self.half_open_timeout,
+            half_open_slow: self.half_open_slow,
             open_for: self.open_for,
             backoff,
             open_for_max,

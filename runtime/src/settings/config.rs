@@ -65,6 +65,7 @@ pub struct BreakerConfig {
     pub(crate) slow: Option<SlowRule>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) half_open_timeout: Option<Duration>,
+    pub(crate) half_open_slow: Option<Duration>,
     pub(crate) open_for: Duration,
     pub(crate) backoff: f64,
     pub(crate) open_for_max: Duration,
@@ -108,6 +109,21 @@ impl BreakerConfig {
     /// Timeout of a half-open trial call (falls back to `timeout`).
     pub fn half_open_timeout(&self) -> Option<Duration> {
         self.half_open_timeout.or(self.timeout)
+    }
+    /// The latency at which a half-open trial counts as slow: `half_open_slow`, else the slow
+    /// rule's bound (`None` without a slow rule: trials are then judged on failures only).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::Breaker;
+    /// let ms = Duration::from_millis;
+    /// let c = Breaker::builder("trial-slow-doc").trip_p95(ms(500)).config().unwrap();
+    /// assert_eq!(c.half_open_slow(), Some(ms(500)));
+    /// let warmup = Breaker::builder("trial-slow-doc").trip_p95(ms(500)).half_open_slow(ms(3000));
+    /// assert_eq!(warmup.config().unwrap().half_open_slow(), Some(ms(3000)));
+    /// ```
+    pub fn half_open_slow(&self) -> Option<Duration> {
+        self.slow.map(|r| self.half_open_slow.unwrap_or(r.bound))
     }
     /// The first open period.
     pub fn open_for(&self) -> Duration {
@@ -160,6 +176,7 @@ impl BreakerConfig {
             && self.slow == other.slow
             && self.timeout == other.timeout
             && self.half_open_timeout == other.half_open_timeout
+            && self.half_open_slow == other.half_open_slow
             && self.open_for == other.open_for
             && self.backoff == other.backoff
             && self.open_for_max == other.open_for_max
@@ -177,13 +194,16 @@ impl BreakerConfig {
 )]
 pub enum HalfOpenPolicy {
     /// Admit `pct` percent of calls (evenly spread, the first admitted) for `window`, then close
-    /// when the trials' failure rate is below the breaker's threshold, else open again.
+    /// when the trials pass the breaker's whole rule (failure rate below the threshold and, with
+    /// a slow rule, slow rate below its rate, slow meaning at least `half_open_slow`), else
+    /// open again.
     Share {
         /// Percent of calls admitted as trials.
         pct: u8,
         /// How long to sample before judging.
         window: Duration,
     },
-    /// Admit exactly this many trial calls; close when all succeed, open at the first failure.
+    /// Admit exactly this many trial calls; close when all succeed in time (none failed and,
+    /// with a slow rule, none slower than `half_open_slow`), open at the first that does not.
     Calls(u32),
 }

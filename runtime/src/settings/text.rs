@@ -86,6 +86,7 @@ impl BreakerBuilder {
                 "trip_p99" => b.trip_p99(d()?),
                 "timeout" => b.timeout(d()?),
                 "half_open_timeout" => b.half_open_timeout(d()?),
+                "half_open_slow" => b.half_open_slow(d()?),
                 "open_for" => b.open_for(d()?),
                 "backoff" => {
                     backoff = Some(number::<f64>(key, v, "a factor of at least 1.0")?);
