@@ -16,7 +16,7 @@ use fusebox_sim::BreakerTimeline;
 
 fn main() -> std::io::Result<()> {
     let started = Instant::now();
-    println!("fusebox replays: four outages in virtual time, real breakers and bulkheads\n");
+    println!("fusebox replays: five outages in virtual time, real breakers and bulkheads\n");
     let replays = Replays::run(&Setup::default())?;
     let summary = replays.summary();
 
@@ -64,6 +64,13 @@ fn main() -> std::io::Result<()> {
         "4 semian: untuned on 2 threads sheds {:.0} % of requests; tuned sheds {:.1} %",
         m.before.shed * 100.0,
         m.after.shed * 100.0,
+    );
+    let t = &replays.slow_trials;
+    println!(
+        "5 slow under the timeout (2 s answers, 3 s timeout, 100/s): trials on failures only closed {} times while slow; by the whole rule {} times, closed {} after it healed",
+        t.failures_only.closed_while_slow,
+        t.whole_rule.closed_while_slow,
+        hms(t.whole_rule.recovery),
     );
     println!("\n{}\n", summary.table());
 

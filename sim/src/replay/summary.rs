@@ -48,6 +48,12 @@ pub struct Summary {
     pub semian_sim_before_pct: f64,
     /// Semian, untuned: thread-seconds demanded per second over 2 threads.
     pub semian_sim_before_demand_pct: f64,
+    /// Slow under the timeout: times closed while slow (trials on failures only, whole rule).
+    pub trials_closed_while_slow: (u64, u64),
+    /// Slow under the timeout: calls that reached the slow provider after the first trip.
+    pub trials_sent_while_open: (u64, u64),
+    /// Slow under the timeout: from fast again until closed for good.
+    pub trials_recovery_s: (Option<f64>, Option<f64>),
 }
 
 impl Summary {
@@ -57,7 +63,7 @@ impl Summary {
     /// `semian.before_pct`, `semian.after_pct`, `semian.sim_after_pct`), plus a few extras.
     pub fn to_json(&self) -> String {
         let p = &self.lesson_pct;
-        let groups: [Group; 4] = [
+        let groups: [Group; 5] = [
             (
                 "cold_start",
                 vec![
@@ -116,6 +122,29 @@ impl Summary {
                         "sim_before_demand_pct",
                         Some(self.semian_sim_before_demand_pct),
                     ),
+                ],
+            ),
+            (
+                "slow_under_timeout",
+                vec![
+                    (
+                        "failures_only_closed_while_slow",
+                        Some(self.trials_closed_while_slow.0 as f64),
+                    ),
+                    (
+                        "whole_rule_closed_while_slow",
+                        Some(self.trials_closed_while_slow.1 as f64),
+                    ),
+                    (
+                        "failures_only_sent_while_open",
+                        Some(self.trials_sent_while_open.0 as f64),
+                    ),
+                    (
+                        "whole_rule_sent_while_open",
+                        Some(self.trials_sent_while_open.1 as f64),
+                    ),
+                    ("failures_only_recovery_s", self.trials_recovery_s.0),
+                    ("whole_rule_recovery_s", self.trials_recovery_s.1),
                 ],
             ),
         ];
@@ -254,6 +283,34 @@ impl Summary {
                 "tuned: sim wasted, 2 threads",
                 pct(self.semian_sim_after_pct),
                 "4 %",
+            ),
+            row(
+                "2s < timeout",
+                "closed while slow, failures / rule",
+                format!(
+                    "{} / {}",
+                    self.trials_closed_while_slow.0, self.trials_closed_while_slow.1
+                ),
+                "once per open period / never",
+            ),
+            row(
+                "",
+                "calls onto it once open, fail / rule",
+                format!(
+                    "{} / {}",
+                    self.trials_sent_while_open.0, self.trials_sent_while_open.1
+                ),
+                "~70 per close / 5 % trials",
+            ),
+            row(
+                "",
+                "closed after it heals, fail / rule",
+                format!(
+                    "{} / {}",
+                    opt_s(self.trials_recovery_s.0),
+                    opt_s(self.trials_recovery_s.1)
+                ),
+                "<= 20 s open + 10 s window",
             ),
         ];
         let head = ["replay", "figure", "simulated", "write-up"].map(str::to_owned);
