@@ -72,7 +72,9 @@ pub use duration::parse_duration;
 pub use error::{ConfigError, Error, Rejection};
 pub use keys::KEYS as SETTING_KEYS;
 pub use metrics::export;
-pub use metrics::{metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics};
+pub use metrics::{
+    metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics, RejectedByReason,
+};
 pub use registry::{registry, Registry};
 pub use settings::{BreakerBuilder, BreakerConfig, HalfOpenPolicy, SlowRule, WindowKind};
 pub use stale::{Stale, StaleCache};

@@ -31,7 +31,11 @@ pub(crate) struct Counters {
     pub(crate) timeouts: AtomicU64,
     pub(crate) panicked: AtomicU64,
     pub(crate) cancelled: AtomicU64,
-    pub(crate) rejected: AtomicU64,
+    /// Refused while `Open`, `ForcedOpen`, or `HalfOpen` and not a trial: one counter per
+    /// reason, so the refusal path still bumps exactly one.
+    pub(crate) rejected_open: AtomicU64,
+    pub(crate) rejected_forced: AtomicU64,
+    pub(crate) rejected_half_open: AtomicU64,
     pub(crate) rejected_full: AtomicU64,
     pub(crate) slow: AtomicU64,
     pub(crate) times_opened: AtomicU64,
@@ -112,7 +116,12 @@ impl Core {
     }
 
     fn rejection(&self, state: State, retry_in: Option<Duration>) -> Rejection {
-        bump(&self.counters.rejected);
+        let c = &self.counters;
+        bump(match state {
+            State::ForcedOpen => &c.rejected_forced,
+            State::HalfOpen => &c.rejected_half_open,
+            _ => &c.rejected_open,
+        });
         Rejection::Open {
             name: self.config.name.clone(),
             state,
