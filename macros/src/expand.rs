@@ -197,9 +197,16 @@ fn breaker_setup(
             quote! {
                 let #var = {
                     const NAME: &str = #name;
+                    fn config() -> #pv::BreakerConfig {
+                        #config
+                    }
+                    // Listed in the registry from the start, before the first call.
+                    #[#pv::linkme::distributed_slice(#pv::BREAKER_SITES)]
+                    #[linkme(crate = #pv::linkme)]
+                    static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
                     static CELL: #pv::OnceCell<#pv::Breaker> =
                         #pv::OnceCell::new();
-                    #pv::static_breaker(&CELL, || #config)
+                    #pv::static_breaker(&CELL, config)
                 };
             },
             quote!(&*#var),
@@ -299,14 +306,19 @@ fn bulkhead_setup(
         quote! {
             let #var = {
                 const NAME: &str = #name;
-                static CELL: #pv::OnceCell<#pv::Bulkhead> =
-                    #pv::OnceCell::new();
-                #pv::static_bulkhead(&CELL, || {
+                fn config() -> #pv::BulkheadConfig {
                     #pv::bulkhead_config(
                         #pv::Bulkhead::builder(NAME).pool(#pool) #max_wait .config(),
                         NAME,
                     )
-                })
+                }
+                // Listed in the registry from the start, before the first call.
+                #[#pv::linkme::distributed_slice(#pv::BULKHEAD_SITES)]
+                #[linkme(crate = #pv::linkme)]
+                static SITE: #pv::BulkheadSite = #pv::BulkheadSite { name: NAME, config };
+                static CELL: #pv::OnceCell<#pv::Bulkhead> =
+                    #pv::OnceCell::new();
+                #pv::static_bulkhead(&CELL, config)
             };
         },
         quote!(::core::option::Option::Some(&*#var)),

@@ -89,6 +89,8 @@ pub mod __private {
     pub use crate::bulkhead::{Bulkhead, BulkheadConfig};
     pub use crate::call_site::{record_stale, run, static_breaker, static_bulkhead, Site};
     pub use crate::error::Error;
+    pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};
+    pub use linkme;
     pub use crate::macro_support::{
         breaker_config, bulkhead_config, from_error, keyed_breaker, AsyncFallback, BreakerKey,
         FallbackReturn, FromRejection, SyncFallback,
