@@ -81,7 +81,7 @@ pub fn expand(
         (quote!(#value), quote!(match #err {}))
     };
     let on_failed = match breaker.and_then(|b| b.fallback.as_ref()) {
-        Some(fallback) => fallback_call(fallback, &[quote!()], ret, pv),
+        Some(fallback) => crate::fallback::call(func, fallback, ret, pv),
         None => {
             // Located at the return type (through `identity`, so rustc keeps that location): a
             // missing `From<Rejection>` is reported there.

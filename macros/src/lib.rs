@@ -15,6 +15,7 @@ mod bulkhead_args;
 mod checks;
 mod duration;
 mod expand;
+mod fallback;
 mod signature;
 mod stale;
 

@@ -92,8 +92,9 @@ pub mod __private {
     pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};
     pub use linkme;
     pub use crate::macro_support::{
-        breaker_config, bulkhead_config, from_error, keyed_breaker, AsyncFallback, BreakerKey,
-        FallbackReturn, FromRejection, SyncFallback,
+        breaker_config, bulkhead_config, call_fallback, from_error, keyed_breaker, AsyncFallback,
+        BreakerKey, ErrorOnly, Fallback, FallbackReturn, FromRejection, SyncFallback,
+        WithArguments,
     };
     pub use crate::settings::BreakerConfig;
     pub use crate::stale::{
