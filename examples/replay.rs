@@ -73,6 +73,8 @@ fn main() -> std::io::Result<()> {
         hms(t.whole_rule.recovery),
     );
     println!("\n{}\n", summary.table());
+    println!("cold start under each library's default recovery policy (real fusebox breakers configured that way):\n");
+    println!("{}\n", summary.peers_table());
 
     let dir = target_dir().join("fusebox-replay");
     for path in replays.write_svgs(&dir)? {

@@ -15,12 +15,13 @@
 
 pub mod cold_start;
 pub mod lesson;
+pub mod peers;
 pub mod semian;
 pub mod slow;
 pub mod slow_trials;
 mod summary;
 
-pub use summary::Summary;
+pub use summary::{PeerRow, Summary};
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -65,6 +66,8 @@ pub struct Replays {
     pub semian: semian::Semian,
     /// Replay 5: slow under the timeout (issue 15).
     pub slow_trials: slow_trials::SlowTrials,
+    /// Replay 1 again under other libraries' default recovery policies.
+    pub peers: peers::Peers,
 }
 
 impl Replays {
@@ -76,6 +79,7 @@ impl Replays {
             slow: slow::slow(&setup.slow)?,
             semian: semian::semian(&setup.semian)?,
             slow_trials: slow_trials::slow_trials(&setup.slow_trials)?,
+            peers: peers::peers(&setup.cold_start)?,
         })
     }
 
@@ -118,6 +122,18 @@ impl Replays {
                 self.slow_trials.failures_only.recovery.map(secs),
                 self.slow_trials.whole_rule.recovery.map(secs),
             ),
+            peers: self
+                .peers
+                .runs
+                .iter()
+                .map(|r| summary::PeerRow {
+                    label: r.label,
+                    recovery_s: r.recovery.map(secs),
+                    times_opened: r.times_opened as u64,
+                    fallback_after_pct: r.fallback_after * 100.0,
+                    sent_while_down: r.sent_while_down,
+                })
+                .collect(),
         }
     }
 
@@ -128,7 +144,8 @@ impl Replays {
         let s = &self.slow;
         let m = &self.semian;
         let t = &self.slow_trials;
-        let files: [(&str, &str, Vec<Panel<'_>>); 5] = [
+        let p = &self.peers;
+        let files: [(&str, &str, Vec<Panel<'_>>); 6] = [
             (
                 "cold-start.svg",
                 "Cold start: provider down 2 min, back cold",
@@ -185,6 +202,11 @@ impl Replays {
                         &t.whole_rule.report,
                     ),
                 ],
+            ),
+            (
+                "cold-start-peers.svg",
+                "Cold start under each library's default recovery policy",
+                p.runs.iter().map(|r| panel(r.label, &r.report)).collect(),
             ),
         ];
         let mut out = Vec::new();
