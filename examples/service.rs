@@ -155,11 +155,19 @@ enum Quote {
 #[bulkhead(name = "quotes", pool = 32)]
 async fn fetch_quote(app: &App, region: &str) -> Result<Quote, String> {
     let url = format!("{}/quote/{region}", app.dependency);
-    let resp = app.client.get(url).send().await.map_err(|e| e.to_string())?;
+    let resp = app
+        .client
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
     if !resp.status().is_success() {
         return Err(format!("dependency answered {}", resp.status()));
     }
-    resp.text().await.map(Quote::Live).map_err(|e| e.to_string())
+    resp.text()
+        .await
+        .map(Quote::Live)
+        .map_err(|e| e.to_string())
 }
 
 /// What the user gets while the dependency is failing or its breaker is open; it sees the

@@ -65,7 +65,14 @@ async fn an_operator_can_force_it_open_before_any_traffic() {
     assert!(after.ptr_eq(&b));
     let m = b.metrics();
     assert_eq!((m.rejected_by_reason.forced_open, m.succeeded), (1, 1));
-    assert_eq!(registry().bulkhead("prelisted-pool").unwrap().metrics().admitted, 1);
+    assert_eq!(
+        registry()
+            .bulkhead("prelisted-pool")
+            .unwrap()
+            .metrics()
+            .admitted,
+        1
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -57,7 +57,11 @@ async fn a_scope_lists_every_annotated_breaker_from_the_start_with_its_own_state
     assert!(!mine.ptr_eq(&global), "with its own state");
     mine.force_open();
     assert!(dependency(true).await.unwrap_err().is_open());
-    assert_eq!(global.state(), State::Closed, "the global breaker is untouched");
+    assert_eq!(
+        global.state(),
+        State::Closed,
+        "the global breaker is untouched"
+    );
     // Keyed sites appear per key once used.
     assert!(registry().breaker("scoped-shard/9").is_none());
     shard_get(9, true).await.unwrap();

@@ -93,16 +93,16 @@ pub mod __private {
     pub use crate::bulkhead::{Bulkhead, BulkheadConfig};
     pub use crate::call_site::{record_stale, run, static_breaker, static_bulkhead, Site};
     pub use crate::error::Error;
-    pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};
-    pub use linkme;
     pub use crate::macro_support::{
         breaker_config, bulkhead_config, call_fallback, from_error, keyed_breaker, AsyncFallback,
         BreakerKey, ErrorOnly, Fallback, FallbackReturn, FromRejection, SyncFallback,
         WithArguments,
     };
+    pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};
     pub use crate::settings::BreakerConfig;
     pub use crate::stale::{
         stale_get, stale_key_part, stale_put, Stale, StaleHandle, StaleKey, StaleKeyClone,
         StaleKeyEq, StaleKeyHash, StaleKeyPart, StaleRef, StaleSite, StaleValue,
     };
+    pub use linkme;
 }

@@ -78,9 +78,7 @@ async fn a_slow_but_correct_provider_keeps_the_p95_breaker_open() {
         run.changes
     );
     assert!(
-        run.changes
-            .iter()
-            .any(|(_, s)| *s == State::HalfOpen),
+        run.changes.iter().any(|(_, s)| *s == State::HalfOpen),
         "it did try: {:?}",
         run.changes
     );
@@ -117,8 +115,17 @@ async fn half_open_slow_judges_trials_on_a_looser_bound() {
         .iter()
         .filter(|c| c.1 == State::Closed)
         .collect();
-    assert_eq!(closed.len(), 2, "closed at the start and after the trials: {:?}", run.changes);
-    assert!(closed[1].0 > secs(30) && closed[1].0 < secs(32), "{:?}", run.changes);
+    assert_eq!(
+        closed.len(),
+        2,
+        "closed at the start and after the trials: {:?}",
+        run.changes
+    );
+    assert!(
+        closed[1].0 > secs(30) && closed[1].0 < secs(32),
+        "{:?}",
+        run.changes
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -164,5 +171,9 @@ async fn trials_run_to_completion_under_the_half_open_timeout() {
     ok(&b, secs(2))
         .await
         .expect("the trial ran its 2 s, under the 5 s trial timeout");
-    assert_eq!(b.state(), State::Closed, "2 s is under the 3 s warm-up bound");
+    assert_eq!(
+        b.state(),
+        State::Closed,
+        "2 s is under the 3 s warm-up bound"
+    );
 }

@@ -56,11 +56,21 @@ async fn each_refusal_is_counted_under_its_own_reason() {
     let m = b.metrics();
     let r = m.rejected_by_reason;
     assert_eq!(
-        (r.open, r.half_open, r.forced_open, r.bulkhead_full, r.timed_out),
+        (
+            r.open,
+            r.half_open,
+            r.forced_open,
+            r.bulkhead_full,
+            r.timed_out
+        ),
         (3, 1, 4, 1, 3),
         "the 1 s trial ran into the 100 ms timeout too"
     );
-    assert_eq!(m.rejected, 3 + 1 + 4, "the total stays the breaker's own refusals");
+    assert_eq!(
+        m.rejected,
+        3 + 1 + 4,
+        "the total stays the breaker's own refusals"
+    );
     assert_eq!(m.rejected_by_bulkhead, 1);
 
     let text = export::prometheus();
@@ -71,7 +81,12 @@ async fn each_refusal_is_counted_under_its_own_reason() {
         ("bulkhead_full", 1),
         ("timed_out", 3),
     ] {
-        let line = format!("fusebox_breaker_rejected_total{{breaker=\"rbr-breaker\",reason=\"{reason}\"}} {n}");
-        assert!(text.lines().any(|l| l == line), "missing `{line}` in\n{text}");
+        let line = format!(
+            "fusebox_breaker_rejected_total{{breaker=\"rbr-breaker\",reason=\"{reason}\"}} {n}"
+        );
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing `{line}` in\n{text}"
+        );
     }
 }

@@ -225,7 +225,9 @@ fn summary_json_has_the_issue_keys() {
     assert_eq!(num("slow_under_timeout.whole_rule_closed_while_slow"), 0.0);
     assert!(num("slow_under_timeout.whole_rule_recovery_s") <= 30.0);
     // One row per peer policy, fusebox's first.
-    let peers = v["cold_start_peers"].as_array().expect("an array of policies");
+    let peers = v["cold_start_peers"]
+        .as_array()
+        .expect("an array of policies");
     assert_eq!(peers.len(), 6);
     assert!(peers[0]["policy"].as_str().unwrap().starts_with("fusebox"));
     assert!(peers[0]["recovery_s"].as_f64().unwrap() <= 120.0);

@@ -193,7 +193,10 @@ mod tests {
         assert_eq!(t.verdict(30_000_000_000, rule(SHARE)), Some(Verdict::Close));
         t.admit(0, SHARE);
         t.finish(FAILED);
-        assert_eq!(t.verdict(30_000_000_000, rule(SHARE)), Some(Verdict::Reopen));
+        assert_eq!(
+            t.verdict(30_000_000_000, rule(SHARE)),
+            Some(Verdict::Reopen)
+        );
     }
 
     #[test]

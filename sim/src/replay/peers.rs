@@ -160,7 +160,9 @@ mod tests {
         let p = peers(&ColdStartSetup::default()).unwrap();
         let by = |prefix: &str| p.runs.iter().find(|r| r.label.starts_with(prefix)).unwrap();
         assert!(by("fusebox").recovery.unwrap() <= Duration::from_secs(120));
-        assert!(by("write-up").recovery.is_none_or(|r| r > Duration::from_secs(3600)));
+        assert!(by("write-up")
+            .recovery
+            .is_none_or(|r| r > Duration::from_secs(3600)));
         // One probe a minute feeds the cold provider one request a minute: many minutes.
         assert!(by("gobreaker").recovery.unwrap() > Duration::from_secs(5 * 60));
         // Short breaks (Polly) and every worker probing (Semian) warm this provider fast: it
