@@ -27,7 +27,7 @@ pub fn breaker_config(checked: Result<BreakerConfig, ConfigError>, name: &str) -
             slow: None,
             timeout: None,
             half_open_timeout: None,
-            half_open_slow: None,
+            half_open_slow: 0,
             open_for: defaults::OPEN_FOR,
             backoff: 1.0,
             open_for_max: defaults::OPEN_FOR,

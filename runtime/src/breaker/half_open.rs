@@ -21,7 +21,7 @@ pub(crate) struct Trials {
     /// Virtual nanos when the episode began.
     pub(crate) started: u64,
     /// Calls that asked for admission (admitted or not), for the even spread.
-    pub(crate) attempts: u64,
+    pub(crate) attempts: u32,
     /// Trials admitted and not finished.
     pub(crate) in_flight: u32,
     /// Trials admitted in `Calls` mode, minus cancelled ones (so a cancelled trial frees its slot).
@@ -64,18 +64,18 @@ impl Trials {
                     && self.in_flight == 0
                     && now.saturating_sub(self.started) >= nanos(window) =>
             {
-                self.attempts += 1;
+                self.attempts = self.attempts.saturating_add(1);
                 true
             }
             HalfOpenPolicy::Share { pct, .. } => {
                 // Admit when ceil(n·pct/100) grows: calls 0, 20, 40... for 5 %.
-                let a = self.attempts;
+                let a = u64::from(self.attempts);
                 let p = u64::from(pct);
-                self.attempts += 1;
+                self.attempts = self.attempts.saturating_add(1);
                 ((a + 1) * p).div_ceil(100) > (a * p).div_ceil(100)
             }
             HalfOpenPolicy::Calls(n) => {
-                self.attempts += 1;
+                self.attempts = self.attempts.saturating_add(1);
                 self.granted < n
             }
         };

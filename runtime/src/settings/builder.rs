@@ -319,7 +319,9 @@ impl BreakerBuilder {
             slow: self.slow,
             timeout: self.timeout,
             half_open_timeout: self.half_open_timeout,
-            half_open_slow: self.half_open_slow,
+            half_open_slow: self
+                .half_open_slow
+                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
             open_for: self.open_for,
             backoff,
             open_for_max,
