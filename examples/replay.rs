@@ -16,7 +16,7 @@ use fusebox_sim::BreakerTimeline;
 
 fn main() -> std::io::Result<()> {
     let started = Instant::now();
-    println!("fusebox replays: four outages in virtual time, real breakers and bulkheads\n");
+    println!("fusebox replays: five outages in virtual time, real breakers and bulkheads\n");
     let replays = Replays::run(&Setup::default())?;
     let summary = replays.summary();
 
@@ -65,7 +65,16 @@ fn main() -> std::io::Result<()> {
         m.before.shed * 100.0,
         m.after.shed * 100.0,
     );
+    let t = &replays.slow_trials;
+    println!(
+        "5 slow under the timeout (2 s answers, 3 s timeout, 100/s): trials on failures only closed {} times while slow; by the whole rule {} times, closed {} after it healed",
+        t.failures_only.closed_while_slow,
+        t.whole_rule.closed_while_slow,
+        hms(t.whole_rule.recovery),
+    );
     println!("\n{}\n", summary.table());
+    println!("cold start under each library's default recovery policy (real fusebox breakers configured that way):\n");
+    println!("{}\n", summary.peers_table());
 
     let dir = target_dir().join("fusebox-replay");
     for path in replays.write_svgs(&dir)? {

@@ -11,8 +11,9 @@
 //! Environment: `FUSEBOX_SERVICE_ADDR` (default `127.0.0.1:8080`), `FUSEBOX_ADMIN_ADDR`
 //! (default `127.0.0.1:9091`), `FUSEBOX_ADMIN_TOKEN` (required).
 //!
-//! The breakers use the builder API (one keyed breaker per region, `quotes/eu` and
-//! `quotes/us`); the attributes expand to the same calls.
+//! The client call is an annotated function, as a service writes it: `#[breaker]` with one
+//! keyed breaker per region (`quotes/eu`, `quotes/us`), `#[bulkhead]` with one shared pool,
+//! and a fallback that sees the call's arguments (the region it could not quote).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -24,7 +25,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use fusebox::{registry, stuck_breakers, Breaker, BreakerConfig, Bulkhead, Error};
+use fusebox::{breaker, bulkhead, registry, stuck_breakers, Breaker, Error};
 use tokio::net::TcpListener;
 use tokio::time::{sleep, Instant};
 
@@ -36,8 +37,6 @@ const CYCLE_SECS: u64 = 60;
 struct App {
     client: reqwest::Client,
     dependency: String,
-    template: BreakerConfig,
-    pool: Bulkhead,
 }
 
 #[tokio::main]
@@ -89,6 +88,8 @@ pub async fn routers(token: String) -> Result<(Router, Router), String> {
     let admin =
         fusebox::admin::router(token).map_err(|e| format!("FUSEBOX_ADMIN_TOKEN refused: {e}"))?;
     let dependency = serve_dependency().await?;
+    // The same settings as `fetch_quote`'s attribute: keyed breakers appear per key once used,
+    // so the two known regions are registered up front for the admin router to list them.
     let template = Breaker::builder("quotes")
         .timeout(Duration::from_millis(300))
         .trip_p95(Duration::from_millis(200))
@@ -99,19 +100,12 @@ pub async fn routers(token: String) -> Result<(Router, Router), String> {
         .alert_after(Duration::from_secs(60))
         .config()
         .map_err(|e| e.to_string())?;
-    let pool = Bulkhead::builder("quotes")
-        .pool(32)
-        .build()
-        .map_err(|e| e.to_string())?;
     for region in REGIONS {
-        // Registered up front so the admin router lists them before the first request.
         registry().keyed(&template, &region);
     }
     let app = Arc::new(App {
         client: reqwest::Client::new(),
         dependency,
-        template,
-        pool,
     });
     let service = Router::new()
         .route("/quote/{region}", get(quote))
@@ -137,31 +131,50 @@ async fn quote(State(app): State<Arc<App>>, Path(region): Path<String>) -> Respo
     if !REGIONS.contains(&region.as_str()) {
         return (StatusCode::NOT_FOUND, "unknown region\n").into_response();
     }
-    let breaker = registry().keyed(&app.template, &region);
-    let url = format!("{}/quote/{region}", app.dependency);
-    match breaker.call_in(&app.pool, fetch(&app.client, url)).await {
-        Ok(quote) => quote.into_response(),
-        Err(err) => fallback(err),
+    match fetch_quote(&app, &region).await {
+        Ok(Quote::Live(quote)) => quote.into_response(),
+        Ok(Quote::Yesterday) | Err(_) => (
+            StatusCode::OK,
+            [("x-fusebox-fallback", "1")],
+            "no live quote right now; prices as of yesterday apply\n",
+        )
+            .into_response(),
     }
 }
 
-async fn fetch(client: &reqwest::Client, url: String) -> Result<String, String> {
-    let resp = client.get(url).send().await.map_err(|e| e.to_string())?;
+/// A live quote, or the fallback's "prices as of yesterday".
+enum Quote {
+    Live(String),
+    Yesterday,
+}
+
+/// One quote from the dependency, through the region's breaker and the shared pool.
+#[breaker(name = "quotes", key = region, timeout = "300ms", trip_p95 = "200ms", min_calls = 10,
+          open_for = "10s", half_open_pct = 20, half_open_window = "5s", alert_after = "60s",
+          fallback = yesterday)]
+#[bulkhead(name = "quotes", pool = 32)]
+async fn fetch_quote(app: &App, region: &str) -> Result<Quote, String> {
+    let url = format!("{}/quote/{region}", app.dependency);
+    let resp = app
+        .client
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
     if !resp.status().is_success() {
         return Err(format!("dependency answered {}", resp.status()));
     }
-    resp.text().await.map_err(|e| e.to_string())
+    resp.text()
+        .await
+        .map(Quote::Live)
+        .map_err(|e| e.to_string())
 }
 
-/// What the user gets while the dependency is failing or its breaker is open.
-fn fallback(err: Error<String>) -> Response {
-    tracing::warn!(%err, "quote degraded");
-    (
-        StatusCode::OK,
-        [("x-fusebox-fallback", "1")],
-        "no live quote right now; prices as of yesterday apply\n",
-    )
-        .into_response()
+/// What the user gets while the dependency is failing or its breaker is open; it sees the
+/// call's arguments, so the log says which region is degraded.
+fn yesterday(_app: &App, region: &str, err: Error<String>) -> Result<Quote, String> {
+    tracing::warn!(%err, region, "quote degraded");
+    Ok(Quote::Yesterday)
 }
 
 /// `GET /healthz`: 503 while any breaker is stuck, so a load balancer or a pager notices.

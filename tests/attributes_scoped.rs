@@ -42,6 +42,28 @@ async fn each_scope_sees_its_own_breaker_at_a_cached_call_site() {
         assert_eq!(shard_get(1, true).await, Ok(1));
         testing::assert_state("scoped-dep", State::Closed);
     }
-    assert!(registry().breaker("scoped-dep").is_none());
+    // The global registry lists the site from the start, and no scope's call reached it.
+    assert_eq!(registry().breaker("scoped-dep").unwrap().metrics().calls, 0);
     assert!(registry().breaker("scoped-shard/1").is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_scope_lists_every_annotated_breaker_from_the_start_with_its_own_state() {
+    let global = registry().breaker("scoped-dep").expect("listed globally");
+    let _scope = testing::scope();
+    let mine = registry()
+        .breaker("scoped-dep")
+        .expect("a scope lists the annotated sites too, before any call");
+    assert!(!mine.ptr_eq(&global), "with its own state");
+    mine.force_open();
+    assert!(dependency(true).await.unwrap_err().is_open());
+    assert_eq!(
+        global.state(),
+        State::Closed,
+        "the global breaker is untouched"
+    );
+    // Keyed sites appear per key once used.
+    assert!(registry().breaker("scoped-shard/9").is_none());
+    shard_get(9, true).await.unwrap();
+    assert!(registry().breaker("scoped-shard/9").is_some());
 }

@@ -78,6 +78,10 @@ async fn a_snapshot_becomes_counters_and_gauges_under_the_prometheus_names() {
             })
             .await;
     }
+    // Open now: two refusals, counted under reason `open`.
+    for _ in 0..2 {
+        let _: Result<(), Error<()>> = b.call(async { Ok(()) }).await;
+    }
     let mut m = Metrics::default();
     m.breakers.push(b.metrics());
     m.bulkheads.push(pool.metrics());
@@ -105,6 +109,17 @@ async fn a_snapshot_becomes_counters_and_gauges_under_the_prometheus_names() {
         find(&snap, "fusebox_breaker_state", &[me, ("state", "closed")]),
         Some((MetricKind::Gauge, gauge(0.0)))
     );
+    for (reason, n) in [("open", 2), ("forced_open", 0), ("half_open", 0)] {
+        assert_eq!(
+            find(
+                &snap,
+                "fusebox_breaker_rejected_total",
+                &[me, ("reason", reason)]
+            ),
+            Some((MetricKind::Counter, DebugValue::Counter(n))),
+            "{reason}"
+        );
+    }
     assert_eq!(
         find(&snap, "fusebox_breaker_failure_ratio", &[me]),
         Some((MetricKind::Gauge, gauge(0.5)))

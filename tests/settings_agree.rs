@@ -62,6 +62,7 @@ fn typed(pairs: &Pairs) -> Option<BreakerBuilder> {
             "trip_p99" => b.trip_p99(d(v)?),
             "timeout" => b.timeout(d(v)?),
             "half_open_timeout" => b.half_open_timeout(d(v)?),
+            "half_open_slow" => b.half_open_slow(d(v)?),
             "open_for" => b.open_for(d(v)?),
             "backoff" => b.backoff(v.parse().ok()?, d(given("open_for_max")?)?),
             "open_for_max" => given("backoff").map(|_| b)?,

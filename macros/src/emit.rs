@@ -44,6 +44,10 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
     };
     let timeout = opt(s.timeout());
     let half_open_timeout = opt(s.half_open_timeout_given());
+    let half_open_slow_ns = Literal::u64_unsuffixed(
+        s.half_open_slow_given()
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+    );
     let open_for = duration(s.open_for());
     let backoff = Literal::f64_unsuffixed(s.backoff());
     let open_for_max = duration(s.open_for_max());
@@ -66,6 +70,7 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
             #slow,
             #timeout,
             #half_open_timeout,
+            #half_open_slow_ns,
             #open_for,
             #backoff,
             #open_for_max,

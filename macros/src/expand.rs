@@ -9,7 +9,7 @@ use syn::{AttrStyle, ItemFn};
 use crate::breaker_args::BreakerArgs;
 use crate::bulkhead_args::BulkheadArgs;
 use crate::signature::Output;
-use crate::tokens::{fallback_call, respan};
+use crate::tokens::respan;
 
 /// Expands `func` with a breaker, a bulkhead, or both (composed in DESIGN.md's order by `run`).
 pub fn expand(
@@ -80,7 +80,7 @@ pub fn expand(
         (quote!(#value), quote!(match #err {}))
     };
     let on_failed = match breaker.and_then(|b| b.fallback.as_ref()) {
-        Some(fallback) => fallback_call(fallback, &[quote!()], ret, pv),
+        Some(fallback) => crate::fallback::call(func, fallback, ret, pv),
         None => {
             // Located at the return type (through `identity`, so rustc keeps that location): a
             // missing `From<Rejection>` is reported there.
@@ -174,9 +174,16 @@ fn breaker_setup(
                 let #var = {
                     const NAME: &str = #name;
                     const SETTINGS: #pv::Settings = #settings;
+                    fn config() -> #pv::BreakerConfig {
+                        #config
+                    }
+                    // Listed in the registry from the start, before the first call.
+                    #[#pv::linkme::distributed_slice(#pv::BREAKER_SITES)]
+                    #[linkme(crate = #pv::linkme)]
+                    static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
                     static CELL: #pv::OnceCell<#pv::Breaker> =
                         #pv::OnceCell::new();
-                    #pv::static_breaker(&CELL, || #config)
+                    #pv::static_breaker(&CELL, config)
                 };
             },
             quote!(&*#var),
@@ -224,9 +231,16 @@ fn bulkhead_setup(
             let #var = {
                 const NAME: &str = #name;
                 const SETTINGS: #pv::BulkheadSettings = #settings;
+                fn config() -> #pv::BulkheadConfig {
+                    #pv::BulkheadConfig::from_settings(NAME, SETTINGS)
+                }
+                // Listed in the registry from the start, before the first call.
+                #[#pv::linkme::distributed_slice(#pv::BULKHEAD_SITES)]
+                #[linkme(crate = #pv::linkme)]
+                static SITE: #pv::BulkheadSite = #pv::BulkheadSite { name: NAME, config };
                 static CELL: #pv::OnceCell<#pv::Bulkhead> =
                     #pv::OnceCell::new();
-                #pv::static_bulkhead(&CELL, || #pv::BulkheadConfig::from_settings(NAME, SETTINGS))
+                #pv::static_bulkhead(&CELL, config)
             };
         },
         quote!(::core::option::Option::Some(&*#var)),

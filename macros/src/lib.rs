@@ -17,6 +17,7 @@ mod bulkhead_args;
 mod checks;
 mod emit;
 mod expand;
+mod fallback;
 mod signature;
 mod stale;
 mod tokens;

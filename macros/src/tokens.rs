@@ -21,7 +21,11 @@ pub fn fallback_call(
     let before = before.iter().filter(|t| !t.is_empty());
     let call = match fallback {
         Expr::Path(_) => quote_spanned!(span=> #fallback(#(#before,)* #arg)),
-        _ => quote_spanned!(span=> (#fallback)(#(#before,)* #arg)),
+        // Bound first: calling a closure where it is written trips clippy in the user's crate.
+        _ => quote_spanned!(span=> {
+            let __fusebox_fallback = #fallback;
+            __fusebox_fallback(#(#before,)* #arg)
+        }),
     };
     let pv = respan(pv, span);
     quote_spanned! {span=>

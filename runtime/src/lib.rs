@@ -91,7 +91,9 @@ pub use fusebox_settings::Settings;
 /// ```
 pub use fusebox_settings::KEYS as SETTING_KEYS;
 pub use metrics::export;
-pub use metrics::{metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics};
+pub use metrics::{
+    metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics, RejectedByReason,
+};
 pub use registry::{registry, Registry};
 pub use settings::{BreakerBuilder, BreakerConfig, HalfOpenPolicy, SlowRule, WindowKind};
 pub use stale::{Stale, StaleCache};
@@ -107,9 +109,10 @@ pub mod __private {
     pub use crate::call_site::{record_stale, run, static_breaker, static_bulkhead, Site};
     pub use crate::error::Error;
     pub use crate::macro_support::{
-        from_error, keyed_breaker, AsyncFallback, BreakerKey, FallbackReturn, FromRejection,
-        SyncFallback,
+        call_fallback, from_error, keyed_breaker, AsyncFallback, BreakerKey, ErrorOnly, Fallback,
+        FallbackReturn, FromRejection, SyncFallback, WithArguments,
     };
+    pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};
     pub use crate::settings::BreakerConfig;
     // The settings generated code builds, already checked at compile time.
     pub use crate::stale::{
@@ -117,4 +120,5 @@ pub mod __private {
         StaleKeyEq, StaleKeyHash, StaleKeyPart, StaleRef, StaleSite, StaleValue,
     };
     pub use fusebox_settings::{BulkheadSettings, HalfOpenPolicy, Settings, SlowRule, WindowKind};
+    pub use linkme;
 }

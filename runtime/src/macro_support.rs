@@ -71,6 +71,72 @@ pub fn from_error<T, E: FromRejection>(e: Error<E>) -> Result<T, E> {
     })
 }
 
+/// Marks a fallback that takes the error only: `fn(Error<E>) -> R`.
+pub struct ErrorOnly;
+/// Marks a fallback that takes the call's arguments by reference, then the error.
+pub struct WithArguments;
+
+/// What `fallback = path` may name: a function of the error alone, or of the call's arguments
+/// by reference (`&self` first for methods) and then the error, as resilience4j's fallback
+/// methods are. `Args` is the tuple of references the call site lends; the marker `M` keeps the
+/// two shapes apart and inference picks the one the function has, so a fallback of the error
+/// alone is called exactly as before.
+#[diagnostic::on_unimplemented(
+    message = "this fallback does not fit: it must take the `fusebox::Error<E>` alone, or the call's arguments by reference and then the `fusebox::Error<E>`",
+    label = "expected `fn(fusebox::Error<E>) -> R`, or e.g. `fn(&Order, fusebox::Error<E>) -> R` (`&self` first for methods), sync or async",
+    note = "the call lends its arguments in order: references and `&self` as they are, numbers, `bool` and `char` as `&u32`...; other owned arguments are moved into the call, so take them by reference in the annotated function to let the fallback see them"
+)]
+pub trait Fallback<Args, E, M> {
+    /// What the fallback returns (the value, or a future of it).
+    type Output;
+    /// Calls the fallback.
+    fn call_fallback(self, args: Args, err: Error<E>) -> Self::Output;
+}
+
+impl<F, O, E, Args> Fallback<Args, E, ErrorOnly> for F
+where
+    F: FnOnce(Error<E>) -> O,
+{
+    type Output = O;
+    #[inline]
+    fn call_fallback(self, _: Args, err: Error<E>) -> O {
+        self(err)
+    }
+}
+
+macro_rules! with_arguments {
+    ($($t:ident $a:ident $l:lifetime),+) => {
+        impl<$($l,)+ F, O, E, $($t: ?Sized),+> Fallback<($(&$l $t,)+), E, WithArguments> for F
+        where
+            F: FnOnce($(&$l $t,)+ Error<E>) -> O,
+        {
+            type Output = O;
+            #[inline]
+            fn call_fallback(self, ($($a,)+): ($(&$l $t,)+), err: Error<E>) -> O {
+                self($($a,)+ err)
+            }
+        }
+    };
+}
+
+with_arguments!(A a 'a);
+with_arguments!(A a 'a, B b 'b);
+with_arguments!(A a 'a, B b 'b, C c 'c);
+with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd);
+with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g);
+with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h);
+with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i);
+with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i, J j 'j);
+
+/// Calls a call site's fallback of either shape (see [`Fallback`]).
+#[inline]
+pub fn call_fallback<F, Args, E, M>(f: F, args: Args, err: Error<E>) -> F::Output
+where
+    F: Fallback<Args, E, M>,
+{
+    f.call_fallback(args, err)
+}
+
 /// Marks a fallback that returns the value itself.
 pub struct SyncFallback;
 /// Marks a fallback that returns a future of the value (an `async fn`).
@@ -81,7 +147,7 @@ pub struct AsyncFallback;
 #[diagnostic::on_unimplemented(
     message = "the fallback returns `{Self}`, but the annotated function returns `{R}`",
     label = "a fallback must return `{R}`, or be an `async fn` returning it",
-    note = "a fallback is `fn(fusebox::Error<E>) -> R` or `async fn(fusebox::Error<E>) -> R`, where `R` is the annotated function's return type"
+    note = "a fallback is `fn(fusebox::Error<E>) -> R` or `async fn(fusebox::Error<E>) -> R` (optionally taking the call's arguments by reference first), where `R` is the annotated function's return type"
 )]
 pub trait FallbackReturn<R, M> {
     /// The future the generated code awaits.

@@ -199,13 +199,14 @@ fn settings_from_text_are_checked_like_the_builder() {
             &[("window", "1s"), ("window_calls", "3")],
             "window+window_calls",
         ),
+        (&[("half_open_slow", "3s")], "half_open_slow"),
     ];
     for (pairs, want) in table {
         let err = BreakerBuilder::from_settings("cfg-text", pairs.iter().copied()).unwrap_err();
         assert_eq!(field(&err), *want, "{pairs:?}: {err}");
     }
     // Every documented key is understood.
-    assert_eq!(SETTING_KEYS.len(), 19);
+    assert_eq!(SETTING_KEYS.len(), 20);
     for key in SETTING_KEYS {
         let err = BreakerBuilder::from_settings("cfg-text", [(key, "?")]).unwrap_err();
         assert!(!matches!(err, ConfigError::UnknownSetting { .. }), "{key}");

@@ -75,6 +75,7 @@ table! {
     TripP99 = "trip_p99", "slow", Kind::Duration { zero_ok: false }, "a duration longer than zero";
     Timeout = "timeout", "timeout", Kind::Duration { zero_ok: false }, "a duration longer than zero";
     HalfOpenTimeout = "half_open_timeout", "half_open_timeout", Kind::Duration { zero_ok: false }, "a duration longer than zero";
+    HalfOpenSlow = "half_open_slow", "half_open_slow", Kind::Duration { zero_ok: false }, "a duration longer than zero";
     OpenFor = "open_for", "open_for", Kind::Duration { zero_ok: false }, "a duration longer than zero";
     Backoff = "backoff", "backoff", Kind::Factor, "a finite factor of at least 1.0";
     OpenForMax = "open_for_max", "open_for_max", Kind::Duration { zero_ok: false }, "a duration longer than zero";
@@ -87,7 +88,7 @@ table! {
 }
 
 /// Every key of `#[breaker]` that is a setting, in the order text settings list them.
-pub const BREAKER_KEYS: [&str; 19] = [
+pub const BREAKER_KEYS: [&str; 20] = [
     "failure_rate",
     "window",
     "window_calls",
@@ -100,6 +101,7 @@ pub const BREAKER_KEYS: [&str; 19] = [
     "trip_p99",
     "timeout",
     "half_open_timeout",
+    "half_open_slow",
     "open_for",
     "backoff",
     "open_for_max",
@@ -110,7 +112,7 @@ pub const BREAKER_KEYS: [&str; 19] = [
 ];
 
 /// The breaker's keys under the name the runtime exports (`SETTING_KEYS`).
-pub const KEYS: [&str; 19] = BREAKER_KEYS;
+pub const KEYS: [&str; 20] = BREAKER_KEYS;
 
 /// Every key of `#[bulkhead]` that is a setting.
 pub const BULKHEAD_KEYS: [&str; 2] = ["pool", "max_wait"];
@@ -199,8 +201,8 @@ fn name_slice(k: Key) -> &'static [&'static str] {
 }
 
 /// Every key's name, in the order of `ALL`, so one key's name can be lent as a slice.
-const NAMES: [&str; 21] = {
-    let mut names = [""; 21];
+const NAMES: [&str; 22] = {
+    let mut names = [""; 22];
     let mut i = 0;
     while i < ALL.len() {
         names[i] = ALL[i].name();

@@ -37,6 +37,7 @@ pub struct RawSettings {
     rules: u8,
     timeout: Option<Duration>,
     half_open_timeout: Option<Duration>,
+    half_open_slow: Option<Duration>,
     open_for: Option<Duration>,
     backoff: Option<f64>,
     open_for_max: Option<Duration>,
@@ -111,6 +112,13 @@ impl RawSettings {
     /// Timeout of trial calls in half-open (default: `timeout`).
     pub fn half_open_timeout(mut self, d: Duration) -> Self {
         self.half_open_timeout = Some(d);
+        self
+    }
+    /// The latency at which a half-open trial counts as slow (default: the slow rule's bound):
+    /// a looser bound lets a dependency that warms up by serving requests recover, while one
+    /// still slow keeps the breaker open. Needs a slow rule (`slow`, `trip_pNN`).
+    pub fn half_open_slow(mut self, d: Duration) -> Self {
+        self.half_open_slow = Some(d);
         self
     }
     /// Time open before half-open (default 30 s).
@@ -196,6 +204,7 @@ impl RawSettings {
             }
             Key::Timeout => self.timeout = dur,
             Key::HalfOpenTimeout => self.half_open_timeout = dur,
+            Key::HalfOpenSlow => self.half_open_slow = dur,
             Key::OpenFor => self.open_for = dur,
             Key::Backoff => self.backoff = float,
             Key::OpenForMax => self.open_for_max = dur,
@@ -258,6 +267,18 @@ impl RawSettings {
         let slow = self.slow_rule()?;
         let timeout = opt_positive(Key::Timeout, self.timeout)?;
         let half_open_timeout = opt_positive(Key::HalfOpenTimeout, self.half_open_timeout)?;
+        let half_open_slow = match opt_positive(Key::HalfOpenSlow, self.half_open_slow)? {
+            Some(t) if slow.is_none() => {
+                return Err(ConfigError::OutOfRange {
+                    field: "half_open_slow",
+                    value: format!("{t:?}"),
+                    expected: "a slow rule to loosen: add `trip_pNN` (or `slow` with `slow_rate`), or remove `half_open_slow`",
+                })
+            }
+            // Nanoseconds, 0 when unset: 8 bytes, so a keyed breaker keeps its memory budget.
+            Some(t) => u64::try_from(t.as_nanos()).unwrap_or(u64::MAX),
+            None => 0,
+        };
         let open_for = positive(Key::OpenFor, self.open_for.unwrap_or(defaults::OPEN_FOR))?;
         let (backoff, open_for_max) = match (self.backoff, self.open_for_max) {
             (Some(f), Some(max)) => {
@@ -299,6 +320,7 @@ impl RawSettings {
             slow,
             timeout,
             half_open_timeout,
+            half_open_slow,
             open_for,
             backoff,
             open_for_max,

@@ -104,6 +104,10 @@ pub struct Settings {
     pub(crate) slow: Option<SlowRule>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) half_open_timeout: Option<Duration>,
+    /// `half_open_slow` in nanoseconds, 0 when unset (8 bytes, not 16: a keyed breaker stays
+    /// within its memory budget).
+    #[cfg_attr(feature = "serde", serde(rename = "half_open_slow_ns"))]
+    pub(crate) half_open_slow: u64,
     pub(crate) open_for: Duration,
     pub(crate) backoff: f64,
     pub(crate) open_for_max: Duration,
@@ -120,6 +124,7 @@ impl Default for Settings {
             slow: None,
             timeout: None,
             half_open_timeout: None,
+            half_open_slow: 0,
             open_for: defaults::OPEN_FOR,
             backoff: defaults::BACKOFF,
             open_for_max: defaults::OPEN_FOR,
@@ -160,6 +165,18 @@ impl Settings {
     /// `half_open_timeout` as given, without the fall-back to `timeout`.
     pub fn half_open_timeout_given(&self) -> Option<Duration> {
         self.half_open_timeout
+    }
+    /// The latency at which a half-open trial counts as slow: `half_open_slow`, else the slow
+    /// rule's bound (`None` without a slow rule: trials are then judged on failures only).
+    pub fn half_open_slow(&self) -> Option<Duration> {
+        self.slow.map(|r| match self.half_open_slow {
+            0 => r.bound,
+            n => Duration::from_nanos(n),
+        })
+    }
+    /// `half_open_slow` as given (nanoseconds, 0 when unset), without the fall-back.
+    pub fn half_open_slow_given(&self) -> Option<Duration> {
+        (self.half_open_slow != 0).then(|| Duration::from_nanos(self.half_open_slow))
     }
     /// The first open period.
     pub fn open_for(&self) -> Duration {
@@ -217,6 +234,7 @@ impl Settings {
         slow: Option<SlowRule>,
         timeout: Option<Duration>,
         half_open_timeout: Option<Duration>,
+        half_open_slow_ns: u64,
         open_for: Duration,
         backoff: f64,
         open_for_max: Duration,
@@ -230,6 +248,7 @@ impl Settings {
             slow,
             timeout,
             half_open_timeout,
+            half_open_slow: half_open_slow_ns,
             open_for,
             backoff,
             open_for_max,

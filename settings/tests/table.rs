@@ -50,6 +50,8 @@ fn cases() -> Vec<Case> {
         (&[("timeout", "0us")], |r| r.timeout(Duration::ZERO), Some("`timeout` must be longer than zero, like \"100ms\"")),
         (&[("half_open_timeout", "3s")], |r| r.half_open_timeout(3 * S), None),
         (&[("half_open_timeout", "0s")], |r| r.half_open_timeout(Duration::ZERO), Some("`half_open_timeout` must be longer than zero, like \"100ms\"")),
+        (&[("trip_p95", "500ms"), ("half_open_slow", "3s")], |r| r.trip_p95(S / 2).half_open_slow(3 * S), None),
+        (&[("half_open_slow", "3s")], |r| r.half_open_slow(3 * S), Some("`half_open_slow` = 3s is out of range: expected a slow rule to loosen: add `trip_pNN` (or `slow` with `slow_rate`), or remove `half_open_slow`")),
         (&[("open_for", "1ns")], |r| r.open_for(Duration::from_nanos(1)), None),
         (&[("open_for", "0s")], |r| r.open_for(Duration::ZERO), Some("`open_for` must be longer than zero, like \"100ms\"")),
         (&[("backoff", "1"), ("open_for_max", "30s")], |r| r.backoff(1.0, 30 * S), None),
@@ -150,8 +152,8 @@ fn text_refuses_what_only_text_can_get_wrong() {
         (&[("slow", "1s")], "`slow_rate` is missing: `slow` needs the percent of slow calls that opens the breaker; add `slow_rate = 20`, or use `trip_p95 = \"...\"` instead"),
         (&[("slow_rate", "5")], "`slow` is missing: `slow_rate` needs the latency that makes a call slow; add `slow = \"500ms\"` (`trip_pNN` sets its own rate)"),
         (&[("timeout", "1s"), ("timeout", "2s")], "`timeout` and `timeout` cannot be used together: give it once"),
-        (&[("TIMEOUT", "1s")], "unknown setting `TIMEOUT`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after"),
-        (&[("pool", "3")], "unknown setting `pool`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after"),
+        (&[("TIMEOUT", "1s")], "unknown setting `TIMEOUT`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after"),
+        (&[("pool", "3")], "unknown setting `pool`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after"),
     ];
     for (pairs, want) in table {
         assert_eq!(

@@ -220,13 +220,24 @@ fn summary_json_has_the_issue_keys() {
     close(num("semian.before_pct"), 262.5, 1e-9, "before_pct");
     close(num("semian.after_pct"), 3.5, 1e-9, "after_pct");
     close(num("semian.sim_after_pct"), 3.5, 0.3, "sim_after_pct");
+    // Slow under the timeout: failures-only trials close while slow, the whole rule never.
+    assert!(num("slow_under_timeout.failures_only_closed_while_slow") >= 3.0);
+    assert_eq!(num("slow_under_timeout.whole_rule_closed_while_slow"), 0.0);
+    assert!(num("slow_under_timeout.whole_rule_recovery_s") <= 30.0);
+    // One row per peer policy, fusebox's first.
+    let peers = v["cold_start_peers"]
+        .as_array()
+        .expect("an array of policies");
+    assert_eq!(peers.len(), 6);
+    assert!(peers[0]["policy"].as_str().unwrap().starts_with("fusebox"));
+    assert!(peers[0]["recovery_s"].as_f64().unwrap() <= 120.0);
 }
 
 #[test]
 fn timelines_are_written_as_svg() {
     let dir = std::env::temp_dir().join(format!("fusebox-sim-test-{}", std::process::id()));
     let paths = replays().write_svgs(&dir).unwrap();
-    assert_eq!(paths.len(), 4);
+    assert_eq!(paths.len(), 6);
     for p in &paths {
         let svg = std::fs::read_to_string(p).unwrap();
         assert!(svg.starts_with("<svg"), "{}", p.display());

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use super::events::{Events, Reason, Transition};
-use super::half_open::{Trials, Verdict};
+use super::half_open::{Rule, TrialResult, Trials, Verdict};
 use crate::clock::{nanos, Clock};
 use crate::error::Rejection;
 use crate::settings::{BreakerConfig, HalfOpenPolicy};
@@ -31,7 +31,11 @@ pub(crate) struct Counters {
     pub(crate) timeouts: AtomicU64,
     pub(crate) panicked: AtomicU64,
     pub(crate) cancelled: AtomicU64,
-    pub(crate) rejected: AtomicU64,
+    /// Refused while `Open`, `ForcedOpen`, or `HalfOpen` and not a trial: one counter per
+    /// reason, so the refusal path still bumps exactly one.
+    pub(crate) rejected_open: AtomicU64,
+    pub(crate) rejected_forced: AtomicU64,
+    pub(crate) rejected_half_open: AtomicU64,
     pub(crate) rejected_full: AtomicU64,
     pub(crate) slow: AtomicU64,
     pub(crate) times_opened: AtomicU64,
@@ -112,7 +116,12 @@ impl Core {
     }
 
     fn rejection(&self, state: State, retry_in: Option<Duration>) -> Rejection {
-        bump(&self.counters.rejected);
+        let c = &self.counters;
+        bump(match state {
+            State::ForcedOpen => &c.rejected_forced,
+            State::HalfOpen => &c.rejected_half_open,
+            _ => &c.rejected_open,
+        });
         Rejection::Open {
             name: self.config.name.clone(),
             state,
@@ -158,7 +167,7 @@ impl Core {
                         continue;
                     }
                     let policy = self.config.half_open();
-                    if let Some(v) = rare.trials.verdict(now, policy, self.config.failure_rate()) {
+                    if let Some(v) = rare.trials.verdict(now, self.trial_rule()) {
                         let event = self.apply_verdict(&mut rare, cur, v, now);
                         drop(rare);
                         self.events.emit(event);
@@ -176,8 +185,17 @@ impl Core {
         }
     }
 
-    /// A trial ended: record it and judge when due.
-    pub(crate) fn finish_trial(&self, gen: u64, result: Option<bool>) {
+    /// What half-open judges its trials by: the breaker's whole rule.
+    fn trial_rule(&self) -> Rule {
+        Rule {
+            policy: self.config.half_open(),
+            failure_rate: self.config.failure_rate(),
+            slow: self.config.slow(),
+        }
+    }
+
+    /// A trial ended (`None`: it never ran): record it and judge when due.
+    pub(crate) fn finish_trial(&self, gen: u64, result: Option<TrialResult>) {
         let now = self.clock.now();
         let mut rare = lock(&self.rare);
         let cur = self.word();
@@ -186,10 +204,9 @@ impl Core {
         }
         match result {
             None => rare.trials.release(),
-            Some(failed) => rare.trials.finish(failed),
+            Some(r) => rare.trials.finish(r),
         }
-        let policy = self.config.half_open();
-        if let Some(v) = rare.trials.verdict(now, policy, self.config.failure_rate()) {
+        if let Some(v) = rare.trials.verdict(now, self.trial_rule()) {
             let event = self.apply_verdict(&mut rare, cur, v, now);
             drop(rare);
             self.events.emit(event);

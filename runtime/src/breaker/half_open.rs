@@ -5,7 +5,7 @@
 //! and keeps the dependency cold (see ARCHITECTURE.md, "Invariants").
 
 use crate::clock::nanos;
-use crate::settings::HalfOpenPolicy;
+use crate::settings::{HalfOpenPolicy, SlowRule};
 
 /// What the trials decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,13 +21,30 @@ pub(crate) struct Trials {
     /// Virtual nanos when the episode began.
     pub(crate) started: u64,
     /// Calls that asked for admission (admitted or not), for the even spread.
-    pub(crate) attempts: u64,
+    pub(crate) attempts: u32,
     /// Trials admitted and not finished.
     pub(crate) in_flight: u32,
     /// Trials admitted in `Calls` mode, minus cancelled ones (so a cancelled trial frees its slot).
     pub(crate) granted: u32,
     pub(crate) ok: u32,
     pub(crate) failed: u32,
+    /// Finished trials at or past the trial slow bound (failed or not).
+    pub(crate) slow: u32,
+}
+
+/// A finished trial, as the verdict needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TrialResult {
+    pub(crate) failed: bool,
+    pub(crate) slow: bool,
+}
+
+/// The breaker's whole rule, as half-open applies it to its trials.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rule {
+    pub(crate) policy: HalfOpenPolicy,
+    pub(crate) failure_rate: u8,
+    pub(crate) slow: Option<SlowRule>,
 }
 
 impl Trials {
@@ -47,18 +64,18 @@ impl Trials {
                     && self.in_flight == 0
                     && now.saturating_sub(self.started) >= nanos(window) =>
             {
-                self.attempts += 1;
+                self.attempts = self.attempts.saturating_add(1);
                 true
             }
             HalfOpenPolicy::Share { pct, .. } => {
                 // Admit when ceil(n·pct/100) grows: calls 0, 20, 40... for 5 %.
-                let a = self.attempts;
+                let a = u64::from(self.attempts);
                 let p = u64::from(pct);
-                self.attempts += 1;
+                self.attempts = self.attempts.saturating_add(1);
                 ((a + 1) * p).div_ceil(100) > (a * p).div_ceil(100)
             }
             HalfOpenPolicy::Calls(n) => {
-                self.attempts += 1;
+                self.attempts = self.attempts.saturating_add(1);
                 self.granted < n
             }
         };
@@ -76,25 +93,24 @@ impl Trials {
     }
 
     /// Records a trial's result.
-    pub(crate) fn finish(&mut self, failed: bool) {
+    pub(crate) fn finish(&mut self, r: TrialResult) {
         self.in_flight = self.in_flight.saturating_sub(1);
-        if failed {
+        self.slow += u32::from(r.slow);
+        if r.failed {
             self.failed += 1;
         } else {
             self.ok += 1;
         }
     }
 
-    /// The decision, if one is due at `now`.
-    pub(crate) fn verdict(
-        &self,
-        now: u64,
-        policy: HalfOpenPolicy,
-        failure_rate: u8,
-    ) -> Option<Verdict> {
-        match policy {
+    /// The decision, if one is due at `now`: the closed state's rule (failure rate and slow-call
+    /// rate) over the finished trials, so a dependency that answers correctly but slowly keeps
+    /// the breaker open instead of getting the whole load back once per open period.
+    pub(crate) fn verdict(&self, now: u64, rule: Rule) -> Option<Verdict> {
+        match rule.policy {
             HalfOpenPolicy::Calls(n) => {
-                if self.failed > 0 {
+                // Every trial must pass: a slow one counts against it as a failed one does.
+                if self.failed > 0 || self.slow > 0 {
                     Some(Verdict::Reopen)
                 } else if self.ok >= n {
                     Some(Verdict::Close)
@@ -109,7 +125,11 @@ impl Trials {
                 if elapsed < nanos(window) || done == 0 {
                     return None;
                 }
-                if u64::from(self.failed) * 100 >= u64::from(failure_rate) * done {
+                let failing = u64::from(self.failed) * 100 >= u64::from(rule.failure_rate) * done;
+                let slow = rule
+                    .slow
+                    .is_some_and(|r| r.trips(u64::from(self.slow), done));
+                if failing || slow {
                     Some(Verdict::Reopen)
                 } else {
                     Some(Verdict::Close)
@@ -130,6 +150,27 @@ mod tests {
         window: Duration::from_secs(30),
     };
 
+    fn rule(policy: HalfOpenPolicy) -> Rule {
+        Rule {
+            policy,
+            failure_rate: 50,
+            slow: None,
+        }
+    }
+
+    const OK: TrialResult = TrialResult {
+        failed: false,
+        slow: false,
+    };
+    const FAILED: TrialResult = TrialResult {
+        failed: true,
+        slow: false,
+    };
+    const SLOW: TrialResult = TrialResult {
+        failed: false,
+        slow: true,
+    };
+
     #[test]
     fn share_admits_the_first_call_then_one_in_twenty() {
         let mut t = Trials::new(0);
@@ -147,12 +188,53 @@ mod tests {
     fn share_judges_after_the_window_only() {
         let mut t = Trials::new(0);
         t.admit(0, SHARE);
-        t.finish(false);
-        assert_eq!(t.verdict(1, SHARE, 50), None);
-        assert_eq!(t.verdict(30_000_000_000, SHARE, 50), Some(Verdict::Close));
+        t.finish(OK);
+        assert_eq!(t.verdict(1, rule(SHARE)), None);
+        assert_eq!(t.verdict(30_000_000_000, rule(SHARE)), Some(Verdict::Close));
         t.admit(0, SHARE);
-        t.finish(true);
-        assert_eq!(t.verdict(30_000_000_000, SHARE, 50), Some(Verdict::Reopen));
+        t.finish(FAILED);
+        assert_eq!(
+            t.verdict(30_000_000_000, rule(SHARE)),
+            Some(Verdict::Reopen)
+        );
+    }
+
+    #[test]
+    fn share_reopens_on_the_slow_rate_as_closed_would() {
+        let p95 = Rule {
+            slow: Some(SlowRule {
+                bound: Duration::from_millis(500),
+                rate: 5,
+                strict: true,
+            }),
+            ..rule(SHARE)
+        };
+        let end = 30_000_000_000;
+        let mut t = Trials::new(0);
+        for _ in 0..20 {
+            t.admit(0, SHARE);
+            t.finish(OK);
+        }
+        // 1 slow in 20 is 5 %: p95 > bound needs *more* than 5 %.
+        t.admit(0, SHARE);
+        t.finish(SLOW);
+        assert_eq!(t.verdict(end, p95), Some(Verdict::Close));
+        t.admit(0, SHARE);
+        t.finish(SLOW);
+        assert_eq!(t.verdict(end, p95), Some(Verdict::Reopen));
+        // Without a slow rule the same trials pass: they all answered.
+        assert_eq!(t.verdict(end, rule(SHARE)), Some(Verdict::Close));
+    }
+
+    #[test]
+    fn calls_mode_counts_a_slow_trial_against_it() {
+        let p = HalfOpenPolicy::Calls(3);
+        let mut t = Trials::new(0);
+        t.admit(0, p);
+        t.finish(OK);
+        t.admit(0, p);
+        t.finish(SLOW);
+        assert_eq!(t.verdict(0, rule(p)), Some(Verdict::Reopen));
     }
 
     #[test]
@@ -163,10 +245,10 @@ mod tests {
         assert!(!t.admit(0, p));
         t.release();
         assert!(t.admit(0, p));
-        t.finish(false);
-        t.finish(false);
-        assert_eq!(t.verdict(0, p, 50), None);
-        t.finish(false);
-        assert_eq!(t.verdict(0, p, 50), Some(Verdict::Close));
+        t.finish(OK);
+        t.finish(OK);
+        assert_eq!(t.verdict(0, rule(p)), None);
+        t.finish(OK);
+        assert_eq!(t.verdict(0, rule(p)), Some(Verdict::Close));
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::time::{sleep_until, Instant};
 
 use super::core::{bump, Admission, Core};
+use super::half_open::TrialResult;
 use crate::window::{Sample, Ticket};
 
 /// How a call ended.
@@ -82,8 +83,8 @@ impl<'a> Permit<'a> {
         // A deadline past the clock's range is no deadline (`Instant + Duration` would panic).
         let within = |d: &Duration| start.checked_add(*d).is_some();
         let timeout = self.timeout().filter(within);
-        // Trials are judged on failures only: a dependency warming up is slow by nature,
-        // and `half_open_timeout` is the latency bound for trials.
+        // Trials run to completion under `half_open_timeout` (they are what warms a cold
+        // dependency), so none is marked slow in flight; its latency is judged when it ends.
         let slow = if self.trial {
             None
         } else {
@@ -169,7 +170,20 @@ impl<'a> Permit<'a> {
         });
         if self.trial {
             let ran = !matches!(outcome, Outcome::Cancelled | Outcome::BulkheadFull);
-            let result = ran.then(|| outcome.failed());
+            let result = ran.then(|| {
+                // Slow by the trial bound (`half_open_slow`, else the slow rule's), as closed
+                // judges by its own: a timed-out trial is slow too.
+                let latency = self.start.map(|s| s.elapsed()).unwrap_or_default();
+                let slow = outcome == Outcome::TimedOut
+                    || core.config.half_open_slow().is_some_and(|b| latency >= b);
+                if slow {
+                    bump(&c.slow);
+                }
+                TrialResult {
+                    failed: outcome.failed(),
+                    slow,
+                }
+            });
             core.finish_trial(self.gen, result);
             return;
         }

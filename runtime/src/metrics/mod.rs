@@ -4,4 +4,6 @@
 pub mod export;
 mod snapshot;
 
-pub use snapshot::{metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics};
+pub use snapshot::{
+    metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics, RejectedByReason,
+};

@@ -47,8 +47,11 @@ pub struct BreakerMetrics {
     pub panicked: u64,
     /// Calls dropped before they finished (not failures).
     pub cancelled: u64,
-    /// Calls refused by this breaker (open, forced open, half-open not admitted).
+    /// Calls refused by this breaker (open, forced open, half-open not admitted): the sum of
+    /// the first three of [`rejected_by_reason`](Self::rejected_by_reason).
     pub rejected: u64,
+    /// Rejections by reason, the bulkhead's and the timeout's included.
+    pub rejected_by_reason: RejectedByReason,
     /// Calls admitted by this breaker and then refused by a full bulkhead.
     pub rejected_by_bulkhead: u64,
     /// Calls slower than the slow bound (including those counted while in flight).
@@ -98,6 +101,35 @@ pub struct BreakerMetrics {
     pub stale_served: u64,
 }
 
+/// Why calls were refused: the breaker's own three reasons, then a full bulkhead and the timeout.
+///
+/// ```
+/// use fusebox_runtime::{Breaker, Error};
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let b = Breaker::builder("by-reason-doc").build_detached().unwrap();
+/// b.force_open();
+/// let _: Result<(), Error<()>> = b.call(async { Ok(()) }).await;
+/// let m = b.metrics();
+/// assert_eq!((m.rejected_by_reason.forced_open, m.rejected_by_reason.open), (1, 0));
+/// assert_eq!(m.rejected, 1);
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub struct RejectedByReason {
+    /// Refused while open (`Rejection::Open` with state `Open`).
+    pub open: u64,
+    /// Refused while forced open by an operator.
+    pub forced_open: u64,
+    /// Refused in half-open: not chosen as a trial.
+    pub half_open: u64,
+    /// Admitted by the breaker, then refused by a full bulkhead (`rejected_by_bulkhead`).
+    pub bulkhead_full: u64,
+    /// Cut off by the timeout (`Rejection::TimedOut`; also `timed_out`, a failure).
+    pub timed_out: u64,
+}
+
 impl BreakerMetrics {
     pub(crate) fn of(core: &Core) -> BreakerMetrics {
         let now = core.clock.now();
@@ -108,7 +140,15 @@ impl BreakerMetrics {
         let (succeeded, failed, ignored) = (load(&c.succeeded), load(&c.failed), load(&c.ignored));
         let (timed_out, panicked, cancelled) =
             (load(&c.timeouts), load(&c.panicked), load(&c.cancelled));
-        let (rejected, rejected_full) = (load(&c.rejected), load(&c.rejected_full));
+        let by_reason = RejectedByReason {
+            open: load(&c.rejected_open),
+            forced_open: load(&c.rejected_forced),
+            half_open: load(&c.rejected_half_open),
+            bulkhead_full: load(&c.rejected_full),
+            timed_out,
+        };
+        let rejected = by_reason.open + by_reason.forced_open + by_reason.half_open;
+        let rejected_full = by_reason.bulkhead_full;
         BreakerMetrics {
             name: core.config.name().to_owned(),
             key: core.config.key().map(str::to_owned),
@@ -129,6 +169,7 @@ impl BreakerMetrics {
             panicked,
             cancelled,
             rejected,
+            rejected_by_reason: by_reason,
             rejected_by_bulkhead: rejected_full,
             slow: load(&c.slow),
             window_calls: totals.calls,

@@ -10,6 +10,7 @@
 
 mod register;
 pub(crate) mod scope;
+pub(crate) mod sites;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -43,7 +44,12 @@ pub struct Registry {
 /// Per-process seeded, fast: the keyed hot path hashes a name per call.
 type Hasher = foldhash::fast::RandomState;
 
-static REGISTRY: Lazy<Registry> = Lazy::new(|| Registry::new(Events::global(), true));
+// Every annotated site is listed from the start (`sites`): materialised on first access.
+static REGISTRY: Lazy<Registry> = Lazy::new(|| {
+    let r = Registry::new(Events::global(), true);
+    r.preload();
+    r
+});
 
 /// The process-wide registry.
 pub fn registry() -> &'static Registry {

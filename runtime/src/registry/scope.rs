@@ -39,10 +39,14 @@ impl Deref for Current<'_> {
 }
 
 impl Registry {
-    /// An empty registry for one test scope, with its own transition channel.
+    /// The registry of one test scope, with its own transition channel. It lists every
+    /// annotated site from the start too, with its own fresh state, so a test can reach (and
+    /// force open) a breaker before calling the function, as an operator can in production.
     #[cfg(feature = "testing")]
     pub(crate) fn for_scope() -> Registry {
-        Registry::new(Events::new(), false)
+        let r = Registry::new(Events::new(), false);
+        r.preload();
+        r
     }
 
     /// The registry the calling code sees: a test scope's while one is entered on this thread

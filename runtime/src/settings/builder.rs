@@ -79,6 +79,21 @@ impl BreakerBuilder {
         timeout(d: Duration);
         /// Timeout of trial calls in half-open (default: `timeout`).
         half_open_timeout(d: Duration);
+        /// The latency at which a half-open trial counts as slow (default: the slow rule's bound).
+        /// Half-open judges trials by the whole rule, slow calls included; a dependency that warms
+        /// up by serving requests answers slowly at first, so a looser bound here lets it recover
+        /// while a still-slow one keeps the breaker open. Needs a slow rule (`slow`, `trip_pNN`).
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use fusebox_runtime::{Breaker, ConfigError};
+        /// let ms = Duration::from_millis;
+        /// let ok = Breaker::builder("warmup-doc").trip_p95(ms(500)).half_open_slow(ms(3000)).config();
+        /// assert!(ok.is_ok());
+        /// let alone = Breaker::builder("warmup-doc").half_open_slow(ms(3000)).config();
+        /// assert!(matches!(alone, Err(ConfigError::OutOfRange { field: "half_open_slow", .. })));
+        /// ```
+        half_open_slow(d: Duration);
         /// Time open before half-open (default 30 s).
         open_for(d: Duration);
         /// Grow repeated open periods by `factor`, never beyond `max`.

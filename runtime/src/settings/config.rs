@@ -88,6 +88,21 @@ impl BreakerConfig {
     pub fn half_open_timeout(&self) -> Option<Duration> {
         self.settings.half_open_timeout()
     }
+    /// The latency at which a half-open trial counts as slow: `half_open_slow`, else the slow
+    /// rule's bound (`None` without a slow rule: trials are then judged on failures only).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::Breaker;
+    /// let ms = Duration::from_millis;
+    /// let c = Breaker::builder("trial-slow-doc").trip_p95(ms(500)).config().unwrap();
+    /// assert_eq!(c.half_open_slow(), Some(ms(500)));
+    /// let warmup = Breaker::builder("trial-slow-doc").trip_p95(ms(500)).half_open_slow(ms(3000));
+    /// assert_eq!(warmup.config().unwrap().half_open_slow(), Some(ms(3000)));
+    /// ```
+    pub fn half_open_slow(&self) -> Option<Duration> {
+        self.settings.half_open_slow()
+    }
     /// The first open period.
     pub fn open_for(&self) -> Duration {
         self.settings.open_for()

@@ -88,6 +88,7 @@ struct Trials {
     granted: u32,
     ok: u32,
     failed: u32,
+    slow: u32,
 }
 
 /// An admitted call: under which generation, and whether it is a trial.
@@ -199,7 +200,7 @@ impl Model {
     fn verdict(&self) -> Option<bool> {
         let t = &self.trials;
         match self.cfg.half_open {
-            HalfOpen::Calls(_) if t.failed > 0 => Some(false),
+            HalfOpen::Calls(_) if t.failed > 0 || t.slow > 0 => Some(false),
             HalfOpen::Calls(n) if t.ok >= n => Some(true),
             HalfOpen::Calls(_) => None,
             HalfOpen::Share { window, .. } => {
@@ -207,7 +208,15 @@ impl Model {
                 if self.now - t.started < window || done == 0 {
                     None
                 } else {
-                    Some(u64::from(t.failed) * 100 < self.cfg.failure_rate * done)
+                    let slow = u64::from(t.slow);
+                    let by_slow = self.cfg.slow.is_some_and(|(_, rate, strict)| {
+                        if strict {
+                            slow * 100 > rate * done
+                        } else {
+                            slow * 100 >= rate * done
+                        }
+                    });
+                    Some(u64::from(t.failed) * 100 < self.cfg.failure_rate * done && !by_slow)
                 }
             }
         }
@@ -322,16 +331,19 @@ impl Model {
     }
 
     /// A trial ended; `None` when it was cancelled.
-    fn end_trial(&mut self, t: Ticket, failed: Option<bool>) {
+    fn end_trial(&mut self, t: Ticket, result: Option<(bool, bool)>) {
         if t.gen != self.gen || self.state != State::HalfOpen {
             return;
         }
         let tr = &mut self.trials;
         tr.in_flight -= 1;
-        match failed {
+        match result {
             None => tr.granted -= 1,
-            Some(true) => tr.failed += 1,
-            Some(false) => tr.ok += 1,
+            Some((true, _)) => tr.failed += 1,
+            Some((false, _)) => tr.ok += 1,
+        }
+        if let Some((_, true)) = result {
+            tr.slow += 1;
         }
         self.judge_trials();
     }
@@ -367,9 +379,14 @@ impl Model {
             Seen::Rejected => unreachable!(),
         }
         if t.trial {
-            // Trials are judged on failures only, against their own timeout.
+            // Trials run to completion under their own timeout and are judged by the whole
+            // rule when they end: slow at the slow bound (no `half_open_slow` in the model).
             self.now = start + ran;
-            self.end_trial(t, Some(failed));
+            let slow = timed_out || self.cfg.slow.is_some_and(|(b, _, _)| ran >= b);
+            if slow {
+                self.counters.slow += 1;
+            }
+            self.end_trial(t, Some((failed, slow)));
             return seen;
         }
         // The slow bound is watched only when it comes before the timeout.

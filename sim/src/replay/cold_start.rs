@@ -206,3 +206,37 @@ fn trials_between(t: &crate::BreakerTimeline, from: Duration, to: Duration) -> u
         .filter(|(at, s)| *s == fusebox_runtime::State::HalfOpen && *at >= from && *at <= to)
         .count() as u64
 }
+
+/// fusebox's breaker with a latency rule too (`trip_p95 = "500ms"`): half-open judges its
+/// trials by it, and `half_open_slow = "3s"` is the warm-up bound that lets a provider
+/// answering in 1.5–3 s while it warms pass its trials.
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_sim::replay::cold_start::latency_breaker().config().unwrap();
+/// assert_eq!(c.half_open_slow(), Some(Duration::from_secs(3)));
+/// ```
+pub fn latency_breaker() -> BreakerBuilder {
+    new_breaker()
+        .trip_p95(Duration::from_millis(500))
+        .half_open_slow(Duration::from_secs(3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_latency_rule_with_a_warm_up_bound_still_recovers_within_two_minutes() {
+        let setup = ColdStartSetup::default();
+        let (_, plain) = run_one(&setup, &new_breaker()).unwrap();
+        let (_, latency) = run_one(&setup, &latency_breaker()).unwrap();
+        let two_min = Duration::from_secs(120);
+        assert!(plain.unwrap() <= two_min, "{plain:?}");
+        assert!(latency.unwrap() <= two_min, "{latency:?}");
+        // Judged at the 500 ms bound, the cold trials fail: the warm-up bound is what helps.
+        let strict = latency_breaker().half_open_slow(Duration::from_millis(500));
+        let (_, strict) = run_one(&setup, &strict).unwrap();
+        assert!(strict.is_none_or(|r| r > latency.unwrap()), "{strict:?}");
+    }
+}

@@ -1,4 +1,4 @@
-//! The project's four incident write-ups, replayed in virtual time against the real breakers
+//! The project's four incident write-ups (and issue 15's slow-under-the-timeout case), replayed in virtual time against the real breakers
 //! and bulkheads: what `cargo run --release --example replay` prints.
 //!
 //! Each replay has its own module with a setup (defaults: the write-up's figures) and a result
@@ -15,11 +15,13 @@
 
 pub mod cold_start;
 pub mod lesson;
+pub mod peers;
 pub mod semian;
 pub mod slow;
+pub mod slow_trials;
 mod summary;
 
-pub use summary::Summary;
+pub use summary::{PeerRow, Summary};
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -46,6 +48,8 @@ pub struct Setup {
     pub slow: slow::SlowSetup,
     /// Replay 4.
     pub semian: semian::SemianSetup,
+    /// Replay 5.
+    pub slow_trials: slow_trials::SlowTrialsSetup,
 }
 
 /// The results of all four replays.
@@ -60,6 +64,10 @@ pub struct Replays {
     pub slow: slow::Slow,
     /// Replay 4: many failing instances (Semian).
     pub semian: semian::Semian,
+    /// Replay 5: slow under the timeout (issue 15).
+    pub slow_trials: slow_trials::SlowTrials,
+    /// Replay 1 again under other libraries' default recovery policies.
+    pub peers: peers::Peers,
 }
 
 impl Replays {
@@ -70,6 +78,8 @@ impl Replays {
             lesson: lesson::lesson(&setup.lesson)?,
             slow: slow::slow(&setup.slow)?,
             semian: semian::semian(&setup.semian)?,
+            slow_trials: slow_trials::slow_trials(&setup.slow_trials)?,
+            peers: peers::peers(&setup.cold_start)?,
         })
     }
 
@@ -100,6 +110,30 @@ impl Replays {
             semian_sim_after_pct: m.after.measured * 100.0,
             semian_sim_before_pct: m.before.measured * 100.0,
             semian_sim_before_demand_pct: m.before.demand * 100.0,
+            trials_closed_while_slow: (
+                self.slow_trials.failures_only.closed_while_slow as u64,
+                self.slow_trials.whole_rule.closed_while_slow as u64,
+            ),
+            trials_sent_while_open: (
+                self.slow_trials.failures_only.sent_while_open,
+                self.slow_trials.whole_rule.sent_while_open,
+            ),
+            trials_recovery_s: (
+                self.slow_trials.failures_only.recovery.map(secs),
+                self.slow_trials.whole_rule.recovery.map(secs),
+            ),
+            peers: self
+                .peers
+                .runs
+                .iter()
+                .map(|r| summary::PeerRow {
+                    label: r.label,
+                    recovery_s: r.recovery.map(secs),
+                    times_opened: r.times_opened as u64,
+                    fallback_after_pct: r.fallback_after * 100.0,
+                    sent_while_down: r.sent_while_down,
+                })
+                .collect(),
         }
     }
 
@@ -109,7 +143,9 @@ impl Replays {
         let l = &self.lesson;
         let s = &self.slow;
         let m = &self.semian;
-        let files: [(&str, &str, Vec<Panel<'_>>); 4] = [
+        let t = &self.slow_trials;
+        let p = &self.peers;
+        let files: [(&str, &str, Vec<Panel<'_>>); 6] = [
             (
                 "cold-start.svg",
                 "Cold start: provider down 2 min, back cold",
@@ -152,6 +188,25 @@ impl Replays {
                     panel("0.25 s probe timeout, 2 s open", &m.before.report),
                     panel("50 ms probe timeout, 30 s open", &m.after.report),
                 ],
+            ),
+            (
+                "slow-under-timeout.svg",
+                "Slow under the timeout: every answer correct, in 2 s, 3 s timeout",
+                vec![
+                    panel(
+                        "trip_p95, trials judged on failures only",
+                        &t.failures_only.report,
+                    ),
+                    panel(
+                        "trip_p95, trials judged by the whole rule (fusebox)",
+                        &t.whole_rule.report,
+                    ),
+                ],
+            ),
+            (
+                "cold-start-peers.svg",
+                "Cold start under each library's default recovery policy",
+                p.runs.iter().map(|r| panel(r.label, &r.report)).collect(),
             ),
         ];
         let mut out = Vec::new();

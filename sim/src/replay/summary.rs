@@ -48,6 +48,30 @@ pub struct Summary {
     pub semian_sim_before_pct: f64,
     /// Semian, untuned: thread-seconds demanded per second over 2 threads.
     pub semian_sim_before_demand_pct: f64,
+    /// Slow under the timeout: times closed while slow (trials on failures only, whole rule).
+    pub trials_closed_while_slow: (u64, u64),
+    /// Slow under the timeout: calls that reached the slow provider after the first trip.
+    pub trials_sent_while_open: (u64, u64),
+    /// Slow under the timeout: from fast again until closed for good.
+    pub trials_recovery_s: (Option<f64>, Option<f64>),
+    /// The cold start under each library's default recovery policy, fusebox's first.
+    pub peers: Vec<PeerRow>,
+}
+
+/// One recovery policy in the cold-start outage (see `replay::peers`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PeerRow {
+    /// The library and the defaults it mimics.
+    pub label: &'static str,
+    /// From the provider being back until closed for good (`None`: not within the horizon).
+    pub recovery_s: Option<f64>,
+    /// Times the breaker opened.
+    pub times_opened: u64,
+    /// Checkouts answered by the fallback after the provider was back, in percent.
+    pub fallback_after_pct: f64,
+    /// Calls sent to the provider while it was down.
+    pub sent_while_down: u64,
 }
 
 impl Summary {
@@ -57,7 +81,7 @@ impl Summary {
     /// `semian.before_pct`, `semian.after_pct`, `semian.sim_after_pct`), plus a few extras.
     pub fn to_json(&self) -> String {
         let p = &self.lesson_pct;
-        let groups: [Group; 4] = [
+        let groups: [Group; 5] = [
             (
                 "cold_start",
                 vec![
@@ -118,6 +142,29 @@ impl Summary {
                     ),
                 ],
             ),
+            (
+                "slow_under_timeout",
+                vec![
+                    (
+                        "failures_only_closed_while_slow",
+                        Some(self.trials_closed_while_slow.0 as f64),
+                    ),
+                    (
+                        "whole_rule_closed_while_slow",
+                        Some(self.trials_closed_while_slow.1 as f64),
+                    ),
+                    (
+                        "failures_only_sent_while_open",
+                        Some(self.trials_sent_while_open.0 as f64),
+                    ),
+                    (
+                        "whole_rule_sent_while_open",
+                        Some(self.trials_sent_while_open.1 as f64),
+                    ),
+                    ("failures_only_recovery_s", self.trials_recovery_s.0),
+                    ("whole_rule_recovery_s", self.trials_recovery_s.1),
+                ],
+            ),
         ];
         let mut s = String::from("{\n");
         for (gi, (group, fields)) in groups.iter().enumerate() {
@@ -129,8 +176,74 @@ impl Summary {
             let comma = if gi + 1 < groups.len() { "," } else { "" };
             let _ = writeln!(s, "  }}{comma}");
         }
-        s.push_str("}\n");
+        // The peers: an array of rows, after the groups.
+        s.truncate(s.trim_end().len());
+        s.push_str(",\n  \"cold_start_peers\": [\n");
+        for (i, r) in self.peers.iter().enumerate() {
+            let comma = if i + 1 < self.peers.len() { "," } else { "" };
+            let _ = writeln!(
+                s,
+                "    {{\"policy\": \"{}\", \"recovery_s\": {}, \"times_opened\": {}, \"fallback_after_pct\": {}, \"sent_while_down\": {}}}{comma}",
+                r.label.replace('"', "'"),
+                json_number(r.recovery_s),
+                r.times_opened,
+                json_number(Some(r.fallback_after_pct)),
+                r.sent_while_down,
+            );
+        }
+        s.push_str("  ]\n}\n");
         s
+    }
+
+    /// The cold start under each library's default recovery policy: one row each.
+    pub fn peers_table(&self) -> String {
+        let head = [
+            "policy (defaults it mimics)",
+            "recovery",
+            "opened",
+            "fallback after",
+            "calls while down",
+        ]
+        .map(str::to_owned);
+        let rows: Vec<[String; 5]> = self
+            .peers
+            .iter()
+            .map(|r| {
+                [
+                    r.label.to_owned(),
+                    dur(r.recovery_s),
+                    r.times_opened.to_string(),
+                    format!("{:.1} %", r.fallback_after_pct),
+                    r.sent_while_down.to_string(),
+                ]
+            })
+            .collect();
+        let mut widths = [0usize; 5];
+        for r in std::iter::once(&head).chain(&rows) {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let line = |r: &[String; 5]| {
+            let mut out = String::new();
+            for (i, (c, w)) in r.iter().zip(widths).enumerate() {
+                let pad = " ".repeat(w - c.chars().count());
+                if i == 0 {
+                    let _ = write!(out, "{c}{pad}  ");
+                } else {
+                    let _ = write!(out, "{pad}{c}  ");
+                }
+            }
+            out.trim_end().to_owned()
+        };
+        let mut out = line(&head);
+        out.push('\n');
+        out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 8));
+        for r in &rows {
+            out.push('\n');
+            out.push_str(&line(r));
+        }
+        out
     }
 
     /// The comparison table: each figure as simulated, next to the write-up's.
@@ -254,6 +367,34 @@ impl Summary {
                 "tuned: sim wasted, 2 threads",
                 pct(self.semian_sim_after_pct),
                 "4 %",
+            ),
+            row(
+                "2s < timeout",
+                "closed while slow, failures / rule",
+                format!(
+                    "{} / {}",
+                    self.trials_closed_while_slow.0, self.trials_closed_while_slow.1
+                ),
+                "once per open period / never",
+            ),
+            row(
+                "",
+                "calls onto it once open, fail / rule",
+                format!(
+                    "{} / {}",
+                    self.trials_sent_while_open.0, self.trials_sent_while_open.1
+                ),
+                "~70 per close / 5 % trials",
+            ),
+            row(
+                "",
+                "closed after it heals, fail / rule",
+                format!(
+                    "{} / {}",
+                    opt_s(self.trials_recovery_s.0),
+                    opt_s(self.trials_recovery_s.1)
+                ),
+                "<= 20 s open + 10 s window",
             ),
         ];
         let head = ["replay", "figure", "simulated", "write-up"].map(str::to_owned);

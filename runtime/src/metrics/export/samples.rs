@@ -58,7 +58,7 @@ pub(crate) const CALLS: Family = fam(
 pub(crate) const REJECTED: Family = fam(
     "fusebox_breaker_rejected_total",
     Kind::Counter,
-    "Calls refused without running: reason open (open, forced open, half-open not admitted) or bulkhead_full.",
+    "Calls refused, by reason: open, forced_open, half_open (not admitted as a trial), bulkhead_full; timed_out counts calls cut off by the timeout (also in fusebox_breaker_calls_total).",
 );
 pub(crate) const SLOW: Family = fam(
     "fusebox_breaker_slow_calls_total",
@@ -207,11 +207,16 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
         }
     });
     per_breaker(sink, m, &REJECTED, |b, out| {
-        out(Some(("reason", "open")), int(b.rejected));
-        out(
-            Some(("reason", "bulkhead_full")),
-            int(b.rejected_by_bulkhead),
-        );
+        let r = &b.rejected_by_reason;
+        for (reason, n) in [
+            ("open", r.open),
+            ("forced_open", r.forced_open),
+            ("half_open", r.half_open),
+            ("bulkhead_full", r.bulkhead_full),
+            ("timed_out", r.timed_out),
+        ] {
+            out(Some(("reason", reason)), int(n));
+        }
     });
     per_breaker(sink, m, &SLOW, |b, out| out(None, int(b.slow)));
     per_breaker(sink, m, &OPENED, |b, out| out(None, int(b.times_opened)));

@@ -1,0 +1,82 @@
+//! `fallback = path`: the call of the fallback, of the error alone or of the call's arguments
+//! by reference and then the error (`fn(&Order, Error<E>) -> R`, `&self` first for methods).
+//!
+//! The macro cannot see the fallback's signature, so it lends every argument it can without
+//! changing the body, and the runtime's `Fallback` trait picks the shape the function has: a
+//! fallback of the error alone ignores the tuple and is called exactly as before. An argument
+//! can be lent when the body's `async move` copies rather than moves it: references (`&T`,
+//! `&self`) and numbers, `bool`, `char` by value; other owned arguments are moved into the call.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Expr, FnArg, ItemFn, Pat, Type};
+
+use crate::tokens::{fallback_call, respan};
+
+/// The fallback's call for a rejection or counted failure, awaited if it is async.
+pub fn call(func: &ItemFn, fallback: &Expr, ret: &TokenStream, pv: &TokenStream) -> TokenStream {
+    let lent = lent_arguments(func);
+    match fallback {
+        // A closure shows its arity: more than the error means it takes the arguments.
+        Expr::Closure(c) if c.inputs.len() > 1 => fallback_call(fallback, &lent, ret, pv),
+        Expr::Closure(_) => fallback_call(fallback, &[], ret, pv),
+        _ => {
+            let span = fallback.span();
+            let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
+            let pv = respan(pv, span);
+            quote_spanned! {span=>
+                #pv::FallbackReturn::<#ret, _>::into_future(
+                    #pv::call_fallback(#fallback, (#(#lent,)*), #arg)
+                ).await
+            }
+        }
+    }
+}
+
+/// References to the arguments that stay usable after the body ran, in order.
+fn lent_arguments(func: &ItemFn) -> Vec<TokenStream> {
+    func.sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Receiver(r) => {
+                let by_ref = match &*r.ty {
+                    Type::Reference(t) => t.mutability.is_none(),
+                    _ => false,
+                };
+                let this = &r.self_token;
+                by_ref.then(|| quote!(#this))
+            }
+            FnArg::Typed(t) => {
+                let Pat::Ident(p) = &*t.pat else { return None };
+                if p.by_ref.is_some() || p.subpat.is_some() {
+                    return None;
+                }
+                let name = &p.ident;
+                match &*t.ty {
+                    Type::Reference(r) if r.mutability.is_none() => Some(quote!(#name)),
+                    ty if is_copy_primitive(ty) => Some(quote!(&#name)),
+                    _ => None,
+                }
+            }
+        })
+        .collect()
+}
+
+/// Numbers, `bool` and `char`: copied, not moved, into the body's `async move`.
+fn is_copy_primitive(ty: &Type) -> bool {
+    const PRIMITIVES: &[&str] = &[
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+        "f32", "f64", "bool", "char",
+    ];
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p
+            .path
+            .get_ident()
+            .is_some_and(|i| PRIMITIVES.iter().any(|k| i == k)),
+        Type::Paren(p) => is_copy_primitive(&p.elem),
+        Type::Group(g) => is_copy_primitive(&g.elem),
+        _ => false,
+    }
+}

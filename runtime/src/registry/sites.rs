@@ -1,0 +1,66 @@
+//! Every annotated breaker and bulkhead, known before its first call: each call site of
+//! `#[breaker]` / `#[bulkhead]` adds a [`BreakerSite`] / [`BulkheadSite`] descriptor to a
+//! link-time list (`linkme`'s distributed slices), and a registry materialises them all when
+//! it is made. So `registry().breakers()`, metrics, Prometheus and the admin router list them
+//! with zero counts, and an operator can force one open before any traffic.
+//!
+//! linkme rather than inventory: the list is built by the linker, with no code running before
+//! `main` (inventory registers through life-before-main constructors) and nothing to walk at
+//! run time but a slice. Keyed sites are not listed (their keys are unknown until called).
+
+use linkme::distributed_slice;
+
+use crate::bulkhead::BulkheadConfig;
+use crate::settings::BreakerConfig;
+
+/// One `#[breaker]` call site: its name and its validated settings.
+#[derive(Debug)]
+pub struct BreakerSite {
+    /// The registry name.
+    pub name: &'static str,
+    /// The site's settings, as its first call would register them.
+    pub config: fn() -> BreakerConfig,
+}
+
+/// One `#[bulkhead]` call site.
+#[derive(Debug)]
+pub struct BulkheadSite {
+    /// The registry name.
+    pub name: &'static str,
+    /// The site's settings.
+    pub config: fn() -> BulkheadConfig,
+}
+
+/// Every `#[breaker]` site with a static name in the program.
+#[distributed_slice]
+pub static BREAKER_SITES: [BreakerSite];
+
+/// Every `#[bulkhead]` site in the program.
+#[distributed_slice]
+pub static BULKHEAD_SITES: [BulkheadSite];
+
+impl super::Registry {
+    /// Registers every listed site in this very registry (not a test scope's: this runs while
+    /// a registry is made, before anyone can ask it to defer).
+    pub(super) fn preload(&self) {
+        let mut breakers = super::write(&self.breakers);
+        for site in BREAKER_SITES {
+            let config = (site.config)();
+            debug_assert_eq!(config.name(), site.name);
+            // Two sites of one name: the first is kept, and the second's first call counts
+            // the conflict as `register` always has.
+            breakers.entry(config.name.clone()).or_insert_with(|| {
+                crate::breaker::Breaker::with_events(config, self.events.clone())
+            });
+        }
+        drop(breakers);
+        let mut bulkheads = super::write(&self.bulkheads);
+        for site in BULKHEAD_SITES {
+            let config = (site.config)();
+            debug_assert_eq!(config.name(), site.name);
+            bulkheads
+                .entry(config.name.clone())
+                .or_insert_with(|| crate::bulkhead::Bulkhead::new(config));
+        }
+    }
+}

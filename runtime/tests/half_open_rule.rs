@@ -1,0 +1,179 @@
+//! Half-open judges its trials by the breaker's whole rule: a dependency that answers every
+//! call correctly but slowly keeps a latency breaker open; `half_open_slow` loosens the bound
+//! for warm-ups. The provider of issue 15: 2 s answers, 3 s timeout, 100 calls/s.
+
+mod common;
+use common::*;
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fusebox_runtime::{Breaker, BreakerBuilder, State};
+use tokio::time::{advance, Instant};
+
+/// The design card's settings.
+fn card(name: &str) -> BreakerBuilder {
+    Breaker::builder(name)
+        .trip_p95(500 * MS)
+        .half_open_pct(5)
+        .half_open_window(secs(10))
+        .open_for(secs(20))
+        .timeout(secs(3))
+}
+
+/// What the run saw: state changes (time since start, state) and calls that reached the provider.
+struct Run {
+    changes: Vec<(Duration, State)>,
+    reached_while_slow: u64,
+}
+
+/// 100 calls/s for `total`; every answer takes 2 s until `heal`, then 80 ms.
+async fn drive(b: &Breaker, heal: Duration, total: Duration) -> Run {
+    let start = Instant::now();
+    let reached = Arc::new(AtomicU64::new(0));
+    let mut changes = vec![(Duration::ZERO, b.state())];
+    let step = 10 * MS;
+    let mut at = Duration::ZERO;
+    while at < total {
+        let (b2, reached) = (b.clone(), reached.clone());
+        let slow = at < heal;
+        tokio::spawn(async move {
+            let _ = b2
+                .call(async move {
+                    if slow {
+                        reached.fetch_add(1, Relaxed);
+                    }
+                    tokio::time::sleep(if slow { secs(2) } else { 80 * MS }).await;
+                    Ok::<(), ()>(())
+                })
+                .await;
+        });
+        advance(step).await;
+        tokio::task::yield_now().await;
+        at += step;
+        let s = b.state();
+        if changes.last().map(|c| c.1) != Some(s) {
+            changes.push((start.elapsed(), s));
+        }
+    }
+    Run {
+        changes,
+        reached_while_slow: reached.load(Relaxed),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_but_correct_provider_keeps_the_p95_breaker_open() {
+    let b = card("hor-slow").build_detached().unwrap();
+    let heal = secs(100);
+    let run = drive(&b, heal, secs(160)).await;
+    let first_open = run.changes.iter().find(|c| c.1 == State::Open).unwrap().0;
+    assert!(first_open < secs(1), "opens on latency: {:?}", run.changes);
+    assert!(
+        run.changes
+            .iter()
+            .all(|(at, s)| *s != State::Closed || *at < first_open || *at >= heal),
+        "never closed while the provider was slow: {:?}",
+        run.changes
+    );
+    assert!(
+        run.changes.iter().any(|(_, s)| *s == State::HalfOpen),
+        "it did try: {:?}",
+        run.changes
+    );
+    let closed = run
+        .changes
+        .iter()
+        .find(|(at, s)| *s == State::Closed && *at >= heal)
+        .expect("closes once healed")
+        .0;
+    assert!(
+        closed - heal <= secs(20) + secs(10) + 100 * MS,
+        "within one open period plus one half-open window of healing: {:?}",
+        closed - heal
+    );
+    // Slow for 100 s at 100 calls/s: ~70 calls before the trip, then 5 % of three 10 s
+    // windows. Full load once per open period would have been thousands.
+    assert!(
+        run.reached_while_slow < 300,
+        "{} calls reached the slow provider",
+        run.reached_while_slow
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn half_open_slow_judges_trials_on_a_looser_bound() {
+    // Trials at 2 s pass a 3 s warm-up bound: the breaker closes after its first window.
+    let b = card("hor-warmup")
+        .half_open_slow(secs(3))
+        .build_detached()
+        .unwrap();
+    let run = drive(&b, secs(1000), secs(32)).await;
+    let closed: Vec<_> = run
+        .changes
+        .iter()
+        .filter(|c| c.1 == State::Closed)
+        .collect();
+    assert_eq!(
+        closed.len(),
+        2,
+        "closed at the start and after the trials: {:?}",
+        run.changes
+    );
+    assert!(
+        closed[1].0 > secs(30) && closed[1].0 < secs(32),
+        "{:?}",
+        run.changes
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_trial_fails_a_calls_mode_half_open() {
+    let b = Breaker::builder("hor-calls")
+        .window_calls(2)
+        .slow(500 * MS, 50)
+        .open_for(secs(1))
+        .half_open_timeout(secs(5))
+        .half_open_calls(2)
+        .build_detached()
+        .unwrap();
+    ok(&b, secs(1)).await.unwrap();
+    ok(&b, secs(1)).await.unwrap();
+    assert_eq!(b.state(), State::Open);
+    advance(secs(1)).await;
+    ok(&b, 10 * MS).await.unwrap();
+    assert_eq!(b.state(), State::HalfOpen);
+    // The second trial answers correctly, in 2 s: under no timeout, but slow.
+    ok(&b, secs(2)).await.unwrap();
+    assert_eq!(b.state(), State::Open, "a slow trial counts against it");
+    assert!(b.metrics().slow >= 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn trials_run_to_completion_under_the_half_open_timeout() {
+    // A 2 s trial with a 500 ms slow bound is neither cut off nor marked slow in flight: it
+    // finishes (warming the dependency) and only then is judged.
+    let b = Breaker::builder("hor-complete")
+        .window_calls(2)
+        .slow(500 * MS, 50)
+        .half_open_slow(secs(3))
+        .timeout(secs(1))
+        .half_open_timeout(secs(5))
+        .open_for(secs(1))
+        .half_open_calls(1)
+        .build_detached()
+        .unwrap();
+    let _ = ok(&b, secs(2)).await;
+    let _ = ok(&b, secs(2)).await;
+    assert_eq!(b.state(), State::Open);
+    advance(secs(1)).await;
+    ok(&b, secs(2))
+        .await
+        .expect("the trial ran its 2 s, under the 5 s trial timeout");
+    assert_eq!(
+        b.state(),
+        State::Closed,
+        "2 s is under the 3 s warm-up bound"
+    );
+}

@@ -1,0 +1,119 @@
+//! Fallbacks that see the call: the arguments by reference before the error, sync or async,
+//! `&self` first for methods, as resilience4j's fallback methods take the call's parameters.
+
+mod common;
+
+use std::time::Duration;
+
+use common::DepError;
+use fusebox::{breaker, registry, Error, Rejection};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Order {
+    id: u32,
+    email: &'static str,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum Verification {
+    Verified,
+    WillConfirmByEmail { order: u32, to: &'static str },
+}
+
+#[breaker(name = "fa-payments", timeout = "3s", fallback = confirm_by_email)]
+async fn verify_payment(order: &Order) -> Result<Verification, DepError> {
+    tokio::time::sleep(Duration::from_secs(if order.id == 0 { 10 } else { 0 })).await;
+    Ok(Verification::Verified)
+}
+
+/// "We'll confirm by email" needs the order to send the email.
+fn confirm_by_email(order: &Order, err: Error<DepError>) -> Result<Verification, DepError> {
+    assert!(matches!(err, Error::Rejected(_)));
+    Ok(Verification::WillConfirmByEmail {
+        order: order.id,
+        to: order.email,
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sync_fallback_gets_the_order_and_the_error() {
+    let order = Order {
+        id: 0,
+        email: "a@example.com",
+    };
+    // Times out after 3 s: the fallback answers, with the order in hand.
+    assert_eq!(
+        verify_payment(&order).await,
+        Ok(Verification::WillConfirmByEmail {
+            order: 0,
+            to: "a@example.com"
+        })
+    );
+    let ok = Order { id: 1, ..order };
+    assert_eq!(verify_payment(&ok).await, Ok(Verification::Verified));
+}
+
+#[breaker(name = "fa-quote", fallback = cached_quote)]
+async fn quote(region: &str, qty: u32) -> Result<String, DepError> {
+    Err(DepError::Down)
+}
+
+async fn cached_quote(region: &str, qty: &u32, err: Error<DepError>) -> Result<String, DepError> {
+    tokio::task::yield_now().await;
+    let why = match err {
+        Error::Failed(DepError::Down) => "down",
+        _ => "other",
+    };
+    Ok(format!("{region}:{qty}:{why}"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_async_fallback_gets_references_and_numbers_by_reference() {
+    assert_eq!(quote("eu", 3).await, Ok("eu:3:down".into()));
+}
+
+pub struct Client {
+    base: &'static str,
+}
+
+impl Client {
+    #[breaker(name = "fa-client", fallback = Self::offline)]
+    pub async fn get(&self, path: &str) -> Result<String, DepError> {
+        Ok(format!("{}{path}", self.base))
+    }
+
+    fn offline(&self, path: &str, err: Error<DepError>) -> Result<String, DepError> {
+        let open = matches!(err, Error::Rejected(Rejection::Open { .. }));
+        Ok(format!("offline {}{path} open={open}", self.base))
+    }
+
+    // An owned argument is moved into the call: a fallback of the error alone still works.
+    #[breaker(name = "fa-client-owned", fallback = Self::gone)]
+    pub async fn put(&self, body: String) -> Result<usize, DepError> {
+        Ok(body.len())
+    }
+
+    fn gone(&self, _: Error<DepError>) -> Result<usize, DepError> {
+        Ok(0)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_method_fallback_gets_self_first() {
+    let c = Client { base: "https://x/" };
+    assert_eq!(c.get("a").await, Ok("https://x/a".into()));
+    registry().breaker("fa-client").unwrap().force_open();
+    assert_eq!(c.get("b").await, Ok("offline https://x/b open=true".into()));
+    registry().breaker("fa-client-owned").unwrap().force_open();
+    assert_eq!(c.put("four".into()).await, Ok(0));
+}
+
+#[breaker(name = "fa-closure", fallback = |id: &u64, _e| Ok(*id * 10))]
+async fn closure_with_args(id: u64) -> Result<u64, DepError> {
+    Err(DepError::Down)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_closure_fallback_may_take_the_arguments_too() {
+    assert_eq!(closure_with_args(4).await, Ok(40));
+}
