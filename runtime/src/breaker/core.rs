@@ -132,6 +132,10 @@ impl Core {
 
     #[cold]
     fn admit_slow(&self, mut w: Word) -> Result<Admission, Rejection> {
+        if w.state() == State::ForcedOpen {
+            // Held open by an operator: no deadline to compare, so no clock read.
+            return Err(self.rejection(State::ForcedOpen, None));
+        }
         let now = self.clock.now();
         loop {
             match w.state() {
@@ -216,20 +220,26 @@ impl Core {
         }
     }
 
-    /// Opens the breaker when the window's totals say so. Called after each recorded call.
+    /// Opens the breaker when the window's totals say so. Called after each recorded call
+    /// that could raise a rate (the window returns no totals for one that cannot).
     #[inline]
     pub(crate) fn judge(&self, gen: u64, t: Totals) {
-        if t.calls < u64::from(self.config.min_calls) {
+        let c = &self.config;
+        let failing = t.failures * 100 >= u64::from(c.failure_rate) * t.calls;
+        let slow = c.slow.filter(|r| r.trips(t.slow, t.calls));
+        if t.calls < u64::from(c.min_calls) {
+            // A rate at the threshold waits for calls: then a success may trip it too.
+            self.window.arm(t.calls > 0 && (failing || slow.is_some()));
             return;
         }
-        let c = &self.config;
-        let reason = if t.failures * 100 >= u64::from(c.failure_rate) * t.calls {
+        self.window.arm(false);
+        let reason = if failing {
             Reason::FailureRate {
                 rate: pct(t.failures, t.calls),
                 threshold: c.failure_rate,
                 calls: t.calls,
             }
-        } else if let Some(rule) = c.slow.filter(|r| r.trips(t.slow, t.calls)) {
+        } else if let Some(rule) = slow {
             Reason::SlowRate {
                 rate: pct(t.slow, t.calls),
                 threshold: rule.rate,

@@ -75,10 +75,23 @@ impl<'a> Permit<'a> {
     /// Runs the call under its timeout and the slow-call watch.
     ///
     /// Returns `Err(after)` when the timeout elapsed (the call's future is dropped).
-    /// Without a timeout or slow rule this is a plain `.await`: no timer is created.
+    ///
+    /// The clock is read only once the first poll of the call returns `Pending`: a call that
+    /// answers within its first poll (a cache hit, a ready channel) never touches the clock
+    /// here and is recorded with a latency of zero, and its timers are never created. For a
+    /// call that waits, latency, slow bound and timeout run from the end of that first poll,
+    /// so they leave out its synchronous part (normally microseconds; on a paused clock,
+    /// nothing, since virtual time cannot move inside a poll). Like `tokio::time::timeout`,
+    /// a future that answers when first polled is never timed out.
     pub(crate) async fn drive<F: Future>(&mut self, fut: F) -> Result<F::Output, Duration> {
+        let mut fut = pin!(fut);
+        if let Poll::Ready(v) = poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await {
+            return Ok(v);
+        }
         let start = Instant::now();
         self.start = Some(start);
+        // The call was just polled (and holds this task's waker): the next poll waits for it.
+        let mut woken = false;
         // A deadline past the clock's range is no deadline (`Instant + Duration` would panic).
         let within = |d: &Duration| start.checked_add(*d).is_some();
         let timeout = self.timeout().filter(within);
@@ -93,16 +106,23 @@ impl<'a> Permit<'a> {
             .filter(within)
             .filter(|s| timeout.is_none_or(|t| *s < t));
         if slow.is_none() && timeout.is_none() {
-            return Ok(fut.await);
+            return Ok(poll_fn(|cx| {
+                if !std::mem::replace(&mut woken, true) {
+                    return Poll::Pending;
+                }
+                fut.as_mut().poll(cx)
+            })
+            .await);
         }
-        let mut fut = pin!(fut);
         let first = start + slow.or(timeout).unwrap_or_default();
         let mut timer = pin!(sleep_until(first));
         let mut watching_slow = slow.is_some();
         let mut timer_live = true;
         poll_fn(|cx| {
-            if let Poll::Ready(v) = fut.as_mut().poll(cx) {
-                return Poll::Ready(Ok(v));
+            if std::mem::replace(&mut woken, true) {
+                if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+                    return Poll::Ready(Ok(v));
+                }
             }
             while timer_live && timer.as_mut().poll(cx).is_ready() {
                 if watching_slow {
@@ -136,9 +156,11 @@ impl<'a> Permit<'a> {
             slow: true,
             latency: bound,
         };
-        let (ticket, totals) = core.window.record(core.clock.now(), sample);
+        let (ticket, totals) = core.window.record(|| core.clock.now(), sample);
         self.slow_ticket = Some(ticket);
-        core.judge(self.gen, totals);
+        if let Some(t) = totals {
+            core.judge(self.gen, t);
+        }
     }
 
     fn is_current(&self) -> bool {
@@ -176,8 +198,9 @@ impl<'a> Permit<'a> {
         if matches!(outcome, Outcome::Cancelled | Outcome::BulkheadFull) {
             return;
         }
-        let now = Instant::now();
-        let latency = self.start.map(|s| now - s).unwrap_or_default();
+        // A call that answered in its first poll was not timed (`drive`): no clock read.
+        let ended = self.start.map(|s| (Instant::now(), s));
+        let latency = ended.map(|(now, s)| now - s).unwrap_or_default();
         let slow =
             outcome == Outcome::TimedOut || core.config.slow.is_some_and(|r| latency >= r.bound);
         if !self.counted_slow && slow {
@@ -187,7 +210,10 @@ impl<'a> Permit<'a> {
             return;
         }
         let failed = outcome.failed();
-        let at = core.clock.nanos(now);
+        let at = || match ended {
+            Some((now, _)) => core.clock.nanos(now),
+            None => core.clock.now(),
+        };
         let totals = match self.slow_ticket {
             Some(t) => {
                 let bound = core.config.slow.map(|r| r.bound).unwrap_or_default();
@@ -195,7 +221,7 @@ impl<'a> Permit<'a> {
                 if !failed {
                     return;
                 }
-                core.window.totals(at)
+                Some(core.window.totals(at()))
             }
             None => {
                 core.window
@@ -210,7 +236,9 @@ impl<'a> Permit<'a> {
                     .1
             }
         };
-        core.judge(self.gen, totals);
+        if let Some(t) = totals {
+            core.judge(self.gen, t);
+        }
     }
 }
 

@@ -5,8 +5,12 @@
 //! counters): the window is approximate by at most the calls that land in the instant a slot
 //! turns over.
 //!
-//! Totals are the sum of the ten slots, read after each call: thirty plain loads of two cache
-//! lines cost less than the read-modify-write on a shared running total that they replace.
+//! Totals are the sum of the ten slots: thirty plain loads of two cache lines cost less than
+//! the read-modify-write on a shared running total that they replace. They are summed only
+//! when the call could raise a rate: a failed or slow call, a call that turned a slot over
+//! (expiry can leave a higher rate), or while the breaker has *armed* the window because its
+//! last judgement saw a rate at the threshold with fewer than `min_calls` calls (so the next
+//! success, by adding a call, may trip it). A success in a healthy window sums nothing.
 //!
 //! Latencies go to two histograms of half a window each (not one per slot), which keeps a
 //! breaker under 1 KiB: percentiles cover the last half to the whole window, never older calls.
@@ -15,7 +19,7 @@ use std::time::Duration;
 
 use super::histogram::{bucket, Counts, Histogram};
 use super::{Sample, Ticket, Totals};
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 
 pub(crate) const SLOTS: u64 = 10;
 /// Slots per histogram generation.
@@ -46,6 +50,8 @@ pub(crate) struct TimeWindow {
     slot_nanos: u64,
     store: Box<Store>,
     head: AtomicU64,
+    /// A success must be judged too (see the module's header).
+    armed: AtomicBool,
 }
 
 impl TimeWindow {
@@ -72,6 +78,7 @@ impl TimeWindow {
             slot_nanos,
             store,
             head: AtomicU64::new(head),
+            armed: AtomicBool::new(false),
         }
     }
 
@@ -86,8 +93,8 @@ impl TimeWindow {
         (g.epoch.load(Acquire) == gen).then_some(&g.hist)
     }
 
-    /// Expires every slot that falls out of the window by `epoch`.
-    fn advance(&self, epoch: u64) {
+    /// Expires every slot that falls out of the window by `epoch`; true if this call did.
+    fn advance(&self, epoch: u64) -> bool {
         let mut head = self.head.load(Acquire);
         while epoch > head {
             match self
@@ -99,10 +106,21 @@ impl TimeWindow {
                     for e in from..=epoch {
                         self.expire(e);
                     }
-                    return;
+                    // Expiry can leave a higher rate behind: the next success is judged too.
+                    self.arm(true);
+                    return true;
                 }
                 Err(h) => head = h,
             }
+        }
+        false
+    }
+
+    /// Whether successes must be judged (the breaker's verdict on the last totals).
+    pub(crate) fn arm(&self, on: bool) {
+        // Read first: the flag rarely changes, and a plain load keeps the line shared.
+        if self.armed.load(Relaxed) != on {
+            self.armed.store(on, Relaxed);
         }
     }
 
@@ -124,13 +142,14 @@ impl TimeWindow {
         }
     }
 
-    pub(crate) fn record(&self, now: u64, sample: Sample) -> (Ticket, Totals) {
+    /// Records a call; the totals come back only when it could raise a rate (module header).
+    pub(crate) fn record(&self, now: u64, sample: Sample) -> (Ticket, Option<Totals>) {
         let epoch = now / self.slot_nanos;
-        self.advance(epoch);
+        let turned = self.advance(epoch);
         let head = self.head.load(Acquire);
         if epoch + SLOTS <= head {
             // Older than the whole window (a call that started long ago): nothing to add.
-            return (Ticket::Time(u64::MAX), self.totals_now());
+            return (Ticket::Time(u64::MAX), turned.then(|| self.totals_now()));
         }
         let s = self.slot(epoch);
         s.calls.fetch_add(1, Relaxed);
@@ -143,7 +162,8 @@ impl TimeWindow {
         if let Some(h) = self.hist(epoch) {
             h.add(bucket(sample.latency));
         }
-        (Ticket::Time(epoch), self.totals_now())
+        let judge = sample.failed || sample.slow || turned || self.armed.load(Relaxed);
+        (Ticket::Time(epoch), judge.then(|| self.totals_now()))
     }
 
     /// Adds a call's final failure and moves its latency from the slow bound to the real one.
