@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::events::{Events, Reason, Transition};
 use super::half_open::{Trials, Verdict};
+use super::successes::Successes;
 use crate::clock::{nanos, Clock};
 use crate::error::Rejection;
 use crate::settings::{BreakerConfig, HalfOpenPolicy};
@@ -22,10 +23,10 @@ use crate::window::{Totals, Window};
 
 const NEVER: u64 = u64::MAX;
 
-/// Lifetime counters, never reset (Prometheus counters must only grow).
+/// Lifetime counters, never reset (Prometheus counters must only grow). Successes are
+/// derived from the window (`successes.rs`), so a healthy call bumps none of these.
 #[derive(Default)]
 pub(crate) struct Counters {
-    pub(crate) succeeded: AtomicU64,
     pub(crate) failed: AtomicU64,
     pub(crate) ignored: AtomicU64,
     pub(crate) timeouts: AtomicU64,
@@ -62,6 +63,7 @@ pub(crate) struct Core {
     pub(crate) window: Window,
     rare: Mutex<Rare>,
     pub(crate) counters: Counters,
+    pub(crate) successes: Successes,
     events: Events,
     /// Address of the keyed call-site template last found to match this breaker's settings
     /// (0: none); lets a keyed lookup skip comparing settings field by field.
@@ -94,6 +96,7 @@ impl Core {
                 opened_in_a_row: 0,
             }),
             counters: Counters::default(),
+            successes: Successes::default(),
             events,
             origin: std::sync::atomic::AtomicUsize::new(0),
         }
@@ -105,6 +108,11 @@ impl Core {
 
     pub(crate) fn state(&self) -> State {
         self.word().state()
+    }
+
+    /// Successful calls over the breaker's life (derived: `successes.rs`).
+    pub(crate) fn succeeded(&self) -> u64 {
+        self.successes.total(self.window.recorded())
     }
 
     pub(crate) fn state_since(&self) -> u64 {

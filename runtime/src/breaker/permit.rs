@@ -44,6 +44,9 @@ pub(crate) struct Permit<'a> {
     slow_ticket: Option<Ticket>,
     /// The slow counter was bumped in flight (even if the window no longer took the sample).
     counted_slow: bool,
+    /// The in-flight slow sample is in the window's lifetime record, counted as not a
+    /// success until the call ends (`successes.rs`).
+    slow_in_window: bool,
     done: bool,
 }
 
@@ -60,6 +63,7 @@ impl<'a> Permit<'a> {
             start: None,
             slow_ticket: None,
             counted_slow: false,
+            slow_in_window: false,
             done: false,
         }
     }
@@ -156,8 +160,13 @@ impl<'a> Permit<'a> {
             slow: true,
             latency: bound,
         };
+        core.successes.other();
         let (ticket, totals) = core.window.record(|| core.clock.now(), sample);
         self.slow_ticket = Some(ticket);
+        self.slow_in_window = ticket.counted();
+        if !self.slow_in_window {
+            core.successes.undo_other();
+        }
         if let Some(t) = totals {
             core.judge(self.gen, t);
         }
@@ -180,23 +189,39 @@ impl<'a> Permit<'a> {
         self.done = true;
         let core = self.core;
         let c = &core.counters;
-        bump(match outcome {
-            Outcome::Success => &c.succeeded,
-            Outcome::Ignored => &c.ignored,
-            Outcome::Failure => &c.failed,
-            Outcome::TimedOut => &c.timeouts,
-            Outcome::Panicked => &c.panicked,
-            Outcome::Cancelled => &c.cancelled,
-            Outcome::BulkheadFull => &c.rejected_full,
-        });
+        // A success bumps no counter: it is derived from the window (`successes.rs`).
+        if let Some(counter) = match outcome {
+            Outcome::Success => None,
+            Outcome::Ignored => Some(&c.ignored),
+            Outcome::Failure => Some(&c.failed),
+            Outcome::TimedOut => Some(&c.timeouts),
+            Outcome::Panicked => Some(&c.panicked),
+            Outcome::Cancelled => Some(&c.cancelled),
+            Outcome::BulkheadFull => Some(&c.rejected_full),
+        } {
+            bump(counter);
+        }
+        let success = outcome == Outcome::Success;
         if self.trial {
+            if success {
+                core.successes.outside();
+            }
             let ran = !matches!(outcome, Outcome::Cancelled | Outcome::BulkheadFull);
             let result = ran.then(|| outcome.failed());
             core.finish_trial(self.gen, result);
             return;
         }
         if matches!(outcome, Outcome::Cancelled | Outcome::BulkheadFull) {
+            // A sample slow in flight stays in the window, and stays "not a success".
             return;
+        }
+        if success && self.slow_ticket.is_some() {
+            // The in-flight sample counted as not a success until now.
+            if self.slow_in_window {
+                core.successes.undo_other();
+            } else {
+                core.successes.outside();
+            }
         }
         // A call that answered in its first poll was not timed (`drive`): no clock read.
         let ended = self.start.map(|s| (Instant::now(), s));
@@ -207,6 +232,9 @@ impl<'a> Permit<'a> {
             bump(&c.slow);
         }
         if !self.is_current() {
+            if success && self.slow_ticket.is_none() {
+                core.successes.outside();
+            }
             return;
         }
         let failed = outcome.failed();
@@ -224,16 +252,23 @@ impl<'a> Permit<'a> {
                 Some(core.window.totals(at()))
             }
             None => {
-                core.window
-                    .record(
-                        at,
-                        Sample {
-                            failed,
-                            slow,
-                            latency,
-                        },
-                    )
-                    .1
+                if !success {
+                    core.successes.other();
+                }
+                let sample = Sample {
+                    failed,
+                    slow,
+                    latency,
+                };
+                let (ticket, totals) = core.window.record(at, sample);
+                if !ticket.counted() {
+                    if success {
+                        core.successes.outside();
+                    } else {
+                        core.successes.undo_other();
+                    }
+                }
+                totals
             }
         };
         if let Some(t) = totals {

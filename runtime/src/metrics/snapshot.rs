@@ -105,7 +105,7 @@ impl BreakerMetrics {
         let load = |a: &AtomicU64| a.load(Relaxed);
         let totals = core.window.totals(now);
         let latency = core.window.latency(now);
-        let (succeeded, failed, ignored) = (load(&c.succeeded), load(&c.failed), load(&c.ignored));
+        let (succeeded, failed, ignored) = (core.succeeded(), load(&c.failed), load(&c.ignored));
         let (timed_out, panicked, cancelled) =
             (load(&c.timeouts), load(&c.panicked), load(&c.cancelled));
         let (rejected, rejected_full) = (load(&c.rejected), load(&c.rejected_full));

@@ -41,7 +41,8 @@ impl CountWindow {
     /// filled a new entry, or it failed or was slow. A success that evicts an entry cannot
     /// raise either rate, so its caller has nothing to judge (and the totals are not loaded).
     pub(crate) fn record(&self, s: Sample) -> (Ticket, Option<Totals>) {
-        let seq = self.next.fetch_add(1, Relaxed);
+        // Release: a reader of `recorded` sees what the caller counted before recording.
+        let seq = self.next.fetch_add(1, Release);
         let i = (seq % self.entries.len() as u64) as usize;
         let new = encode(seq, &s);
         let old = self.entries[i].swap(new, AcqRel);
@@ -103,6 +104,11 @@ impl CountWindow {
                 Err(actual) => cur = actual,
             }
         }
+    }
+
+    /// Calls recorded over the window's life: one sequence number each, never reset.
+    pub(crate) fn recorded(&self) -> u64 {
+        self.next.load(Acquire)
     }
 
     pub(crate) fn totals(&self) -> Totals {

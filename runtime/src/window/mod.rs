@@ -29,6 +29,13 @@ pub(crate) enum Ticket {
     Time(u64),
 }
 
+impl Ticket {
+    /// False for a sample too old for the window, which was not recorded.
+    pub(crate) fn counted(self) -> bool {
+        !matches!(self, Ticket::Time(u64::MAX))
+    }
+}
+
 /// Calls, failures and slow calls currently in the window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Totals {
@@ -91,6 +98,14 @@ impl Window {
                 w.amend(epoch, failed, histogram::bucket(first), to)
             }
             _ => {}
+        }
+    }
+
+    /// Calls recorded over the window's life (never reset): what successes are derived from.
+    pub(crate) fn recorded(&self) -> u64 {
+        match self {
+            Window::Count(w) => w.recorded(),
+            Window::Time(w) => w.recorded(),
         }
     }
 
