@@ -102,6 +102,7 @@ impl BreakerBuilder {
         self
     }
     /// A call at least `bound` long is slow; `rate` percent slow calls open the breaker.
+    /// Calls are timed from the end of their first poll: one that answers within it is 0 long.
     pub fn slow(mut self, bound: Duration, rate: u8) -> Self {
         self.slow_twice |= self.slow.is_some();
         self.slow = Some(SlowRule {
@@ -138,7 +139,9 @@ impl BreakerBuilder {
     pub fn trip_p99(self, bound: Duration) -> Self {
         self.trip_percentile(99, bound)
     }
-    /// Per-call timeout; a timed-out call is a failure and is slow.
+    /// Per-call timeout; a timed-out call is a failure and is slow. It runs from the end of
+    /// the call's first poll; like `tokio::time::timeout`, a call that answers when first
+    /// polled is never timed out.
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = Some(d);
         self
