@@ -244,6 +244,30 @@ mod tests {
     }
 
     #[test]
+    fn time_window_percentiles_count_calls_of_the_first_bucket() {
+        let w = Window::new(WindowKind::Time(Duration::from_secs(10)), 0);
+        let instant = Sample {
+            latency: Duration::ZERO,
+            ..ok()
+        };
+        for _ in 0..99 {
+            w.record(|| 0, instant);
+        }
+        let slow = Sample {
+            latency: Duration::from_secs(8),
+            ..ok()
+        };
+        w.record(|| 0, slow);
+        let c = w.latency(0);
+        assert!(c.quantile(0.5).unwrap() < Duration::from_millis(1));
+        assert!(c.quantile(0.99).unwrap() < Duration::from_millis(1));
+        assert!(c.quantile(1.0).unwrap() > Duration::from_secs(6));
+        assert_eq!(c.0.iter().sum::<u64>(), 100);
+        // Both leave with their slot.
+        assert_eq!(w.latency(10_000_000_001).quantile(0.5), None);
+    }
+
+    #[test]
     fn time_window_percentiles_never_include_calls_older_than_the_window() {
         let s = 1_000_000_000u64;
         let w = Window::new(WindowKind::Time(Duration::from_secs(10)), 0);
