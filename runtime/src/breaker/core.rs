@@ -334,12 +334,12 @@ impl Core {
 
     /// True when away from closed longer than `alert_after`; logs at ERROR once per episode.
     pub(crate) fn check_stuck(&self, now: u64) -> bool {
-        let Some(for_) = self.unhealthy_for(now) else {
-            return false;
-        };
-        if for_ < self.config.alert_after {
+        // Every refusal asks: compare raw nanoseconds first, build durations only when stuck.
+        let since = self.unhealthy_since.load(Relaxed);
+        if since == NEVER || now.saturating_sub(since) < nanos(self.config.alert_after) {
             return false;
         }
+        let for_ = self.unhealthy_for(now).unwrap_or_default();
         if !self.stuck_logged.swap(true, Relaxed) {
             tracing::error!(
                 breaker = %self.config.name,
