@@ -13,7 +13,8 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use failsafe::futures::CircuitBreaker as _;
 use fusebox_benches::settings::*;
 use fusebox_benches::{
-    attr_both, attr_breaker, attr_bulkhead, attr_keyed, block_on, dependency, tenth, Boom,
+    attr_both, attr_breaker, attr_bulkhead, attr_keyed, attr_timed, block_on, dependency,
+    dependency_timeout, tenth, Boom,
 };
 use fusebox_runtime::{Breaker, BreakerConfig, Bulkhead, State};
 use tower::{Service, ServiceExt};
@@ -220,6 +221,45 @@ fn closed_healthy(c: &mut Criterion) {
     let mut layer_count = fusebox_layer(fusebox_count("bench-closed-layer-count"), tower_dep());
     g.bench_function("fusebox BreakerLayer (count window)", |b| {
         b.iter(|| block_on(tower_call(&mut layer_count, next())))
+    });
+    g.finish();
+}
+
+/// Closed, with a latency rule and a timeout: every call is timed, and recloser (which has
+/// neither) runs around `tokio::time::timeout`.
+fn closed_timed(c: &mut Criterion) {
+    let rt = context();
+    let _in_runtime = rt.enter();
+    let mut g = c.benchmark_group("closed_timed");
+    let mut i = 0u64;
+    let mut next = move || {
+        i = i.wrapping_add(1);
+        i
+    };
+    g.bench_function("bare call", |b| {
+        b.iter(|| block_on(dependency(next(), false)))
+    });
+    g.bench_function("bare call in tokio::time::timeout", |b| {
+        b.iter(|| block_on(dependency_timeout(next())))
+    });
+    let timed = Breaker::builder("bench-timed")
+        .failure_rate(FAILURE_RATE)
+        .window(WINDOW)
+        .min_calls(MIN_CALLS)
+        .open_for(OPEN_LONG)
+        .trip_p95(SLOW_BOUND)
+        .timeout(TIMEOUT)
+        .build_detached()
+        .expect("valid settings");
+    g.bench_function("fusebox Breaker::call (trip_p95 + timeout)", |b| {
+        b.iter(|| block_on(timed.call(dependency(next(), false))))
+    });
+    g.bench_function("fusebox #[breaker(trip_p95, timeout)]", |b| {
+        b.iter(|| block_on(attr_timed(next())))
+    });
+    let rc = recloser_cb(OPEN_LONG, 10);
+    g.bench_function("recloser around tokio::time::timeout", |b| {
+        b.iter(|| block_on(rc.call(dependency_timeout(next()))))
     });
     g.finish();
 }
@@ -678,7 +718,7 @@ criterion_group! {
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = closed_healthy, closed_ten_percent_failures, open_rejection,
+    targets = closed_healthy, closed_timed, closed_ten_percent_failures, open_rejection,
         half_open_admission, bulkhead, contention, keyed
 }
 criterion_main!(benches);

@@ -1,13 +1,17 @@
 //! A fixed number of calls of one case, for instruction counts under callgrind:
 //! `valgrind --tool=callgrind target/release/deps/profile-* <case> [calls]`.
 //! Cases: bare, time, count, bulkhead, semaphore, keyed, open, attr, attr_bulkhead, attr_keyed,
-//! failsafe, recloser, tower_bare, concurrency_limit, bulkhead_layer, breaker_layer,
-//! tower_resilience. Run by `cargo bench` it does a short pass.
+//! failsafe, recloser, timed, attr_timed, timeout, recloser_timeout, tripped, tower_bare,
+//! concurrency_limit, bulkhead_layer, breaker_layer, tower_resilience. Run by `cargo bench` it
+//! does a short pass.
 
 use std::hint::black_box;
 
 use failsafe::futures::CircuitBreaker as _;
-use fusebox_benches::{attr_breaker, attr_bulkhead, attr_keyed, block_on, dependency, settings::*};
+use fusebox_benches::{
+    attr_breaker, attr_bulkhead, attr_keyed, attr_timed, block_on, dependency, dependency_timeout,
+    settings::*,
+};
 use fusebox_runtime::{registry, Breaker, Bulkhead};
 use tower::{Layer, Service, ServiceExt};
 
@@ -50,6 +54,20 @@ fn main() {
         .unwrap();
     let open = Breaker::builder("profile-open").build_detached().unwrap();
     open.force_open();
+    let timed = Breaker::builder("profile-timed")
+        .trip_p95(SLOW_BOUND)
+        .timeout(TIMEOUT)
+        .build_detached()
+        .unwrap();
+    let tripped = Breaker::builder("profile-tripped")
+        .window_calls(WINDOW_CALLS)
+        .open_for(OPEN_LONG)
+        .build_detached()
+        .unwrap();
+    for i in 0..100 {
+        let _ = block_on(tripped.call(dependency(i, true)));
+    }
+    assert_eq!(tripped.state(), fusebox_runtime::State::Open);
     let bh = Bulkhead::builder("profile-bulkhead")
         .pool(64)
         .build_detached()
@@ -97,6 +115,11 @@ fn main() {
             "bare" => drop(black_box(block_on(dependency(i, false)))),
             "time" => drop(black_box(block_on(time.call(dependency(i, false))))),
             "count" => drop(black_box(block_on(count.call(dependency(i, false))))),
+            "timed" => drop(black_box(block_on(timed.call(dependency(i, false))))),
+            "attr_timed" => drop(black_box(block_on(attr_timed(i)))),
+            "timeout" => drop(black_box(block_on(dependency_timeout(i)))),
+            "recloser_timeout" => drop(black_box(block_on(rc.call(dependency_timeout(i))))),
+            "tripped" => drop(black_box(block_on(tripped.call(dependency(i, false))))),
             "open" => drop(black_box(block_on(open.call(dependency(i, false))))),
             "bulkhead" => drop(black_box(block_on(bh.call(dependency(i, false))))),
             "semaphore" => drop(black_box(block_on(async {

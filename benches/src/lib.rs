@@ -44,6 +44,21 @@ pub async fn attr_breaker(x: u64, fail: bool) -> Result<u64, Boom> {
     dependency(x, fail).await
 }
 
+/// The dependency behind `#[breaker]` with a latency rule and a timeout (time window).
+#[fusebox::breaker(name = "bench-attr-timed", trip_p95 = "500ms", timeout = "3s")]
+pub async fn attr_timed(x: u64) -> Result<u64, Boom> {
+    dependency(x, false).await
+}
+
+/// The dependency under `tokio::time::timeout`, its elapsed error mapped to the dependency's:
+/// what a peer without timeouts of its own wraps (recloser around it, for the timed cases).
+pub async fn dependency_timeout(x: u64) -> Result<u64, Boom> {
+    match tokio::time::timeout(settings::TIMEOUT, dependency(x, false)).await {
+        Ok(r) => r,
+        Err(_) => Err(Boom),
+    }
+}
+
 /// The dependency behind a keyed `#[breaker]`: one breaker per shard, `bench-attr-keyed/<shard>`.
 #[fusebox::breaker(name = "bench-attr-keyed", key = shard)]
 pub async fn attr_keyed(shard: u64, x: u64) -> Result<u64, Boom> {
@@ -99,4 +114,8 @@ pub mod settings {
     pub const OPEN_SHORT: Duration = Duration::from_micros(1);
     /// Bulkhead pool.
     pub const POOL: usize = 64;
+    /// Latency bound of the timed cases (`trip_p95`).
+    pub const SLOW_BOUND: Duration = Duration::from_millis(500);
+    /// Timeout of the timed cases.
+    pub const TIMEOUT: Duration = Duration::from_secs(3);
 }

@@ -89,6 +89,11 @@ pub fn expand(
             quote_spanned!(out.span=> #pv::from_error(::core::convert::identity(#arg)))
         }
     };
+    // A bulkhead alone takes its own, smaller call future: no breaker timer state to move.
+    let run = match breaker {
+        Some(_) => quote!(#pv::run(#breaker_ref, #bulkhead_ref, #call_var, #failure)),
+        None => quote!(#pv::run_bulkhead(#bulkhead_ref, #call_var)),
+    };
     let (on_ok, on_failed, stale_setup) =
         match (breaker, breaker.and_then(|b| b.stale_for), &breaker_handle) {
             (Some(b), Some(_), Some(handle)) => {
@@ -106,7 +111,7 @@ pub fn expand(
             #bulkhead_setup
             #stale_setup
             let #call_var = #call;
-            match #pv::run(#breaker_ref, #bulkhead_ref, #call_var, #failure).await {
+            match #run.await {
                 #pv::Completion::Ok(#value) => #on_ok,
                 #pv::Completion::Ignored(#err) => #on_ignored,
                 #pv::Completion::Failed(#err) => #on_failed,

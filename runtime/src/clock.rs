@@ -20,7 +20,11 @@ impl Clock {
 
     /// Nanoseconds since the base; saturates at zero for instants before it.
     pub(crate) fn nanos(&self, at: Instant) -> u64 {
-        at.saturating_duration_since(self.base).as_nanos() as u64
+        // u64 arithmetic (no u128 multiply): saturates after ~584 years.
+        let d = at.saturating_duration_since(self.base);
+        d.as_secs()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(d.subsec_nanos()))
     }
 
     pub(crate) fn now(&self) -> u64 {

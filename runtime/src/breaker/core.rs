@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::events::{Events, Reason, Transition};
 use super::half_open::{Rule, TrialResult, Trials, Verdict};
+use super::successes::Successes;
 use crate::clock::{nanos, Clock};
 use crate::error::Rejection;
 use crate::settings::{BreakerConfig, HalfOpenPolicy};
@@ -22,10 +23,10 @@ use crate::window::{Totals, Window};
 
 const NEVER: u64 = u64::MAX;
 
-/// Lifetime counters, never reset (Prometheus counters must only grow).
+/// Lifetime counters, never reset (Prometheus counters must only grow). Successes are
+/// derived from the window (`successes.rs`), so a healthy call bumps none of these.
 #[derive(Default)]
 pub(crate) struct Counters {
-    pub(crate) succeeded: AtomicU64,
     pub(crate) failed: AtomicU64,
     pub(crate) ignored: AtomicU64,
     pub(crate) timeouts: AtomicU64,
@@ -66,6 +67,7 @@ pub(crate) struct Core {
     pub(crate) window: Window,
     rare: Mutex<Rare>,
     pub(crate) counters: Counters,
+    pub(crate) successes: Successes,
     events: Events,
     /// Address of the keyed call-site template last found to match this breaker's settings
     /// (0: none); lets a keyed lookup skip comparing settings field by field.
@@ -98,6 +100,7 @@ impl Core {
                 opened_in_a_row: 0,
             }),
             counters: Counters::default(),
+            successes: Successes::default(),
             events,
             origin: std::sync::atomic::AtomicUsize::new(0),
         }
@@ -109,6 +112,11 @@ impl Core {
 
     pub(crate) fn state(&self) -> State {
         self.word().state()
+    }
+
+    /// Successful calls over the breaker's life (derived: `successes.rs`).
+    pub(crate) fn succeeded(&self) -> u64 {
+        self.successes.total(self.window.recorded())
     }
 
     pub(crate) fn state_since(&self) -> u64 {
@@ -141,6 +149,10 @@ impl Core {
 
     #[cold]
     fn admit_slow(&self, mut w: Word) -> Result<Admission, Rejection> {
+        if w.state() == State::ForcedOpen {
+            // Held open by an operator: no deadline to compare, so no clock read.
+            return Err(self.rejection(State::ForcedOpen, None));
+        }
         let now = self.clock.now();
         loop {
             match w.state() {
@@ -233,20 +245,26 @@ impl Core {
         }
     }
 
-    /// Opens the breaker when the window's totals say so. Called after each recorded call.
+    /// Opens the breaker when the window's totals say so. Called after each recorded call
+    /// that could raise a rate (the window returns no totals for one that cannot).
     #[inline]
     pub(crate) fn judge(&self, gen: u64, t: Totals) {
-        if t.calls < u64::from(self.config.min_calls()) {
+        let c = &self.config;
+        let failing = t.failures * 100 >= u64::from(c.failure_rate()) * t.calls;
+        let slow = c.slow().filter(|r| r.trips(t.slow, t.calls));
+        if t.calls < u64::from(c.min_calls()) {
+            // A rate at the threshold waits for calls: then a success may trip it too.
+            self.window.arm(t.calls > 0 && (failing || slow.is_some()));
             return;
         }
-        let c = &self.config;
-        let reason = if t.failures * 100 >= u64::from(c.failure_rate()) * t.calls {
+        self.window.arm(false);
+        let reason = if failing {
             Reason::FailureRate {
                 rate: pct(t.failures, t.calls),
                 threshold: c.failure_rate(),
                 calls: t.calls,
             }
-        } else if let Some(rule) = c.slow().filter(|r| r.trips(t.slow, t.calls)) {
+        } else if let Some(rule) = slow {
             Reason::SlowRate {
                 rate: pct(t.slow, t.calls),
                 threshold: rule.rate,
@@ -333,12 +351,12 @@ impl Core {
 
     /// True when away from closed longer than `alert_after`; logs at ERROR once per episode.
     pub(crate) fn check_stuck(&self, now: u64) -> bool {
-        let Some(for_) = self.unhealthy_for(now) else {
-            return false;
-        };
-        if for_ < self.config.alert_after() {
+        // Every refusal asks: compare raw nanoseconds first, build durations only when stuck.
+        let since = self.unhealthy_since.load(Relaxed);
+        if since == NEVER || now.saturating_sub(since) < nanos(self.config.alert_after()) {
             return false;
         }
+        let for_ = self.unhealthy_for(now).unwrap_or_default();
         if !self.stuck_logged.swap(true, Relaxed) {
             tracing::error!(
                 breaker = %self.config.name,

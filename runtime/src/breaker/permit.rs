@@ -45,6 +45,9 @@ pub(crate) struct Permit<'a> {
     slow_ticket: Option<Ticket>,
     /// The slow counter was bumped in flight (even if the window no longer took the sample).
     counted_slow: bool,
+    /// The in-flight slow sample is in the window's lifetime record, counted as not a
+    /// success until the call ends (`successes.rs`).
+    slow_in_window: bool,
     done: bool,
 }
 
@@ -61,6 +64,7 @@ impl<'a> Permit<'a> {
             start: None,
             slow_ticket: None,
             counted_slow: false,
+            slow_in_window: false,
             done: false,
         }
     }
@@ -76,10 +80,23 @@ impl<'a> Permit<'a> {
     /// Runs the call under its timeout and the slow-call watch.
     ///
     /// Returns `Err(after)` when the timeout elapsed (the call's future is dropped).
-    /// Without a timeout or slow rule this is a plain `.await`: no timer is created.
+    ///
+    /// The clock is read only once the first poll of the call returns `Pending`: a call that
+    /// answers within its first poll (a cache hit, a ready channel) never touches the clock
+    /// here and is recorded with a latency of zero, and its timers are never created. For a
+    /// call that waits, latency, slow bound and timeout run from the end of that first poll,
+    /// so they leave out its synchronous part (normally microseconds; on a paused clock,
+    /// nothing, since virtual time cannot move inside a poll). Like `tokio::time::timeout`,
+    /// a future that answers when first polled is never timed out.
     pub(crate) async fn drive<F: Future>(&mut self, fut: F) -> Result<F::Output, Duration> {
+        let mut fut = pin!(fut);
+        if let Poll::Ready(v) = poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await {
+            return Ok(v);
+        }
         let start = Instant::now();
         self.start = Some(start);
+        // The call was just polled (and holds this task's waker): the next poll waits for it.
+        let mut woken = false;
         // A deadline past the clock's range is no deadline (`Instant + Duration` would panic).
         let within = |d: &Duration| start.checked_add(*d).is_some();
         let timeout = self.timeout().filter(within);
@@ -94,16 +111,23 @@ impl<'a> Permit<'a> {
             .filter(within)
             .filter(|s| timeout.is_none_or(|t| *s < t));
         if slow.is_none() && timeout.is_none() {
-            return Ok(fut.await);
+            return Ok(poll_fn(|cx| {
+                if !std::mem::replace(&mut woken, true) {
+                    return Poll::Pending;
+                }
+                fut.as_mut().poll(cx)
+            })
+            .await);
         }
-        let mut fut = pin!(fut);
         let first = start + slow.or(timeout).unwrap_or_default();
         let mut timer = pin!(sleep_until(first));
         let mut watching_slow = slow.is_some();
         let mut timer_live = true;
         poll_fn(|cx| {
-            if let Poll::Ready(v) = fut.as_mut().poll(cx) {
-                return Poll::Ready(Ok(v));
+            if std::mem::replace(&mut woken, true) {
+                if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+                    return Poll::Ready(Ok(v));
+                }
             }
             while timer_live && timer.as_mut().poll(cx).is_ready() {
                 if watching_slow {
@@ -137,9 +161,16 @@ impl<'a> Permit<'a> {
             slow: true,
             latency: bound,
         };
-        let (ticket, totals) = core.window.record(core.clock.now(), sample);
+        core.successes.other();
+        let (ticket, totals) = core.window.record(|| core.clock.now(), sample);
         self.slow_ticket = Some(ticket);
-        core.judge(self.gen, totals);
+        self.slow_in_window = ticket.counted();
+        if !self.slow_in_window {
+            core.successes.undo_other();
+        }
+        if let Some(t) = totals {
+            core.judge(self.gen, t);
+        }
     }
 
     fn is_current(&self) -> bool {
@@ -159,16 +190,23 @@ impl<'a> Permit<'a> {
         self.done = true;
         let core = self.core;
         let c = &core.counters;
-        bump(match outcome {
-            Outcome::Success => &c.succeeded,
-            Outcome::Ignored => &c.ignored,
-            Outcome::Failure => &c.failed,
-            Outcome::TimedOut => &c.timeouts,
-            Outcome::Panicked => &c.panicked,
-            Outcome::Cancelled => &c.cancelled,
-            Outcome::BulkheadFull => &c.rejected_full,
-        });
+        // A success bumps no counter: it is derived from the window (`successes.rs`).
+        if let Some(counter) = match outcome {
+            Outcome::Success => None,
+            Outcome::Ignored => Some(&c.ignored),
+            Outcome::Failure => Some(&c.failed),
+            Outcome::TimedOut => Some(&c.timeouts),
+            Outcome::Panicked => Some(&c.panicked),
+            Outcome::Cancelled => Some(&c.cancelled),
+            Outcome::BulkheadFull => Some(&c.rejected_full),
+        } {
+            bump(counter);
+        }
+        let success = outcome == Outcome::Success;
         if self.trial {
+            if success {
+                core.successes.outside();
+            }
             let ran = !matches!(outcome, Outcome::Cancelled | Outcome::BulkheadFull);
             let result = ran.then(|| {
                 // Slow by the trial bound (`half_open_slow`, else the slow rule's), as closed
@@ -188,20 +226,36 @@ impl<'a> Permit<'a> {
             return;
         }
         if matches!(outcome, Outcome::Cancelled | Outcome::BulkheadFull) {
+            // A sample slow in flight stays in the window, and stays "not a success".
             return;
         }
-        let now = Instant::now();
-        let latency = self.start.map(|s| now - s).unwrap_or_default();
+        if success && self.slow_ticket.is_some() {
+            // The in-flight sample counted as not a success until now.
+            if self.slow_in_window {
+                core.successes.undo_other();
+            } else {
+                core.successes.outside();
+            }
+        }
+        // A call that answered in its first poll was not timed (`drive`): no clock read.
+        let ended = self.start.map(|s| (Instant::now(), s));
+        let latency = ended.map(|(now, s)| now - s).unwrap_or_default();
         let slow =
             outcome == Outcome::TimedOut || core.config.slow().is_some_and(|r| latency >= r.bound);
         if !self.counted_slow && slow {
             bump(&c.slow);
         }
         if !self.is_current() {
+            if success && self.slow_ticket.is_none() {
+                core.successes.outside();
+            }
             return;
         }
         let failed = outcome.failed();
-        let at = core.clock.nanos(now);
+        let at = || match ended {
+            Some((now, _)) => core.clock.nanos(now),
+            None => core.clock.now(),
+        };
         let totals = match self.slow_ticket {
             Some(t) => {
                 let bound = core.config.slow().map(|r| r.bound).unwrap_or_default();
@@ -209,22 +263,31 @@ impl<'a> Permit<'a> {
                 if !failed {
                     return;
                 }
-                core.window.totals(at)
+                Some(core.window.totals(at()))
             }
             None => {
-                core.window
-                    .record(
-                        at,
-                        Sample {
-                            failed,
-                            slow,
-                            latency,
-                        },
-                    )
-                    .1
+                if !success {
+                    core.successes.other();
+                }
+                let sample = Sample {
+                    failed,
+                    slow,
+                    latency,
+                };
+                let (ticket, totals) = core.window.record(at, sample);
+                if !ticket.counted() {
+                    if success {
+                        core.successes.outside();
+                    } else {
+                        core.successes.undo_other();
+                    }
+                }
+                totals
             }
         };
-        core.judge(self.gen, totals);
+        if let Some(t) = totals {
+            core.judge(self.gen, t);
+        }
     }
 }
 

@@ -35,7 +35,10 @@ pub struct BreakerMetrics {
     pub time_in_state: Duration,
     /// Every call that asked to go through: the sum of the outcomes below plus `rejected`.
     pub calls: u64,
-    /// Calls that returned `Ok`.
+    /// Calls that returned `Ok`. Derived from the window's lifetime record of calls rather
+    /// than counted per call (so a healthy call bumps no counter of its own): exact once the
+    /// calls in flight have finished, it may lag a call finishing during the snapshot, and
+    /// never goes down from one snapshot to the next.
     pub succeeded: u64,
     /// Calls that returned a counted `Err`.
     pub failed: u64,
@@ -72,6 +75,10 @@ pub struct BreakerMetrics {
         )
     )]
     /// Latency percentiles over the window (`None` when the window is empty).
+    ///
+    /// A call is timed from the end of its first poll to its answer; a call that answers
+    /// within its first poll (a cache hit, a ready value) reads no clock and counts as zero.
+    /// The slow rule and the timeout use the same measure.
     pub p50: Option<Duration>,
     #[cfg_attr(
         feature = "serde",
@@ -137,7 +144,7 @@ impl BreakerMetrics {
         let load = |a: &AtomicU64| a.load(Relaxed);
         let totals = core.window.totals(now);
         let latency = core.window.latency(now);
-        let (succeeded, failed, ignored) = (load(&c.succeeded), load(&c.failed), load(&c.ignored));
+        let (succeeded, failed, ignored) = (core.succeeded(), load(&c.failed), load(&c.ignored));
         let (timed_out, panicked, cancelled) =
             (load(&c.timeouts), load(&c.panicked), load(&c.cancelled));
         let by_reason = RejectedByReason {

@@ -75,7 +75,9 @@ impl BreakerBuilder {
         trip_p95(bound: Duration);
         /// `trip_percentile(99, bound)`.
         trip_p99(bound: Duration);
-        /// Per-call timeout; a timed-out call is a failure and is slow.
+        /// Per-call timeout; a timed-out call is a failure and is slow. It runs from the end of
+        /// the call's first poll; like `tokio::time::timeout`, a call that answers when first
+        /// polled is never timed out.
         timeout(d: Duration);
         /// Timeout of trial calls in half-open (default: `timeout`).
         half_open_timeout(d: Duration);

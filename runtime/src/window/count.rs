@@ -37,26 +37,43 @@ impl CountWindow {
         }
     }
 
-    pub(crate) fn record(&self, s: Sample) -> (Ticket, Totals) {
-        let seq = self.next.fetch_add(1, Relaxed);
+    /// Records a call. The totals come back only when this call could raise a rate: it
+    /// filled a new entry, or it failed or was slow. A success that evicts an entry cannot
+    /// raise either rate, so its caller has nothing to judge (and the totals are not loaded).
+    pub(crate) fn record(&self, s: Sample) -> (Ticket, Option<Totals>) {
+        // Release: a reader of `recorded` sees what the caller counted before recording.
+        let seq = self.next.fetch_add(1, Release);
         let i = (seq % self.entries.len() as u64) as usize;
         let new = encode(seq, &s);
         let old = self.entries[i].swap(new, AcqRel);
         let (from, to) = (((old >> 2) & 0x3f) as usize, ((new >> 2) & 0x3f) as usize);
         let calls = if old == 0 {
             self.hist.add(to);
-            self.calls.fetch_add(1, Relaxed) + 1
+            Some(self.calls.fetch_add(1, Relaxed) + 1)
         } else {
             // Steady latencies mostly evict an entry of their own bucket: nothing to move.
             if from != to {
                 self.hist.sub(from);
                 self.hist.add(to);
             }
-            self.calls.load(Relaxed)
+            None
         };
+        let flags = FAILED | SLOW;
+        if calls.is_none() && new & flags == 0 {
+            // Only a flag of the evicted entry can change: the rates can only fall.
+            if old & flags != 0 {
+                self.adjust(&self.failures, old, new, FAILED);
+                self.adjust(&self.slow, old, new, SLOW);
+            }
+            return (Ticket::Count(seq), None);
+        }
         let failures = self.adjust(&self.failures, old, new, FAILED);
         let slow = self.adjust(&self.slow, old, new, SLOW);
-        (Ticket::Count(seq), Totals::clamped(calls, failures, slow))
+        let calls = calls.unwrap_or_else(|| self.calls.load(Relaxed));
+        (
+            Ticket::Count(seq),
+            Some(Totals::clamped(calls, failures, slow)),
+        )
     }
 
     /// Moves a total by the flag's change between the evicted and the new entry.
@@ -87,6 +104,11 @@ impl CountWindow {
                 Err(actual) => cur = actual,
             }
         }
+    }
+
+    /// Calls recorded over the window's life: one sequence number each, never reset.
+    pub(crate) fn recorded(&self) -> u64 {
+        self.next.load(Acquire)
     }
 
     pub(crate) fn totals(&self) -> Totals {

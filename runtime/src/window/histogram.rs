@@ -12,8 +12,15 @@ pub(crate) const BUCKETS: usize = 40;
 const FIRST: u32 = 14;
 
 /// The bucket of a latency.
+#[inline]
 pub(crate) fn bucket(d: Duration) -> usize {
-    let us = (d.as_micros().min(u128::from(u64::MAX)) as u64).max(1);
+    // In u64 (no u128 division): seconds past 2^44 µs land in the last bucket either way.
+    let us = d
+        .as_secs()
+        .min(1 << 44)
+        .saturating_mul(1_000_000)
+        .saturating_add(u64::from(d.subsec_micros()))
+        .max(1);
     let k = 63 - us.leading_zeros();
     let half = if k >= 1 {
         ((us >> (k - 1)) & 1) as u32

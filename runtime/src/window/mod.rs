@@ -1,6 +1,7 @@
 //! Sliding windows of recent calls: count-based (the last N) and time-based (the last T).
 //!
-//! Both keep running totals so judging a rate after each call is three loads, not a scan.
+//! Judging a rate after a call is a few loads, never a scan, and is skipped for a call that
+//! cannot raise a rate (see `record`).
 
 mod count;
 pub(crate) mod histogram;
@@ -26,6 +27,13 @@ pub(crate) struct Sample {
 pub(crate) enum Ticket {
     Count(u64),
     Time(u64),
+}
+
+impl Ticket {
+    /// False for a sample too old for the window, which was not recorded.
+    pub(crate) fn counted(self) -> bool {
+        !matches!(self, Ticket::Time(u64::MAX))
+    }
 }
 
 /// Calls, failures and slow calls currently in the window.
@@ -62,10 +70,21 @@ impl Window {
         }
     }
 
-    pub(crate) fn record(&self, now: u64, s: Sample) -> (Ticket, Totals) {
+    /// Records a call at `now` (read only by a time window: a count window needs no clock).
+    /// The totals come back only when the call could raise a rate, i.e. when there is
+    /// something to judge.
+    pub(crate) fn record(&self, now: impl FnOnce() -> u64, s: Sample) -> (Ticket, Option<Totals>) {
         match self {
             Window::Count(w) => w.record(s),
-            Window::Time(w) => w.record(now, s),
+            Window::Time(w) => w.record(now(), s),
+        }
+    }
+
+    /// Tells a time window whether a success must be judged: the last judgement saw a rate
+    /// at the threshold with too few calls to trip.
+    pub(crate) fn arm(&self, on: bool) {
+        if let Window::Time(w) = self {
+            w.arm(on);
         }
     }
 
@@ -79,6 +98,14 @@ impl Window {
                 w.amend(epoch, failed, histogram::bucket(first), to)
             }
             _ => {}
+        }
+    }
+
+    /// Calls recorded over the window's life (never reset): what successes are derived from.
+    pub(crate) fn recorded(&self) -> u64 {
+        match self {
+            Window::Count(w) => w.recorded(),
+            Window::Time(w) => w.recorded(),
         }
     }
 
@@ -126,7 +153,7 @@ mod tests {
     fn count_window_keeps_the_last_n() {
         let w = Window::new(WindowKind::Calls(10), 0);
         for _ in 0..10 {
-            w.record(0, fail());
+            w.record(|| 0, fail());
         }
         assert_eq!(
             w.totals(0),
@@ -137,7 +164,7 @@ mod tests {
             }
         );
         for _ in 0..7 {
-            w.record(0, ok());
+            w.record(|| 0, ok());
         }
         assert_eq!(
             w.totals(0),
@@ -155,8 +182,8 @@ mod tests {
     fn time_window_forgets_calls_older_than_the_window() {
         let s = 1_000_000_000u64;
         let w = Window::new(WindowKind::Time(Duration::from_secs(10)), 0);
-        w.record(0, fail());
-        w.record(5 * s, ok());
+        w.record(|| 0, fail());
+        w.record(|| 5 * s, ok());
         assert_eq!(w.totals(9 * s).calls, 2);
         assert_eq!(
             w.totals(10 * s + 1),
@@ -167,7 +194,7 @@ mod tests {
             }
         );
         assert_eq!(w.totals(100 * s), Totals::default());
-        w.record(100 * s, fail());
+        w.record(|| 100 * s, fail());
         assert_eq!(
             w.totals(100 * s),
             Totals {
@@ -186,7 +213,7 @@ mod tests {
         ] {
             let w = Window::new(kind, 0);
             let first = Sample { slow: true, ..ok() };
-            let (t, _) = w.record(0, first);
+            let (t, _) = w.record(|| 0, first);
             w.amend(t, first.latency, true, Duration::from_secs(8));
             assert_eq!(
                 w.totals(0),
@@ -204,16 +231,40 @@ mod tests {
     fn latency_counts_follow_the_window() {
         let w = Window::new(WindowKind::Calls(2), 0);
         w.record(
-            0,
+            || 0,
             Sample {
                 latency: Duration::from_secs(8),
                 ..ok()
             },
         );
-        w.record(0, ok());
-        w.record(0, ok());
+        w.record(|| 0, ok());
+        w.record(|| 0, ok());
         let p99 = w.latency(0).quantile(0.99).unwrap();
         assert!(p99 < Duration::from_millis(10), "{p99:?}");
+    }
+
+    #[test]
+    fn time_window_percentiles_count_calls_of_the_first_bucket() {
+        let w = Window::new(WindowKind::Time(Duration::from_secs(10)), 0);
+        let instant = Sample {
+            latency: Duration::ZERO,
+            ..ok()
+        };
+        for _ in 0..99 {
+            w.record(|| 0, instant);
+        }
+        let slow = Sample {
+            latency: Duration::from_secs(8),
+            ..ok()
+        };
+        w.record(|| 0, slow);
+        let c = w.latency(0);
+        assert!(c.quantile(0.5).unwrap() < Duration::from_millis(1));
+        assert!(c.quantile(0.99).unwrap() < Duration::from_millis(1));
+        assert!(c.quantile(1.0).unwrap() > Duration::from_secs(6));
+        assert_eq!(c.0.iter().sum::<u64>(), 100);
+        // Both leave with their slot.
+        assert_eq!(w.latency(10_000_000_001).quantile(0.5), None);
     }
 
     #[test]
@@ -224,8 +275,8 @@ mod tests {
             latency: Duration::from_secs(8),
             ..ok()
         };
-        w.record(0, slow);
-        w.record(6 * s, ok());
+        w.record(|| 0, slow);
+        w.record(|| 6 * s, ok());
         let p99 = w.latency(9 * s).quantile(0.99).unwrap();
         assert!(
             p99 > Duration::from_secs(6),

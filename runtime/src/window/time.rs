@@ -5,17 +5,23 @@
 //! counters): the window is approximate by at most the calls that land in the instant a slot
 //! turns over.
 //!
-//! Totals are the sum of the ten slots, read after each call: thirty plain loads of two cache
-//! lines cost less than the read-modify-write on a shared running total that they replace.
+//! Totals are the sum of the ten slots: thirty plain loads of two cache lines cost less than
+//! the read-modify-write on a shared running total that they replace. They are summed only
+//! when the call could raise a rate: a failed or slow call, a call that turned a slot over
+//! (expiry can leave a higher rate), or while the breaker has *armed* the window because its
+//! last judgement saw a rate at the threshold with fewer than `min_calls` calls (so the next
+//! success, by adding a call, may trip it). A success in a healthy window sums nothing.
 //!
 //! Latencies go to two histograms of half a window each (not one per slot), which keeps a
 //! breaker under 1 KiB: percentiles cover the last half to the whole window, never older calls.
+//! The first bucket (the fastest calls, and every call that answered in its first poll) is
+//! not counted per call but derived: a generation's calls in its slots less its timed ones.
 
 use std::time::Duration;
 
 use super::histogram::{bucket, Counts, Histogram};
 use super::{Sample, Ticket, Totals};
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 
 pub(crate) const SLOTS: u64 = 10;
 /// Slots per histogram generation.
@@ -46,6 +52,10 @@ pub(crate) struct TimeWindow {
     slot_nanos: u64,
     store: Box<Store>,
     head: AtomicU64,
+    /// A success must be judged too (see the module's header).
+    armed: AtomicBool,
+    /// Calls of expired slots: with the live slots, every call recorded over the window's life.
+    retired: AtomicU64,
 }
 
 impl TimeWindow {
@@ -72,6 +82,8 @@ impl TimeWindow {
             slot_nanos,
             store,
             head: AtomicU64::new(head),
+            armed: AtomicBool::new(false),
+            retired: AtomicU64::new(0),
         }
     }
 
@@ -86,8 +98,8 @@ impl TimeWindow {
         (g.epoch.load(Acquire) == gen).then_some(&g.hist)
     }
 
-    /// Expires every slot that falls out of the window by `epoch`.
-    fn advance(&self, epoch: u64) {
+    /// Expires every slot that falls out of the window by `epoch`; true if this call did.
+    fn advance(&self, epoch: u64) -> bool {
         let mut head = self.head.load(Acquire);
         while epoch > head {
             match self
@@ -99,10 +111,21 @@ impl TimeWindow {
                     for e in from..=epoch {
                         self.expire(e);
                     }
-                    return;
+                    // Expiry can leave a higher rate behind: the next success is judged too.
+                    self.arm(true);
+                    return true;
                 }
                 Err(h) => head = h,
             }
+        }
+        false
+    }
+
+    /// Whether successes must be judged (the breaker's verdict on the last totals).
+    pub(crate) fn arm(&self, on: bool) {
+        // Read first: the flag rarely changes, and a plain load keeps the line shared.
+        if self.armed.load(Relaxed) != on {
+            self.armed.store(on, Relaxed);
         }
     }
 
@@ -112,7 +135,10 @@ impl TimeWindow {
         let s = self.slot(epoch);
         // Swaps, not stores: a read-modify-write orders with a racing writer's increment,
         // so that increment is either expired with the slot or kept whole, never half of both.
-        s.calls.swap(0, AcqRel);
+        let calls = s.calls.swap(0, AcqRel);
+        if calls != 0 {
+            self.retired.fetch_add(u64::from(calls), AcqRel);
+        }
         s.failures.swap(0, AcqRel);
         s.slow.swap(0, AcqRel);
         if epoch % PER_GEN == 0 {
@@ -124,26 +150,41 @@ impl TimeWindow {
         }
     }
 
-    pub(crate) fn record(&self, now: u64, sample: Sample) -> (Ticket, Totals) {
-        let epoch = now / self.slot_nanos;
-        self.advance(epoch);
+    /// Records a call; the totals come back only when it could raise a rate (module header).
+    pub(crate) fn record(&self, now: u64, sample: Sample) -> (Ticket, Option<Totals>) {
         let head = self.head.load(Acquire);
+        // Most calls land in the head slot: one multiply tells, where a division costs ~40 cycles.
+        let (epoch, turned, head) =
+            if now.wrapping_sub(head.wrapping_mul(self.slot_nanos)) < self.slot_nanos {
+                (head, false, head)
+            } else {
+                let epoch = now / self.slot_nanos;
+                let turned = self.advance(epoch);
+                (epoch, turned, self.head.load(Acquire))
+            };
         if epoch + SLOTS <= head {
             // Older than the whole window (a call that started long ago): nothing to add.
-            return (Ticket::Time(u64::MAX), self.totals_now());
+            return (Ticket::Time(u64::MAX), turned.then(|| self.totals_now()));
         }
         let s = self.slot(epoch);
-        s.calls.fetch_add(1, Relaxed);
+        // Release: a reader of `recorded` sees what the caller counted before recording.
+        s.calls.fetch_add(1, Release);
         if sample.failed {
             s.failures.fetch_add(1, Relaxed);
         }
         if sample.slow {
             s.slow.fetch_add(1, Relaxed);
         }
-        if let Some(h) = self.hist(epoch) {
-            h.add(bucket(sample.latency));
+        // The first bucket is not counted here but derived in `latency` (calls less timed
+        // ones), so a fast call (one that answered in its first poll) adds to no histogram.
+        let b = bucket(sample.latency);
+        if b != 0 {
+            if let Some(h) = self.hist(epoch) {
+                h.add(b);
+            }
         }
-        (Ticket::Time(epoch), self.totals_now())
+        let judge = sample.failed || sample.slow || turned || self.armed.load(Relaxed);
+        (Ticket::Time(epoch), judge.then(|| self.totals_now()))
     }
 
     /// Adds a call's final failure and moves its latency from the slow bound to the real one.
@@ -171,6 +212,23 @@ impl TimeWindow {
         Totals::clamped(calls, failures, slow)
     }
 
+    /// Calls recorded over the window's life. Read again if a slot expired meanwhile, so a
+    /// call is never counted both in its slot and in `retired`.
+    pub(crate) fn recorded(&self) -> u64 {
+        loop {
+            let before = self.retired.load(Acquire);
+            let live: u64 = self
+                .store
+                .slots
+                .iter()
+                .map(|s| u64::from(s.calls.load(Acquire)))
+                .sum();
+            if self.retired.load(Acquire) == before {
+                return before + live;
+            }
+        }
+    }
+
     pub(crate) fn totals(&self, now: u64) -> Totals {
         self.advance(now / self.slot_nanos);
         self.totals_now()
@@ -190,15 +248,23 @@ impl TimeWindow {
     pub(crate) fn latency(&self, now: u64) -> Counts {
         let epoch = now / self.slot_nanos;
         self.advance(epoch);
-        let gen = self.head.load(Acquire) / PER_GEN;
+        let head = self.head.load(Acquire);
+        let gen = head / PER_GEN;
         let mut c = Counts::new();
         for g in &self.store.gens {
+            let epoch = g.epoch.load(Acquire);
             // The current generation and the one before it; a stale one was not reused yet.
-            if gen
-                .checked_sub(g.epoch.load(Acquire))
-                .is_some_and(|age| age < 2)
-            {
+            if gen.checked_sub(epoch).is_some_and(|age| age < 2) {
+                let before: u64 = c.0.iter().sum();
                 g.hist.read_into(&mut c);
+                let timed = c.0.iter().sum::<u64>() - before;
+                // Every slot of these two generations is still in the window: the calls in
+                // them that the histogram lacks are the first bucket's (see `record`).
+                let calls: u64 = (epoch * PER_GEN..(epoch + 1) * PER_GEN)
+                    .filter(|e| *e <= head && e + SLOTS > head)
+                    .map(|e| u64::from(self.slot(e).calls.load(Acquire)))
+                    .sum();
+                c.0[0] += calls.saturating_sub(timed);
             }
         }
         c

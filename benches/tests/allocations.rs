@@ -1,0 +1,175 @@
+//! No call allocates: every benchmarked path (closed, closed with a latency rule and a
+//! timeout, open refusal, forced open, bulkhead, the attributes) is run under a counting
+//! global allocator after a warm-up, and must allocate nothing.
+//!
+//! Only the measuring thread's allocations are counted: the test harness's own thread
+//! allocates while a test runs (its table of running tests), and counting every thread made
+//! this test fail now and then on allocations that were not ours.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use fusebox_benches::settings::*;
+use fusebox_benches::{attr_breaker, attr_bulkhead, attr_timed, block_on, dependency};
+use fusebox_runtime::{Breaker, Bulkhead, State};
+
+thread_local! {
+    // `const` and without `Drop`: reading them never allocates (nor registers a destructor).
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The system allocator, counting the allocations of a thread while it has `COUNTING` set.
+struct ThreadCounting;
+
+// SAFETY: every call is forwarded unchanged to `System`, which upholds `GlobalAlloc`'s
+// contract; the counting touches only two `const` thread-locals, which never allocate.
+unsafe impl GlobalAlloc for ThreadCounting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: the caller's guarantees on `layout` are passed on as they are.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: as for `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: `ptr` came from this allocator, which is `System`'s; the rest is the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator, which is `System`'s.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+fn count() {
+    // `try_with`: allocations made while the thread's locals are torn down are not ours.
+    let _ = COUNTING.try_with(|on| {
+        if on.get() {
+            ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        }
+    });
+}
+
+#[global_allocator]
+static GLOBAL: ThreadCounting = ThreadCounting;
+
+const CALLS: u64 = 1_000;
+
+/// Allocations made by `CALLS` runs of `call`, after one run to warm caches and statics.
+fn allocations(mut call: impl FnMut(u64)) -> usize {
+    call(0);
+    ALLOCATIONS.with(|n| n.set(0));
+    COUNTING.with(|on| on.set(true));
+    for i in 0..CALLS {
+        call(i);
+    }
+    COUNTING.with(|on| on.set(false));
+    ALLOCATIONS.with(Cell::get)
+}
+
+#[test]
+fn no_call_path_allocates() {
+    // The counter itself: one box a call is `CALLS` allocations, so a zero below means zero.
+    let boxes = allocations(|i| drop(std::hint::black_box(Box::new(i))));
+    assert_eq!(
+        boxes, CALLS as usize,
+        "the counting allocator misses allocations"
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _in_runtime = rt.enter();
+    let time = Breaker::builder("alloc-time").build_detached().unwrap();
+    let count = Breaker::builder("alloc-count")
+        .window_calls(WINDOW_CALLS)
+        .build_detached()
+        .unwrap();
+    let timed = Breaker::builder("alloc-timed")
+        .trip_p95(SLOW_BOUND)
+        .timeout(TIMEOUT)
+        .build_detached()
+        .unwrap();
+    let tripped = Breaker::builder("alloc-tripped")
+        .window_calls(WINDOW_CALLS)
+        .open_for(OPEN_LONG)
+        .build_detached()
+        .unwrap();
+    for i in 0..100 {
+        let _ = block_on(tripped.call(dependency(i, true)));
+    }
+    assert_eq!(tripped.state(), State::Open);
+    let forced = Breaker::builder("alloc-forced").build_detached().unwrap();
+    forced.force_open();
+    let bh = Bulkhead::builder("alloc-bulkhead")
+        .pool(POOL)
+        .build_detached()
+        .unwrap();
+
+    let cases: Vec<(&str, usize)> = vec![
+        (
+            "closed, time window",
+            allocations(|i| {
+                let _ = block_on(time.call(dependency(i, i % 10 == 9)));
+            }),
+        ),
+        (
+            "closed, count window",
+            allocations(|i| {
+                let _ = block_on(count.call(dependency(i, i % 10 == 9)));
+            }),
+        ),
+        (
+            "closed, trip_p95 + timeout",
+            allocations(|i| {
+                let _ = block_on(timed.call(dependency(i, false)));
+            }),
+        ),
+        (
+            "#[breaker]",
+            allocations(|i| {
+                let _ = block_on(attr_breaker(i, false));
+            }),
+        ),
+        (
+            "#[breaker(trip_p95, timeout)]",
+            allocations(|i| {
+                let _ = block_on(attr_timed(i));
+            }),
+        ),
+        (
+            "open refusal",
+            allocations(|i| {
+                let _ = block_on(tripped.call(dependency(i, false)));
+            }),
+        ),
+        (
+            "forced open refusal",
+            allocations(|i| {
+                let _ = block_on(forced.call(dependency(i, false)));
+            }),
+        ),
+        (
+            "Bulkhead::call",
+            allocations(|i| {
+                let _ = block_on(bh.call(dependency(i, false)));
+            }),
+        ),
+        (
+            "#[bulkhead]",
+            allocations(|i| {
+                let _ = block_on(attr_bulkhead(i));
+            }),
+        ),
+    ];
+    for (case, n) in &cases {
+        println!("{case}: {n} allocations in {CALLS} calls");
+    }
+    let allocating: Vec<_> = cases.iter().filter(|(_, n)| *n > 0).collect();
+    assert!(allocating.is_empty(), "paths that allocate: {allocating:?}");
+}
