@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use super::events::{Events, Reason, Transition};
-use super::half_open::{Trials, Verdict};
+use super::half_open::{TrialEnd, Trials, Verdict};
 use crate::clock::{nanos, Clock};
 use crate::error::Rejection;
 use crate::settings::{BreakerConfig, HalfOpenPolicy};
@@ -177,7 +177,7 @@ impl Core {
     }
 
     /// A trial ended: record it and judge when due.
-    pub(crate) fn finish_trial(&self, gen: u64, result: Option<bool>) {
+    pub(crate) fn finish_trial(&self, gen: u64, result: TrialEnd) {
         let now = self.clock.now();
         let mut rare = lock(&self.rare);
         let cur = self.word();
@@ -185,8 +185,9 @@ impl Core {
             return;
         }
         match result {
-            None => rare.trials.release(),
-            Some(failed) => rare.trials.finish(failed),
+            TrialEnd::Released => rare.trials.release(),
+            TrialEnd::Judged(failed) => rare.trials.finish(failed),
+            TrialEnd::Abandoned(late) => rare.trials.abandoned(late),
         }
         let policy = self.config.half_open;
         if let Some(v) = rare.trials.verdict(now, policy, self.config.failure_rate) {

@@ -14,6 +14,26 @@ pub(crate) enum Verdict {
     Reopen,
 }
 
+/// How a trial ended, as the trials see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TrialEnd {
+    /// It answered: `true` if it failed (error, timeout, panic).
+    Judged(bool),
+    /// No answer and not late (cancelled early, or refused by a full bulkhead): slot freed.
+    Released,
+    /// Its caller dropped it after it was already late: judged all the same.
+    Abandoned(Late),
+}
+
+/// How late an abandoned trial was when its caller gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Late {
+    /// Past the slow bound.
+    Slow,
+    /// Past the trial timeout.
+    TimedOut,
+}
+
 /// Book-keeping of one half-open episode. Lives under the breaker's lock: half-open is rare and
 /// short, so a lock here costs nothing on the closed-state hot path.
 #[derive(Debug, Clone, Default)]
@@ -75,13 +95,24 @@ impl Trials {
         self.granted = self.granted.saturating_sub(1);
     }
 
+    /// A trial its caller abandoned when it was already late (issue 18): it counts, so a
+    /// dependency that hangs behind a caller's deadline is judged instead of sampled forever.
+    /// A slow one counts as failed too: trials are judged on failures, and its caller got no
+    /// answer within the slow bound.
+    pub(crate) fn abandoned(&mut self, late: Late) {
+        match late {
+            Late::Slow | Late::TimedOut => self.finish(true),
+        }
+    }
+
     /// Records a trial's result.
     pub(crate) fn finish(&mut self, failed: bool) {
         self.in_flight = self.in_flight.saturating_sub(1);
+        // Saturating: a long sampling window at a high rate must not wrap (or panic in debug).
         if failed {
-            self.failed += 1;
+            self.failed = self.failed.saturating_add(1);
         } else {
-            self.ok += 1;
+            self.ok = self.ok.saturating_add(1);
         }
     }
 

@@ -2,13 +2,14 @@
 //! outcome exactly once, in `finish` or, if the call is dropped or panics, in `Drop`.
 
 use std::future::{poll_fn, Future};
-use std::pin::pin;
-use std::task::Poll;
+use std::pin::{pin, Pin};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::time::{sleep_until, Instant};
 
 use super::core::{bump, Admission, Core};
+use super::half_open::{Late, TrialEnd};
 use crate::window::{Sample, Ticket};
 
 /// How a call ended.
@@ -44,6 +45,9 @@ pub(crate) struct Permit<'a> {
     slow_ticket: Option<Ticket>,
     /// The slow counter was bumped in flight (even if the window no longer took the sample).
     counted_slow: bool,
+    /// True while the wrapped future's own `poll` runs: a panic leaves it set, so `Drop` can
+    /// tell the call's panic from an unrelated unwind (a `join!` sibling, a `block_on` caller).
+    in_poll: bool,
     done: bool,
 }
 
@@ -60,6 +64,7 @@ impl<'a> Permit<'a> {
             start: None,
             slow_ticket: None,
             counted_slow: false,
+            in_poll: false,
             done: false,
         }
     }
@@ -92,16 +97,16 @@ impl<'a> Permit<'a> {
         let slow = slow
             .filter(within)
             .filter(|s| timeout.is_none_or(|t| *s < t));
-        if slow.is_none() && timeout.is_none() {
-            return Ok(fut.await);
-        }
         let mut fut = pin!(fut);
+        if slow.is_none() && timeout.is_none() {
+            return Ok(poll_fn(|cx| self.poll_call(fut.as_mut(), cx)).await);
+        }
         let first = start + slow.or(timeout).unwrap_or_default();
         let mut timer = pin!(sleep_until(first));
         let mut watching_slow = slow.is_some();
         let mut timer_live = true;
         poll_fn(|cx| {
-            if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+            if let Poll::Ready(v) = self.poll_call(fut.as_mut(), cx) {
                 return Poll::Ready(Ok(v));
             }
             while timer_live && timer.as_mut().poll(cx).is_ready() {
@@ -119,6 +124,14 @@ impl<'a> Permit<'a> {
             Poll::Pending
         })
         .await
+    }
+
+    /// Polls the wrapped future with `in_poll` set; a panic skips the reset, so it stays set.
+    fn poll_call<F: Future>(&mut self, fut: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.in_poll = true;
+        let r = fut.poll(cx);
+        self.in_poll = false;
+        r
     }
 
     /// A call still running past the slow bound counts as slow now, so a dependency that
@@ -168,8 +181,11 @@ impl<'a> Permit<'a> {
             Outcome::BulkheadFull => &c.rejected_full,
         });
         if self.trial {
-            let ran = !matches!(outcome, Outcome::Cancelled | Outcome::BulkheadFull);
-            let result = ran.then(|| outcome.failed());
+            let result = match outcome {
+                Outcome::BulkheadFull => TrialEnd::Released,
+                Outcome::Cancelled => self.abandoned_trial(),
+                _ => TrialEnd::Judged(outcome.failed()),
+            };
             core.finish_trial(self.gen, result);
             return;
         }
@@ -214,11 +230,35 @@ impl<'a> Permit<'a> {
     }
 }
 
+impl Permit<'_> {
+    /// A trial its caller dropped: freed if it was dropped before it was late, judged if the
+    /// caller gave up after the slow bound (slow) or the trial timeout (failed), so a
+    /// dependency that hangs behind a caller's shorter deadline still reopens the breaker.
+    fn abandoned_trial(&self) -> TrialEnd {
+        let Some(start) = self.start else {
+            return TrialEnd::Released;
+        };
+        let core = self.core;
+        let ran = Instant::now().saturating_duration_since(start);
+        if ran >= core.trial_timeout() {
+            return TrialEnd::Abandoned(Late::TimedOut);
+        }
+        match core.config.slow {
+            Some(rule) if ran >= rule.bound => {
+                bump(&core.counters.slow);
+                TrialEnd::Abandoned(Late::Slow)
+            }
+            _ => TrialEnd::Released,
+        }
+    }
+}
+
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
         if !self.done {
-            // Dropped mid-call: cancelled, unless we are unwinding from the call's panic.
-            let outcome = if std::thread::panicking() {
+            // Dropped mid-call: a panic only if it left the wrapped future's own `poll`;
+            // dropped during someone else's unwind (a `join!` sibling) it is a cancellation.
+            let outcome = if self.in_poll {
                 Outcome::Panicked
             } else {
                 Outcome::Cancelled

@@ -95,6 +95,8 @@ struct Trials {
 pub struct Ticket {
     gen: u64,
     pub trial: bool,
+    /// When it was admitted.
+    start: u64,
 }
 
 #[derive(Debug)]
@@ -252,6 +254,7 @@ impl Model {
                     return Some(Ticket {
                         gen: self.gen,
                         trial: false,
+                        start: self.now,
                     })
                 }
                 State::ForcedOpen => break,
@@ -266,6 +269,7 @@ impl Model {
                         return Some(Ticket {
                             gen: self.gen,
                             trial: true,
+                            start: self.now,
                         });
                     }
                     break;
@@ -413,7 +417,18 @@ impl Model {
     pub fn cancel(&mut self, t: Ticket) {
         self.counters.cancelled += 1;
         if t.trial {
-            self.end_trial(t, None);
+            // A trial dropped when already late (past its timeout, or past the slow bound:
+            // also counted slow) is judged failed; dropped earlier it only frees its slot.
+            let ran = self.now - t.start;
+            let late = if ran >= self.trial_timeout() {
+                true
+            } else if self.cfg.slow.is_some_and(|(b, _, _)| ran >= b) {
+                self.counters.slow += 1;
+                true
+            } else {
+                false
+            };
+            self.end_trial(t, late.then_some(true));
         }
     }
 
