@@ -2,9 +2,9 @@
 //! admin router on a second port. The dependency is served on loopback by this same program.
 //!
 //! ```sh
-//! FUSEBOX_ADMIN_TOKEN=change-me cargo run --example service --features admin
+//! FUSEBOX_ADMIN_TOKEN=change-me-to-16-bytes-or-more cargo run --example service --features admin
 //! curl -s 127.0.0.1:8080/quote/eu
-//! curl -s -H "Authorization: Bearer change-me" 127.0.0.1:9091/breakers
+//! curl -s -H "Authorization: Bearer change-me-to-16-bytes-or-more" 127.0.0.1:9091/breakers
 //! ```
 //!
 //! Environment: `FUSEBOX_SERVICE_ADDR` (default `127.0.0.1:8080`), `FUSEBOX_ADMIN_ADDR`

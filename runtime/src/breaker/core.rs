@@ -59,6 +59,9 @@ pub(crate) struct Core {
     /// open/half-open cycles, so a breaker flapping between them for hours is `stuck`.
     unhealthy_since: AtomicU64,
     stuck_logged: AtomicBool,
+    /// When a forced state lapses (`NEVER`: held until changed). Written under the lock before
+    /// the forced word, so whoever sees the forced state reads its deadline.
+    force_until: AtomicU64,
     pub(crate) window: Window,
     rare: Mutex<Rare>,
     pub(crate) counters: Counters,
@@ -89,6 +92,7 @@ impl Core {
             state_since: AtomicU64::new(now),
             unhealthy_since: AtomicU64::new(NEVER),
             stuck_logged: AtomicBool::new(false),
+            force_until: AtomicU64::new(NEVER),
             rare: Mutex::new(Rare {
                 trials: Trials::new(now),
                 opened_in_a_row: 0,
@@ -124,7 +128,8 @@ impl Core {
     #[inline]
     pub(crate) fn admit(&self) -> Result<Admission, Rejection> {
         let w = self.word();
-        if w.state().admits_all() {
+        // Plain closed only: forced closed takes the slow path, which checks its expiry.
+        if w.state() == State::Closed {
             return Ok(Admission::Normal(w.generation()));
         }
         self.admit_slow(w)
@@ -134,11 +139,21 @@ impl Core {
     fn admit_slow(&self, mut w: Word) -> Result<Admission, Rejection> {
         let now = self.clock.now();
         loop {
+            if self.expire_force(w, now) {
+                w = self.word();
+                continue;
+            }
             match w.state() {
-                State::Closed | State::ForcedClosed => {
-                    return Ok(Admission::Normal(w.generation()))
+                State::Closed => return Ok(Admission::Normal(w.generation())),
+                State::ForcedClosed => {
+                    self.check_stuck(now);
+                    return Ok(Admission::Normal(w.generation()));
                 }
-                State::ForcedOpen => return Err(self.rejection(State::ForcedOpen, None)),
+                State::ForcedOpen => {
+                    self.check_stuck(now);
+                    let retry = self.force_expires_in(now);
+                    return Err(self.rejection(State::ForcedOpen, retry));
+                }
                 State::Open => {
                     let until = self.open_until.load(Acquire);
                     if now < until {
@@ -217,6 +232,42 @@ impl Core {
         }
     }
 
+    /// Forces `to` (a forced state, or `Closed` for a reset), lapsing after `for_` if given.
+    pub(crate) fn force(&self, to: State, reason: Reason, for_: Option<Duration>, now: u64) {
+        let until = for_.map_or(NEVER, |d| now.saturating_add(nanos(d)));
+        let mut rare = lock(&self.rare);
+        let cur = self.word();
+        self.force_until.store(until, Release);
+        let event = self.switch(&mut rare, cur, to, reason, now);
+        drop(rare);
+        self.events.emit(event);
+    }
+
+    /// Ends a forced state whose time is up: forced open goes to half-open (trials decide, so a
+    /// dependency still down is not hit by all traffic), forced closed to closed. Checked lazily
+    /// on admission and by the metrics, so no timer task is needed. True if it moved.
+    pub(crate) fn expire_force(&self, w: Word, now: u64) -> bool {
+        let to = match w.state() {
+            State::ForcedOpen => State::HalfOpen,
+            State::ForcedClosed => State::Closed,
+            _ => return false,
+        };
+        if now < self.force_until.load(Acquire) {
+            return false;
+        }
+        self.transition(Some(w), to, Reason::ForceExpired, now);
+        true
+    }
+
+    /// Time left of a forced state that lapses, if the breaker is in one.
+    pub(crate) fn force_expires_in(&self, now: u64) -> Option<Duration> {
+        if !matches!(self.state(), State::ForcedOpen | State::ForcedClosed) {
+            return None;
+        }
+        let until = self.force_until.load(Acquire);
+        (until != NEVER).then(|| Duration::from_nanos(until.saturating_sub(now)))
+    }
+
     /// Opens the breaker when the window's totals say so. Called after each recorded call.
     #[inline]
     pub(crate) fn judge(&self, gen: u64, t: Totals) {
@@ -286,12 +337,16 @@ impl Core {
                 }
             }
             State::HalfOpen => rare.trials = Trials::new(now),
-            State::Closed | State::ForcedClosed | State::ForcedOpen => {
-                if to == State::Closed {
-                    self.window.reset(now);
-                    rare.opened_in_a_row = 0;
-                }
+            State::Closed => {
+                self.window.reset(now);
+                rare.opened_in_a_row = 0;
                 self.unhealthy_since.store(NEVER, Relaxed);
+                self.stuck_logged.store(false, Relaxed);
+            }
+            // A forced state is an operator's override: held past `alert_after` it is stuck too,
+            // counted from the moment it was forced.
+            State::ForcedClosed | State::ForcedOpen => {
+                self.unhealthy_since.store(now, Relaxed);
                 self.stuck_logged.store(false, Relaxed);
             }
         }
@@ -324,13 +379,24 @@ impl Core {
             return false;
         }
         if !self.stuck_logged.swap(true, Relaxed) {
-            tracing::error!(
-                breaker = %self.config.name,
-                state = %self.state(),
-                unhealthy_for = ?for_,
-                alert_after = ?self.config.alert_after,
-                "circuit breaker stuck: away from closed longer than alert_after"
-            );
+            let state = self.state();
+            if matches!(state, State::ForcedOpen | State::ForcedClosed) {
+                tracing::error!(
+                    breaker = %self.config.name,
+                    %state,
+                    forced_for = ?for_,
+                    alert_after = ?self.config.alert_after,
+                    "circuit breaker stuck: held in a forced state longer than alert_after"
+                );
+            } else {
+                tracing::error!(
+                    breaker = %self.config.name,
+                    %state,
+                    unhealthy_for = ?for_,
+                    alert_after = ?self.config.alert_after,
+                    "circuit breaker stuck: away from closed longer than alert_after"
+                );
+            }
         }
         true
     }

@@ -51,6 +51,8 @@ pub enum Reason {
     Forced,
     /// An operator reset the breaker.
     Reset,
+    /// A forced state given a duration (`force_open_for`, `force_close_for`) ran out.
+    ForceExpired,
 }
 
 impl fmt::Display for Reason {
@@ -81,6 +83,7 @@ impl fmt::Display for Reason {
             }
             Reason::Forced => f.write_str("forced by an operator"),
             Reason::Reset => f.write_str("reset by an operator"),
+            Reason::ForceExpired => f.write_str("forced state expired"),
         }
     }
 }
@@ -160,7 +163,12 @@ fn log(t: &Transition) {
             breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
             "circuit breaker half-open, sending trial calls"
         ),
-        State::Closed | State::ForcedClosed => tracing::info!(
+        // Nothing protects the dependency while forced closed: worth a WARN, not an INFO.
+        State::ForcedClosed => tracing::warn!(
+            breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
+            "circuit breaker forced closed: every call goes through, nothing trips"
+        ),
+        State::Closed => tracing::info!(
             breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
             "circuit breaker closed"
         ),
