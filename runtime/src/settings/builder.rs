@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::checks::{at_least_one, check_name, conflict, pct, positive};
+use super::checks::{at_least_one, bounded_count, check_name, conflict, pct, positive, window_len};
 use super::config::{BreakerConfig, HalfOpenPolicy, SlowRule, WindowKind};
 use crate::error::ConfigError;
 
@@ -199,7 +199,7 @@ impl BreakerBuilder {
             }
             (w, None) => {
                 let w = w.unwrap_or(defaults::WINDOW);
-                positive("window", w)?;
+                window_len("window", w)?;
                 WindowKind::Time(w)
             }
         };
@@ -212,7 +212,7 @@ impl BreakerBuilder {
                 })
             }
             (Some(n), _) => {
-                at_least_one("min_calls", n)?;
+                bounded_count("min_calls", n)?;
                 n
             }
             (None, WindowKind::Calls(size)) => defaults::MIN_CALLS.min(size),
@@ -268,7 +268,7 @@ impl BreakerBuilder {
                 return Err(conflict("half_open_calls", "half_open_window"))
             }
             (Some(n), None) => {
-                at_least_one("half_open_calls", n)?;
+                bounded_count("half_open_calls", n)?;
                 HalfOpenPolicy::Calls(n)
             }
             (None, p) => {

@@ -55,3 +55,36 @@ pub(crate) fn positive(field: &'static str, d: Duration) -> Result<(), ConfigErr
         Ok(())
     }
 }
+
+/// The longest time window: each tenth of the window counts its calls
+/// in a `u32`, which a six-minute slot still holds at ten million calls a second.
+pub(crate) const MAX_WINDOW: Duration = Duration::from_secs(3600);
+
+/// The largest `min_calls` and `half_open_calls`, like `window_calls`: counted in `u32`s.
+pub(crate) const MAX_COUNT: u32 = 1_000_000;
+
+/// A window length no `u32` counter of its slots can overflow.
+pub(crate) fn window_len(field: &'static str, d: Duration) -> Result<(), ConfigError> {
+    positive(field, d)?;
+    if d > MAX_WINDOW {
+        return Err(ConfigError::OutOfRange {
+            field,
+            value: format!("{d:?}"),
+            expected: "at most 1h (its counters are 32-bit)",
+        });
+    }
+    Ok(())
+}
+
+/// A count from 1 to [`MAX_COUNT`].
+pub(crate) fn bounded_count(field: &'static str, v: u32) -> Result<(), ConfigError> {
+    at_least_one(field, v)?;
+    if v > MAX_COUNT {
+        return Err(ConfigError::OutOfRange {
+            field,
+            value: v.to_string(),
+            expected: "at most 1000000 calls",
+        });
+    }
+    Ok(())
+}

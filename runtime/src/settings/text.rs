@@ -53,7 +53,9 @@ impl BreakerBuilder {
         let mut seen = [false; KEYS.len()];
         let (mut slow, mut slow_rate, mut backoff, mut max) = (None, None, None, None);
         for (k, v) in pairs {
-            let (k, v) = (k.as_ref(), v.as_ref());
+            // `timeout = 800ms ` from a config file or `TIMEOUT=" 800ms"` from a shell: the
+            // spaces are the file's layout, not part of the value.
+            let (k, v) = (k.as_ref().trim(), v.as_ref().trim());
             let Some(i) = KEYS.iter().position(|key| *key == k) else {
                 return Err(ConfigError::UnknownSetting { key: k.into() });
             };
@@ -119,7 +121,8 @@ impl BreakerBuilder {
 
     /// A builder for `name` configured from environment variables `PREFIX_KEY` (upper case),
     /// e.g. `PAYMENTS_TIMEOUT=800ms`; see [`from_settings`](Self::from_settings) for the keys.
-    /// Other variables are ignored; a `PREFIX_` variable with an unknown key is an error.
+    /// Other variables are ignored, and so are `PREFIX_` variables whose key is not a setting
+    /// (another tool's `PAYMENTS_URL` must not fail the config), with one WARN naming them.
     ///
     /// ```
     /// use fusebox_runtime::BreakerBuilder;
@@ -139,23 +142,32 @@ impl BreakerBuilder {
     ) -> Result<BreakerBuilder, ConfigError> {
         let head = format!("{prefix}_");
         let mut pairs = Vec::new();
+        let mut unknown = Vec::new();
         for (k, v) in vars {
-            let Some(key) = k.to_str().and_then(|k| k.strip_prefix(&head)) else {
+            let Some(var) = k.to_str().filter(|k| k.starts_with(&head)) else {
                 continue;
             };
-            let key = key.to_ascii_lowercase();
+            let key = var[head.len()..].trim().to_ascii_lowercase();
+            let Some(field) = KEYS.iter().find(|k| **k == key).copied() else {
+                unknown.push(var.to_owned());
+                continue;
+            };
             let Some(v) = v.to_str() else {
-                let field = KEYS.iter().find(|k| **k == key).copied();
-                return Err(match field {
-                    Some(field) => ConfigError::OutOfRange {
-                        field,
-                        value: v.to_string_lossy().into_owned(),
-                        expected: "UTF-8 text",
-                    },
-                    None => ConfigError::UnknownSetting { key },
+                return Err(ConfigError::OutOfRange {
+                    field,
+                    value: v.to_string_lossy().into_owned(),
+                    expected: "UTF-8 text",
                 });
             };
             pairs.push((key, v.to_owned()));
+        }
+        if !unknown.is_empty() {
+            unknown.sort();
+            tracing::warn!(
+                prefix,
+                ignored = ?unknown,
+                "environment variables with the breaker's prefix that are not settings: ignored"
+            );
         }
         Self::from_settings(name, pairs)
     }
