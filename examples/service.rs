@@ -23,7 +23,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use fusebox::{registry, stuck_breakers, Breaker, BreakerConfig, Bulkhead, Error};
+use fusebox::{registry, Breaker, BreakerConfig, Bulkhead, Error};
 use tokio::net::TcpListener;
 use tokio::time::{sleep, Instant};
 
@@ -156,14 +156,68 @@ fn fallback(err: Error<String>) -> Response {
         .into_response()
 }
 
-/// `GET /healthz`: 503 while any breaker is stuck, so a load balancer or a pager notices.
+/// The breakers whose being stuck makes this instance unfit for traffic. Not every breaker:
+/// one tenant's or one region's dependency stuck is every instance's problem (they share it),
+/// and ejecting instances for it would take the whole service down. Name yours here.
+const CRITICAL: [&str; 1] = ["quotes/us"];
+
+/// `GET /healthz`: readiness. 503 while a breaker in [`CRITICAL`] is stuck, so a load balancer
+/// stops sending traffic; the body names no breaker (this is the public port), the log does.
 async fn healthz() -> Response {
-    let stuck: Vec<String> = stuck_breakers().into_iter().map(|b| b.name).collect();
+    readiness(&CRITICAL)
+}
+
+fn readiness(critical: &[&str]) -> Response {
+    let stuck: Vec<String> = critical
+        .iter()
+        .filter_map(|name| registry().breaker(name))
+        .map(|b| b.metrics())
+        .filter(|m| m.stuck)
+        .map(|m| m.name)
+        .collect();
     if stuck.is_empty() {
         "ok\n".into_response()
     } else {
-        let body = format!("stuck breakers: {}\n", stuck.join(", "));
-        (StatusCode::SERVICE_UNAVAILABLE, body).into_response()
+        tracing::warn!(?stuck, "not ready: critical breakers stuck");
+        (StatusCode::SERVICE_UNAVAILABLE, "not ready\n").into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn answer(critical: &[&str]) -> (StatusCode, String) {
+        let resp = readiness(critical);
+        let status = resp.status();
+        let body = axum::body::to_bytes(resp.into_body(), 1024).await.unwrap();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn readiness_watches_only_the_critical_breakers_and_names_none() {
+        let template = Breaker::builder("health")
+            .alert_after(Duration::from_secs(60))
+            .config()
+            .unwrap();
+        let tenant = registry().keyed(&template, &"tenant-7");
+        let core = registry().keyed(&template, &"core");
+        tenant.force_open();
+        tokio::time::advance(Duration::from_secs(61)).await;
+        assert!(tenant.metrics().stuck);
+        // One tenant's breaker stuck: still ready (before: 503 for every instance).
+        assert_eq!(
+            answer(&["health/core"]).await,
+            (StatusCode::OK, "ok\n".into())
+        );
+        core.force_open();
+        tokio::time::advance(Duration::from_secs(61)).await;
+        let (status, body) = answer(&["health/core"]).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(
+            !body.contains("health"),
+            "no breaker names on the public port: {body}"
+        );
     }
 }
 
