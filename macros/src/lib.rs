@@ -224,3 +224,5 @@ fn check_function(
 
 #[cfg(test)]
 mod expansion_tests;
+#[cfg(test)]
+mod fuzz_tests;
