@@ -183,6 +183,36 @@ fn readiness(critical: &[&str]) -> Response {
     }
 }
 
+/// Serves the flaky dependency on an ephemeral loopback port; returns its base URL.
+async fn serve_dependency() -> Result<String, String> {
+    let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let url = format!(
+        "http://{}",
+        listener.local_addr().map_err(|e| e.to_string())?
+    );
+    let started = Instant::now();
+    let dep = Router::new()
+        .route("/quote/{region}", get(dependency_quote))
+        .with_state(started);
+    tokio::spawn(async move { axum::serve(listener, dep).await });
+    Ok(url)
+}
+
+/// The dependency: `us` is always healthy; `eu` is healthy, then failing, then slow.
+async fn dependency_quote(State(started): State<Instant>, Path(region): Path<String>) -> Response {
+    let phase = started.elapsed().as_secs() % CYCLE_SECS;
+    if region == "eu" && (40..50).contains(&phase) {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "database unavailable\n").into_response();
+    }
+    let latency = if region == "eu" && phase >= 50 {
+        800
+    } else {
+        20
+    };
+    sleep(Duration::from_millis(latency)).await;
+    format!("{region}: 1 EUR = 1.08 USD\n").into_response()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,34 +249,4 @@ mod tests {
             "no breaker names on the public port: {body}"
         );
     }
-}
-
-/// Serves the flaky dependency on an ephemeral loopback port; returns its base URL.
-async fn serve_dependency() -> Result<String, String> {
-    let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-    let url = format!(
-        "http://{}",
-        listener.local_addr().map_err(|e| e.to_string())?
-    );
-    let started = Instant::now();
-    let dep = Router::new()
-        .route("/quote/{region}", get(dependency_quote))
-        .with_state(started);
-    tokio::spawn(async move { axum::serve(listener, dep).await });
-    Ok(url)
-}
-
-/// The dependency: `us` is always healthy; `eu` is healthy, then failing, then slow.
-async fn dependency_quote(State(started): State<Instant>, Path(region): Path<String>) -> Response {
-    let phase = started.elapsed().as_secs() % CYCLE_SECS;
-    if region == "eu" && (40..50).contains(&phase) {
-        return (StatusCode::INTERNAL_SERVER_ERROR, "database unavailable\n").into_response();
-    }
-    let latency = if region == "eu" && phase >= 50 {
-        800
-    } else {
-        20
-    };
-    sleep(Duration::from_millis(latency)).await;
-    format!("{region}: 1 EUR = 1.08 USD\n").into_response()
 }
