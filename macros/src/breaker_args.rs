@@ -16,6 +16,7 @@ use crate::checks;
 pub const KEYS: &[&str] = &[
     "name",
     "key",
+    "max_keys",
     "timeout",
     "half_open_timeout",
     "failure_rate",
@@ -50,6 +51,9 @@ const MAX_COUNT: u64 = u32::MAX as u64;
 /// The most entries a stale cache may keep (its map allocates as it fills, not up front).
 const MAX_STALE_CAPACITY: u64 = u32::MAX as u64;
 
+/// The most keys a keyed breaker may hold (the runtime's bound).
+const MAX_KEYS: u64 = 1_000_000;
+
 /// Default `stale_capacity`.
 pub const STALE_CAPACITY: u64 = 10_000;
 
@@ -67,6 +71,7 @@ pub enum Slow {
 pub struct BreakerArgs {
     pub name: Option<(String, Span)>,
     pub key: Option<Expr>,
+    pub max_keys: Option<u32>,
     pub timeout: Option<Duration>,
     pub half_open_timeout: Option<Duration>,
     pub failure_rate: Option<u8>,
@@ -122,6 +127,7 @@ impl BreakerArgs {
         match key {
             "name" => self.name = Some(checks::name(arg)?),
             "key" => self.key = Some(arg.value.clone()),
+            "max_keys" => self.max_keys = Some(checks::count(arg, "keys", MAX_KEYS)? as u32),
             "timeout" => self.timeout = Some(dur(arg)?),
             "half_open_timeout" => self.half_open_timeout = Some(dur(arg)?),
             "failure_rate" => self.failure_rate = Some(checks::percent(arg)?),
@@ -227,6 +233,12 @@ impl BreakerArgs {
             "open_for_max",
             "backoff",
             "the cap only matters when open periods grow; add `backoff = 2.0`",
+            errors,
+        );
+        needs(
+            "max_keys",
+            "key",
+            "it bounds how many keys get a breaker of their own; add `key = expr`",
             errors,
         );
         for (key, hint) in [

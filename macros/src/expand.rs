@@ -268,6 +268,7 @@ fn breaker_settings(b: &BreakerArgs) -> TokenStream {
         ("half_open_window".to_owned(), time(b.half_open_window)),
         ("half_open_calls".to_owned(), count(b.half_open_calls)),
         ("alert_after".to_owned(), time(b.alert_after)),
+        ("max_keys".to_owned(), count(b.max_keys)),
     ]);
     calls
         .filter_map(|(setter, args)| {

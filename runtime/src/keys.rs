@@ -4,7 +4,7 @@
 //! key's error message lists them, so both read the one list.
 
 /// Every key [`BreakerBuilder::from_settings`](crate::settings::BreakerBuilder::from_settings) understands.
-pub const KEYS: [&str; 19] = [
+pub const KEYS: [&str; 20] = [
     "failure_rate",
     "window",
     "window_calls",
@@ -24,4 +24,5 @@ pub const KEYS: [&str; 19] = [
     "half_open_window",
     "half_open_calls",
     "alert_after",
+    "max_keys",
 ];

@@ -35,6 +35,7 @@ pub fn breaker_config(checked: Result<BreakerConfig, ConfigError>, name: &str) -
                 window: defaults::HALF_OPEN_WINDOW,
             },
             alert_after: defaults::ALERT_AFTER,
+            max_keys: defaults::MAX_KEYS,
         }
     })
 }

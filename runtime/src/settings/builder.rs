@@ -43,7 +43,11 @@ pub struct BreakerBuilder {
     half_open_window: Option<Duration>,
     half_open_calls: Option<u32>,
     alert_after: Duration,
+    max_keys: u32,
 }
+
+/// The most keys one keyed breaker may hold (each is about 1 KiB plus its metrics series).
+pub(crate) const MAX_KEYS: u32 = 1_000_000;
 
 /// The largest count-based window (8 MB of entries).
 pub(crate) const MAX_WINDOW_CALLS: u32 = 1_000_000;
@@ -58,6 +62,7 @@ pub(crate) mod defaults {
     pub const HALF_OPEN_PCT: u8 = 5;
     pub const HALF_OPEN_WINDOW: Duration = Duration::from_secs(30);
     pub const ALERT_AFTER: Duration = Duration::from_secs(300);
+    pub const MAX_KEYS: u32 = 1000;
 }
 
 impl BreakerBuilder {
@@ -78,7 +83,24 @@ impl BreakerBuilder {
             half_open_window: None,
             half_open_calls: None,
             alert_after: defaults::ALERT_AFTER,
+            max_keys: defaults::MAX_KEYS,
         }
+    }
+
+    /// For a keyed breaker (`key = ...`): at most `n` keys get a breaker of their own
+    /// (1..=1000000, default 1000). At the cap, idle closed keys with an empty window make
+    /// room; past that, new keys share the breaker `name/_overflow` (counted, logged at ERROR).
+    /// No call is ever refused because of the cap.
+    ///
+    /// ```
+    /// use fusebox_runtime::Breaker;
+    /// let cfg = Breaker::builder("per-host").max_keys(100).config().unwrap();
+    /// assert_eq!(cfg.max_keys(), 100);
+    /// assert!(Breaker::builder("per-host").max_keys(0).config().is_err());
+    /// ```
+    pub fn max_keys(mut self, n: u32) -> Self {
+        self.max_keys = n;
+        self
     }
 
     /// Percent of failed calls in the window that opens the breaker (1..=100, default 50).
@@ -280,6 +302,14 @@ impl BreakerBuilder {
             }
         };
         positive("alert_after", self.alert_after)?;
+        at_least_one("max_keys", self.max_keys)?;
+        if self.max_keys > MAX_KEYS {
+            return Err(ConfigError::OutOfRange {
+                field: "max_keys",
+                value: self.max_keys.to_string(),
+                expected: "at most 1000000 keys",
+            });
+        }
         Ok(BreakerConfig {
             base_len: self.name.len(),
             name: self.name.as_str().into(),
@@ -294,6 +324,7 @@ impl BreakerBuilder {
             open_for_max,
             half_open,
             alert_after: self.alert_after,
+            max_keys: self.max_keys,
         })
     }
 }

@@ -70,6 +70,7 @@ pub struct BreakerConfig {
     pub(crate) open_for_max: Duration,
     pub(crate) half_open: HalfOpenPolicy,
     pub(crate) alert_after: Duration,
+    pub(crate) max_keys: u32,
 }
 
 impl BreakerConfig {
@@ -122,6 +123,12 @@ impl BreakerConfig {
         self.alert_after
     }
 
+    /// For a keyed breaker: how many keys get a breaker of their own (see
+    /// [`BreakerBuilder::max_keys`](super::BreakerBuilder::max_keys)).
+    pub fn max_keys(&self) -> u32 {
+        self.max_keys
+    }
+
     /// The open period after `opened_before` consecutive openings: `open_for × backoff^n`, capped.
     pub fn open_period(&self, opened_before: u32) -> Duration {
         if self.backoff <= 1.0 {
@@ -165,6 +172,7 @@ impl BreakerConfig {
             && self.open_for_max == other.open_for_max
             && self.half_open == other.half_open
             && self.alert_after == other.alert_after
+            && self.max_keys == other.max_keys
     }
 }
 

@@ -98,6 +98,7 @@ impl BreakerBuilder {
                 "half_open_pct" => b.half_open_pct(number(key, v, pct)?),
                 "half_open_window" => b.half_open_window(d()?),
                 "half_open_calls" => b.half_open_calls(number(key, v, count)?),
+                "max_keys" => b.max_keys(number(key, v, "a whole number of keys")?),
                 _ => b.alert_after(d()?),
             };
         }
