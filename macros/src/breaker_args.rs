@@ -40,6 +40,7 @@ pub const KEYS: &[&str] = &[
     "stale_for",
     "stale_key",
     "stale_capacity",
+    "stale_max_bytes",
     "stale_fallback",
     "alert_after",
     "crate",
@@ -56,6 +57,12 @@ const MAX_KEYS: u64 = 1_000_000;
 
 /// Default `stale_capacity`.
 pub const STALE_CAPACITY: u64 = 10_000;
+
+/// Default `stale_max_bytes`: 64 MiB of entries, weighed by their size in memory.
+pub const STALE_MAX_BYTES: u64 = 64 << 20;
+
+/// The largest `stale_max_bytes` (it must fit a `usize` on 32-bit targets).
+const MAX_STALE_BYTES: u64 = u32::MAX as u64;
 
 /// The slow-call rule as written.
 #[derive(Clone, Copy)]
@@ -91,6 +98,7 @@ pub struct BreakerArgs {
     pub stale_for: Option<Duration>,
     pub stale_key: Option<Expr>,
     pub stale_capacity: Option<u64>,
+    pub stale_max_bytes: Option<u64>,
     pub stale_fallback: Option<Expr>,
     pub alert_after: Option<Duration>,
     pub krate: Option<syn::Path>,
@@ -152,6 +160,9 @@ impl BreakerArgs {
             "stale_key" => self.stale_key = Some(arg.value.clone()),
             "stale_capacity" => {
                 self.stale_capacity = Some(checks::count(arg, "entries", MAX_STALE_CAPACITY)?)
+            }
+            "stale_max_bytes" => {
+                self.stale_max_bytes = Some(checks::count(arg, "bytes", MAX_STALE_BYTES)?)
             }
             "stale_fallback" => self.stale_fallback = Some(path_like(arg)?),
             "alert_after" => self.alert_after = Some(dur(arg)?),
@@ -246,6 +257,10 @@ impl BreakerArgs {
             (
                 "stale_capacity",
                 "it bounds how many last good values are kept",
+            ),
+            (
+                "stale_max_bytes",
+                "it bounds the bytes the last good values take",
             ),
             ("stale_fallback", "it answers with a last good value"),
         ] {
