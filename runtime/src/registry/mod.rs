@@ -88,6 +88,12 @@ impl Registry {
         }
     }
 
+    /// A registry of its own, for one loom model run (loom's objects live for one run only).
+    #[cfg(loom)]
+    pub(crate) fn for_model() -> Registry {
+        Registry::new(Events::new(), false)
+    }
+
     /// The breaker registered under `name` (`"redis/3"` for a keyed one).
     pub fn breaker(&self, name: &str) -> Option<Breaker> {
         let here = self.current();
