@@ -5,6 +5,7 @@
 //! FUSEBOX_ADMIN_TOKEN=change-me cargo run --example service --features admin
 //! curl -s 127.0.0.1:8080/quote/eu
 //! curl -s -H "Authorization: Bearer change-me" 127.0.0.1:9091/breakers
+//! xdg-open 'http://127.0.0.1:9091/#token=change-me'   # the operator's page
 //! ```
 //!
 //! Environment: `FUSEBOX_SERVICE_ADDR` (default `127.0.0.1:8080`), `FUSEBOX_ADMIN_ADDR`
@@ -57,14 +58,36 @@ async fn run() -> Result<(), String> {
          e.g. FUSEBOX_ADMIN_TOKEN=$(openssl rand -hex 16)"
             .to_owned()
     })?;
-    let admin =
-        fusebox::admin::router(token).map_err(|e| format!("FUSEBOX_ADMIN_TOKEN refused: {e}"))?;
     let service_addr = addr("FUSEBOX_SERVICE_ADDR", "127.0.0.1:8080")?;
     let admin_addr = addr("FUSEBOX_ADMIN_ADDR", "127.0.0.1:9091")?;
     if !admin_addr.ip().is_loopback() {
         tracing::warn!(%admin_addr, "the admin router is reachable beyond this machine");
     }
+    let (service, admin) = routers(token).await?;
 
+    let service_listener = bind(service_addr).await?;
+    let admin_listener = bind(admin_addr).await?;
+    tracing::info!(
+        service = %service_addr,
+        admin = %admin_addr,
+        "serving; the eu dependency fails 40-50 s and is slow 50-60 s of every minute"
+    );
+    tracing::info!("operator page: http://{admin_addr}/ (type the token, or append #token=...)");
+    let shutdown = || async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let service = axum::serve(service_listener, service).with_graceful_shutdown(shutdown());
+    let admin = axum::serve(admin_listener, admin).with_graceful_shutdown(shutdown());
+    tokio::try_join!(async { service.await }, async { admin.await })
+        .map(|_| ())
+        .map_err(|e| format!("server error: {e}"))
+}
+
+/// The service's router and the admin router, with the breakers registered and the dependency
+/// served; binding them is the caller's (`tests/admin_page_browser.rs` calls this too).
+pub async fn routers(token: String) -> Result<(Router, Router), String> {
+    let admin =
+        fusebox::admin::router(token).map_err(|e| format!("FUSEBOX_ADMIN_TOKEN refused: {e}"))?;
     let dependency = serve_dependency().await?;
     let template = Breaker::builder("quotes")
         .timeout(Duration::from_millis(300))
@@ -94,22 +117,7 @@ async fn run() -> Result<(), String> {
         .route("/quote/{region}", get(quote))
         .route("/healthz", get(healthz))
         .with_state(app);
-
-    let service_listener = bind(service_addr).await?;
-    let admin_listener = bind(admin_addr).await?;
-    tracing::info!(
-        service = %service_addr,
-        admin = %admin_addr,
-        "serving; the eu dependency fails 40-50 s and is slow 50-60 s of every minute"
-    );
-    let shutdown = || async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let service = axum::serve(service_listener, service).with_graceful_shutdown(shutdown());
-    let admin = axum::serve(admin_listener, admin).with_graceful_shutdown(shutdown());
-    tokio::try_join!(async { service.await }, async { admin.await })
-        .map(|_| ())
-        .map_err(|e| format!("server error: {e}"))
+    Ok((service, admin))
 }
 
 fn addr(var: &str, default: &str) -> Result<SocketAddr, String> {

@@ -118,3 +118,8 @@ pub use fusebox_macros::bulkhead;
 pub mod __private {
     pub use fusebox_runtime::__private::*;
 }
+
+/// Tower middleware (feature `tower`): `BreakerLayer`, `BulkheadLayer` and `FallbackLayer` on
+/// the same registry and settings as the attributes.
+#[cfg(feature = "tower")]
+pub use fusebox_runtime::tower;

@@ -121,6 +121,12 @@ fn tower_cb_count(dep: TowerDep) -> TowerCb {
         .layer_fn(dep)
 }
 
+/// fusebox's `BreakerLayer` over the same boxed tower dependency, with the settings of
+/// `fusebox_time` / `fusebox_count`.
+fn fusebox_layer(b: Breaker, dep: TowerDep) -> fusebox_runtime::tower::BreakerService<TowerDep> {
+    tower::Layer::layer(&fusebox_runtime::tower::BreakerLayer::from_breaker(b), dep)
+}
+
 async fn tower_call<S>(svc: &mut S, x: u64) -> bool
 where
     S: Service<u64, Response = u64>,
@@ -207,6 +213,14 @@ fn closed_healthy(c: &mut Criterion) {
     g.bench_function("tower-resilience circuit breaker (count window)", |b| {
         b.iter(|| block_on(tower_call(&mut tcc, next())))
     });
+    let mut layer = fusebox_layer(fusebox_time("bench-closed-layer-time"), tower_dep());
+    g.bench_function("fusebox BreakerLayer (time window)", |b| {
+        b.iter(|| block_on(tower_call(&mut layer, next())))
+    });
+    let mut layer_count = fusebox_layer(fusebox_count("bench-closed-layer-count"), tower_dep());
+    g.bench_function("fusebox BreakerLayer (count window)", |b| {
+        b.iter(|| block_on(tower_call(&mut layer_count, next())))
+    });
     g.finish();
 }
 
@@ -261,7 +275,17 @@ fn closed_ten_percent_failures(c: &mut Criterion) {
     g.bench_function("tower-resilience circuit breaker (count window)", |b| {
         b.iter(|| block_on(tower_call(&mut tcc, next())))
     });
+    let layer_breaker = fusebox_count("bench-10pct-layer");
+    let mut layer = fusebox_layer(layer_breaker.clone(), tower_dep_tenth());
+    g.bench_function("fusebox BreakerLayer (count window)", |b| {
+        b.iter(|| block_on(tower_call(&mut layer, next())))
+    });
     g.finish();
+    assert_eq!(
+        layer_breaker.state(),
+        State::Closed,
+        "10 % stays below 50 %"
+    );
     assert!(
         !tcc.is_open(),
         "tower-resilience (count window) stayed closed"
@@ -321,7 +345,15 @@ fn open_rejection(c: &mut Criterion) {
     g.bench_function("tower-resilience circuit breaker", |b| {
         b.iter(|| block_on(tower_call(&mut tcb, 1)))
     });
+    let open_layer = fusebox_time("bench-open-layer");
+    trip(&open_layer);
+    let mut layer = fusebox_layer(open_layer.clone(), tower_dep());
+    assert!(!block_on(tower_call(&mut layer, 1)), "the layer refuses");
+    g.bench_function("fusebox BreakerLayer", |b| {
+        b.iter(|| block_on(tower_call(&mut layer, 1)))
+    });
     g.finish();
+    assert_eq!(open_layer.state(), State::Open);
 }
 
 fn half_open_admission(c: &mut Criterion) {
@@ -428,6 +460,17 @@ fn bulkhead(c: &mut Criterion) {
     let mut trb = tower::Layer::layer(&layer, tower_dep());
     g.bench_function("tower-resilience bulkhead", |b| {
         b.iter(|| block_on(tower_call(&mut trb, next())))
+    });
+    let bulkhead_layer = fusebox_runtime::tower::BulkheadLayer::from_bulkhead(bh.clone());
+    let mut fbl = tower::Layer::layer(&bulkhead_layer, tower_dep());
+    g.bench_function("fusebox BulkheadLayer", |b| {
+        b.iter(|| block_on(tower_call(&mut fbl, next())))
+    });
+    let both =
+        fusebox_runtime::tower::BreakerLayer::from_breaker(pair.clone()).bulkhead(bh.clone());
+    let mut fboth = tower::Layer::layer(&both, tower_dep());
+    g.bench_function("fusebox BreakerLayer + bulkhead", |b| {
+        b.iter(|| block_on(tower_call(&mut fboth, next())))
     });
     g.finish();
 }

@@ -1,13 +1,35 @@
 //! A fixed number of calls of one case, for instruction counts under callgrind:
 //! `valgrind --tool=callgrind target/release/deps/profile-* <case> [calls]`.
 //! Cases: bare, time, count, bulkhead, semaphore, keyed, open, attr, attr_bulkhead, attr_keyed,
-//! failsafe, recloser. Run by `cargo bench` it does a short pass.
+//! failsafe, recloser, tower_bare, concurrency_limit, bulkhead_layer, breaker_layer,
+//! tower_resilience. Run by `cargo bench` it does a short pass.
 
 use std::hint::black_box;
 
 use failsafe::futures::CircuitBreaker as _;
 use fusebox_benches::{attr_breaker, attr_bulkhead, attr_keyed, block_on, dependency, settings::*};
 use fusebox_runtime::{registry, Breaker, Bulkhead};
+use tower::{Layer, Service, ServiceExt};
+
+type DepFut =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, fusebox_benches::Boom>> + Send>>;
+
+/// The dependency as a tower service with a boxed future, as in `compare`.
+fn tower_dep() -> tower::util::ServiceFn<fn(u64) -> DepFut> {
+    fn call(x: u64) -> DepFut {
+        Box::pin(dependency(x, false))
+    }
+    tower::service_fn(call as fn(u64) -> DepFut)
+}
+
+fn tower_call<S: Service<u64, Response = u64>>(svc: &mut S, x: u64) -> bool {
+    block_on(async {
+        match svc.ready().await {
+            Ok(s) => s.call(x).await.is_ok(),
+            Err(_) => false,
+        }
+    })
+}
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -53,8 +75,25 @@ fn main() {
             .open_wait(OPEN_LONG)
             .build(),
     );
+    let mut tower_bare = tower_dep();
+    let mut limit = tower::limit::ConcurrencyLimit::new(tower_dep(), 64);
+    let mut bulkhead_layer =
+        fusebox_runtime::tower::BulkheadLayer::from_bulkhead(bh.clone()).layer(tower_dep());
+    let mut breaker_layer =
+        fusebox_runtime::tower::BreakerLayer::from_breaker(count.clone()).layer(tower_dep());
+    let mut tower_resilience = tower_resilience::circuitbreaker::CircuitBreakerLayer::builder()
+        .sliding_window_type(tower_resilience::circuitbreaker::SlidingWindowType::CountBased)
+        .sliding_window_size(WINDOW_CALLS as usize)
+        .build()
+        .unwrap()
+        .layer_fn(tower_dep());
     for i in 0..n {
         match case {
+            "tower_bare" => drop(black_box(tower_call(&mut tower_bare, i))),
+            "concurrency_limit" => drop(black_box(tower_call(&mut limit, i))),
+            "bulkhead_layer" => drop(black_box(tower_call(&mut bulkhead_layer, i))),
+            "breaker_layer" => drop(black_box(tower_call(&mut breaker_layer, i))),
+            "tower_resilience" => drop(black_box(tower_call(&mut tower_resilience, i))),
             "bare" => drop(black_box(block_on(dependency(i, false)))),
             "time" => drop(black_box(block_on(time.call(dependency(i, false))))),
             "count" => drop(black_box(block_on(count.call(dependency(i, false))))),

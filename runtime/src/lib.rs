@@ -63,6 +63,10 @@ pub mod testing_hooks;
 // Top: operations.
 #[cfg(feature = "admin")]
 pub mod admin;
+#[cfg(feature = "axum")]
+mod into_response;
+#[cfg(feature = "tower")]
+pub mod tower;
 pub mod tune;
 
 pub use breaker::events::{Reason, Transition};

@@ -29,6 +29,8 @@ const STACK: &[(&str, &str)] = &[
     ("call_site", "glue"),
     ("macro_support", "glue"),
     ("testing_hooks", "glue"),
+    ("into_response", "top"),
+    ("tower", "top"),
     ("admin", "top"),
     ("tune", "top"),
 ];

@@ -2,6 +2,7 @@
 //!
 //! | route | answer |
 //! |---|---|
+//! | `GET /` | the operator's page (HTML; the one route without the token, as it holds no data) |
 //! | `GET /breakers` | the JSON snapshot: `{"breakers": [...], "bulkheads": [...]}` |
 //! | `GET /metrics` | Prometheus text |
 //! | `GET /breakers/{name}` | one breaker's JSON figures |
@@ -9,9 +10,9 @@
 //! | `POST /breakers/{name}/close` | [`force_close`](crate::breaker::Breaker::force_close) |
 //! | `POST /breakers/{name}/reset` | [`reset`](crate::breaker::Breaker::reset) |
 //!
-//! Keyed names work both percent-encoded (`redis%2F3`) and as is (`redis/3`). Every route,
-//! unknown ones included, needs `Authorization: Bearer <token>`: without it the answer is a
-//! bare 401. An unknown breaker is 404, a wrong method 405. No handler reads a request body.
+//! Keyed names work both percent-encoded (`redis%2F3`) and as is (`redis/3`). Every route but
+//! the page, unknown ones included, needs `Authorization: Bearer <token>`: without it the answer
+//! is a bare 401. An unknown breaker is 404, a wrong method 405. No handler reads a request body.
 //! The router never binds a socket: the application serves it where it wants (loopback!).
 //!
 //! ```
@@ -26,6 +27,7 @@
 
 mod auth;
 mod handlers;
+mod page;
 
 use std::fmt;
 use std::sync::Arc;
@@ -85,11 +87,12 @@ pub fn router(token: impl Into<String>) -> Result<Router, AdminError> {
     }
     let token: Arc<[u8]> = token.into_bytes().into();
     Ok(Router::new()
+        .route("/", get(page::index))
         .route("/breakers", get(handlers::list))
         .route("/metrics", get(handlers::prometheus))
         .route("/breakers/{*path}", get(handlers::show).post(handlers::act))
         .fallback(handlers::not_found)
         // Nothing reads a body; the limit makes sure nothing ever buffers a large one.
         .layer(DefaultBodyLimit::max(1024))
-        .layer(axum::middleware::from_fn_with_state(token, auth::require)))
+        .layer(axum::middleware::from_fn_with_state(token, page::gate)))
 }

@@ -110,7 +110,8 @@ impl Bulkhead {
         Some(BulkheadPermit::taken(inner))
     }
 
-    fn full(&self) -> Rejection {
+    /// Counts a rejection and describes it.
+    pub(crate) fn full(&self) -> Rejection {
         self.0.rejected.fetch_add(1, Relaxed);
         Rejection::Full {
             name: self.0.config.name.clone(),
@@ -134,6 +135,35 @@ impl BulkheadBuilder {
     /// Validates and returns a bulkhead outside the registry.
     pub fn build_detached(&self) -> Result<Bulkhead, ConfigError> {
         Ok(Bulkhead::new(self.config()?))
+    }
+}
+
+/// A slot held through an owned handle, for futures that must be `'static` (the tower layer's).
+/// Costs one `Arc` clone more than a [`BulkheadPermit`]; released the same way, on drop.
+pub(crate) struct OwnedPermit(Bulkhead);
+
+impl Bulkhead {
+    /// [`try_acquire_now`](Self::try_acquire_now), held by this handle (given back if full).
+    pub(crate) fn try_acquire_owned(self) -> Result<OwnedPermit, Bulkhead> {
+        let taken = self.try_acquire_now().map(std::mem::forget).is_some();
+        if taken {
+            Ok(OwnedPermit(self))
+        } else {
+            Err(self)
+        }
+    }
+
+    /// [`acquire`](Self::acquire), held by an owned handle.
+    pub(crate) async fn acquire_owned(self) -> Result<OwnedPermit, Rejection> {
+        std::mem::forget(self.acquire().await?);
+        Ok(OwnedPermit(self))
+    }
+}
+
+impl Drop for OwnedPermit {
+    fn drop(&mut self) {
+        // The forgotten permit's own release, so both kinds free a slot identically.
+        drop(BulkheadPermit::taken(&self.0 .0));
     }
 }
 

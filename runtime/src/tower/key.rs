@@ -1,0 +1,108 @@
+//! Which breaker a request goes through: one for all, or one per key of the request.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::registry::registry;
+
+use crate::breaker::Breaker;
+
+use crate::settings::BreakerConfig;
+
+/// Picks the breaker for one request. [`Single`] and [`Keyed`] are the two kinds a
+/// [`BreakerLayer`](super::BreakerLayer) is built with; the trait is public because it bounds
+/// the service, not to be implemented elsewhere (an implementation must return a breaker of the
+/// registry, or the admin router and metrics will not see it).
+///
+/// ```
+/// use fusebox_runtime::tower::{BreakerLayer, Select};
+/// use fusebox_runtime::Breaker;
+///
+/// let layer = BreakerLayer::keyed(Breaker::builder("select-doc"), |shard: &u32| Some(*shard))
+///     .unwrap();
+/// assert_eq!(layer.selector().select(&3).name(), "select-doc/3");
+/// ```
+pub trait Select<Req> {
+    /// The breaker for `req` (the example above shows it for a keyed layer).
+    fn select(&self, req: &Req) -> Breaker;
+}
+
+/// The same breaker for every request.
+///
+/// ```
+/// use fusebox_runtime::tower::{BreakerLayer, Select};
+/// use fusebox_runtime::Breaker;
+///
+/// let layer = BreakerLayer::new(Breaker::builder("single-doc")).unwrap();
+/// assert_eq!(Select::<()>::select(layer.selector(), &()).name(), "single-doc");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Single(pub(super) Breaker);
+
+impl AsRef<Breaker> for Single {
+    fn as_ref(&self) -> &Breaker {
+        &self.0
+    }
+}
+
+impl<Req> Select<Req> for Single {
+    #[inline]
+    fn select(&self, _: &Req) -> Breaker {
+        self.0.clone()
+    }
+}
+
+/// One breaker per key: `name/key`, created in the registry on first use with the layer's
+/// settings, as `#[breaker(key = ...)]` does. A key of `None` goes through the breaker `name`.
+///
+/// The key function runs once per request, before the inner service sees it; keep the keys a
+/// small set (hosts, routes, shards), never raw user input: each key is a breaker.
+///
+/// ```
+/// use fusebox_runtime::tower::{BreakerLayer, Select};
+/// use fusebox_runtime::Breaker;
+///
+/// let layer = BreakerLayer::keyed(Breaker::builder("keyed-doc"), |path: &&str| {
+///     path.split('/').nth(1).map(str::to_owned)
+/// })
+/// .unwrap();
+/// assert_eq!(layer.selector().select(&"/orders/17").name(), "keyed-doc/orders");
+/// assert_eq!(layer.selector().select(&"").name(), "keyed-doc");
+/// ```
+pub struct Keyed<F> {
+    /// Shared so its address stays put: the registry remembers it to skip the settings check.
+    pub(super) template: Arc<BreakerConfig>,
+    pub(super) key: F,
+}
+
+impl<F: Clone> Clone for Keyed<F> {
+    fn clone(&self) -> Self {
+        Keyed {
+            template: self.template.clone(),
+            key: self.key.clone(),
+        }
+    }
+}
+
+impl<F> fmt::Debug for Keyed<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Keyed")
+            .field("name", &self.template.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Req, F, K> Select<Req> for Keyed<F>
+where
+    F: Fn(&Req) -> Option<K>,
+    K: fmt::Display,
+{
+    #[inline]
+    fn select(&self, req: &Req) -> Breaker {
+        match (self.key)(req) {
+            Some(key) => registry().keyed(&self.template, &key),
+            // Looked up per call, not cached, so a test scope entered later still applies.
+            None => registry().register((*self.template).clone()),
+        }
+    }
+}
