@@ -26,6 +26,13 @@ use crate::state::State;
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 use crate::sync::{lock, Mutex, Swap};
 
+/// Keys come from requests: SipHash, seeded per name. Under loom a fixed seed, since the model
+/// must take the same path on every run.
+#[cfg(not(loom))]
+pub(crate) type KeyHasher = std::collections::hash_map::RandomState;
+#[cfg(loom)]
+pub(crate) type KeyHasher = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+
 /// Shards per keyed name: a new key copies one shard, a sixteenth of the keys.
 pub(crate) const SHARDS: usize = 16;
 
@@ -47,7 +54,7 @@ impl Hasher for Prehashed {
 #[derive(Clone, Default)]
 pub(crate) struct Shard {
     by_hash: HashMap<u64, Breaker, BuildHasherDefault<Prehashed>>,
-    collided: HashMap<Arc<str>, Breaker>,
+    collided: HashMap<Arc<str>, Breaker, KeyHasher>,
 }
 
 impl Shard {
@@ -76,7 +83,7 @@ pub(crate) enum Found {
 pub(crate) struct Family {
     pub(crate) base: Arc<str>,
     max_keys: usize,
-    hasher: std::collections::hash_map::RandomState,
+    hasher: KeyHasher,
     shards: Box<[Swap<Shard>]>,
     /// Serialises writers (new keys, evictions); lookups never take it.
     writer: Mutex<Writer>,

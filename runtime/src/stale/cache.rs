@@ -5,6 +5,7 @@
 //! evicted first, expired values dropped; the values of one breaker key are never served to
 //! another (`part`).
 
+#[cfg(not(loom))]
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
@@ -86,6 +87,13 @@ impl<K, V> Inner<K, V> {
     }
 }
 
+/// Keys are the user's arguments: SipHash, seeded per cache (fixed under loom, whose model
+/// must take the same path on every run).
+#[cfg(not(loom))]
+type KeyHasher = RandomState;
+#[cfg(loom)]
+type KeyHasher = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+
 /// The stale cache's map is keyed by a hash already computed outside the lock.
 #[derive(Default)]
 struct Prehashed(u64);
@@ -125,7 +133,7 @@ pub struct StaleCache<K, V> {
     capacity: usize,
     max_bytes: usize,
     weigher: fn(&K, &V) -> usize,
-    hasher: RandomState,
+    hasher: KeyHasher,
     inner: Mutex<Inner<K, V>>,
 }
 
@@ -170,7 +178,7 @@ impl<K: Hash + Eq, V: Clone> StaleCache<K, V> {
             capacity: capacity.max(1),
             max_bytes,
             weigher,
-            hasher: RandomState::new(),
+            hasher: KeyHasher::default(),
             inner: Mutex::new(Inner {
                 map: HashMap::default(),
                 used: BTreeMap::new(),
