@@ -213,6 +213,9 @@ fn check_function(
     if breaker.is_some_and(|b| b.stale_for.is_some() && b.stale_key.is_none()) {
         stale::check_arguments(func, errors);
     }
+    if let Some(b) = breaker.filter(|b| b.stale_for.is_some()) {
+        stale::check_receiver(func, b, errors);
+    }
     if let Some(f) = breaker.and_then(|b| b.failure.as_ref()) {
         if !out.is_result {
             errors.at(

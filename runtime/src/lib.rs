@@ -94,7 +94,8 @@ pub use metrics::export;
 pub use metrics::{
     metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics, RejectedByReason,
 };
-pub use registry::{registry, Registry};
+pub use registry::key_name::{MAX_KEY_LEN, OVERFLOW_KEY};
+pub use registry::{registry, KeyedNames, Registry};
 pub use settings::{BreakerBuilder, BreakerConfig, HalfOpenPolicy, SlowRule, WindowKind};
 pub use stale::{Stale, StaleCache};
 pub use state::State;

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::breaker::core::{pct, Core};
 use crate::breaker::Breaker;
 use crate::bulkhead::Bulkhead;
-use crate::registry::registry;
+use crate::registry::{registry, KeyedNames};
 use crate::state::State;
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -255,6 +255,8 @@ pub struct Metrics {
     pub breakers: Vec<BreakerMetrics>,
     /// Every bulkhead.
     pub bulkheads: Vec<BulkheadMetrics>,
+    /// Every keyed name (`key = ...`): keys held, the cap, overflowed and evicted keys.
+    pub keyed: Vec<KeyedNames>,
 }
 
 impl Metrics {
@@ -281,6 +283,7 @@ pub fn metrics() -> Metrics {
     Metrics {
         breakers: r.breakers().iter().map(Breaker::metrics).collect(),
         bulkheads: r.bulkheads().iter().map(Bulkhead::metrics).collect(),
+        keyed: r.keyed_names(),
     }
 }
 
