@@ -24,7 +24,7 @@ fn is_plain(raw: &str) -> bool {
         && !raw.starts_with('_')
         && raw
             .bytes()
-            .all(|b| b >= 0x20 && b < 0x7f && b != b'/' && b != b'%')
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'/' && b != b'%')
 }
 
 fn needs_escape(c: char, first: bool) -> bool {

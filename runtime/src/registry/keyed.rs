@@ -183,10 +183,14 @@ impl Family {
         let swap = self.shard(hash);
         let old = swap.load().clone();
         let mut copy = Shard::clone(&old);
-        if copy.by_hash.contains_key(&hash) {
-            copy.collided.insert(key.into(), fresh.clone());
-        } else {
-            copy.by_hash.insert(hash, fresh.clone());
+        match copy.by_hash.entry(hash) {
+            // Another key with the same hash holds the slot: this one goes by its name.
+            std::collections::hash_map::Entry::Occupied(_) => {
+                copy.collided.insert(key.into(), fresh.clone());
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(fresh.clone());
+            }
         }
         swap.store(Arc::new(copy));
         self.len.fetch_add(1, Relaxed);

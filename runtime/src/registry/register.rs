@@ -104,7 +104,8 @@ impl Registry {
             let hash = family.hash(key);
             match family.get(hash, key) {
                 Found::Own(b) => Ok(b),
-                Found::Missing => Err((hash, template.with_key(key))),
+                // Boxed: the config is large and this is the rare path (a new key).
+                Found::Missing => Err(Box::new((hash, template.with_key(key)))),
             }
         });
         // A call site's template is a `static`: once an entry was created from (or checked
@@ -113,7 +114,10 @@ impl Registry {
         let b = match found {
             Ok(b) if b.0.origin.load(Relaxed) == origin => return b,
             Ok(b) => b,
-            Err((hash, config)) => family.insert(hash, config, &here.events),
+            Err(missing) => {
+                let (hash, config) = *missing;
+                family.insert(hash, config, &here.events)
+            }
         };
         if !b.0.config.same_settings(template) {
             let wanted = template.with_key(b.config().key().unwrap_or_default());

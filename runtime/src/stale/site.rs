@@ -102,8 +102,11 @@ fn downcast<K: StaleKey, V: StaleValue>(c: Erased) -> Option<Arc<StaleCache<K, V
 pub struct StaleHandle<K: 'static, V: 'static> {
     cache: StaleRef<K, V>,
     put: fn(&StaleCache<K, V>, Arc<str>, K, &V),
-    get: fn(&StaleCache<K, V>, &str, &K) -> Option<Stale<V>>,
+    get: Getter<K, V>,
 }
+
+/// How a handle reads its cache: the value of `K` under the breaker key (`part`), if fresh.
+type Getter<K, V> = fn(&StaleCache<K, V>, &str, &K) -> Option<Stale<V>>;
 
 /// A call site's stale cache: its own (`'static`), or a shared one.
 pub enum StaleRef<K: 'static, V: 'static> {
