@@ -12,6 +12,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, ItemFn, Pat, Type};
 
+use crate::shape::is_renamed_pattern;
 use crate::tokens::{fallback_call, respan};
 
 /// The fallback's call for a rejection or counted failure, awaited if it is async.
@@ -50,7 +51,7 @@ fn lent_arguments(func: &ItemFn) -> Vec<TokenStream> {
             }
             FnArg::Typed(t) => {
                 let Pat::Ident(p) = &*t.pat else { return None };
-                if p.by_ref.is_some() || p.subpat.is_some() {
+                if p.by_ref.is_some() || p.subpat.is_some() || is_renamed_pattern(p) {
                     return None;
                 }
                 let name = &p.ident;
