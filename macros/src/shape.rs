@@ -59,7 +59,8 @@ pub fn read(func: &ItemFn) -> Option<Shape<'_>> {
         return None;
     };
     let segments: Vec<_> = path.path.segments.iter().map(|s| &s.ident).collect();
-    if !matches!(segments.as_slice(), [.., b, p] if *b == "Box" && *p == "pin") || call.args.len() != 1
+    if !matches!(segments.as_slice(), [.., b, p] if *b == "Box" && *p == "pin")
+        || call.args.len() != 1
     {
         return None;
     }

@@ -22,7 +22,8 @@ pub fn check_arguments(func: &ItemFn, errors: &mut Errors) {
                 "`stale_for` keys the last good values by the arguments, and an argument with attributes \
                  (like `#[cfg]`) cannot be part of that key; choose the key with `stale_key = expr`",
             );
-        } else if !matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none() && !is_renamed_pattern(p)) {
+        } else if !matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none() && !is_renamed_pattern(p))
+        {
             errors.at(
                 t.pat.span(),
                 "`stale_for` keys the last good values by the arguments, by name, and this argument is a pattern; \
