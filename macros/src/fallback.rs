@@ -27,7 +27,7 @@ pub fn call(func: &ItemFn, fallback: &Expr, ret: &TokenStream, pv: &TokenStream)
             let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
             let pv = respan(pv, span);
             quote_spanned! {span=>
-                #pv::FallbackReturn::<#ret, _>::into_future(
+                #pv::fallback_answer::<#ret, _, _>(
                     #pv::call_fallback(#fallback, (#(#lent,)*), #arg)
                 ).await
             }
