@@ -90,7 +90,10 @@ pub fn expand(
     let served = match &b.stale_fallback {
         Some(f) => {
             // At the fallback: a fallback taking the wrong value is reported at its path.
-            let at = syn::Ident::new("__fusebox_stale_value", Span::mixed_site().located_at(f.span()));
+            let at = syn::Ident::new(
+                "__fusebox_stale_value",
+                Span::mixed_site().located_at(f.span()),
+            );
             fallback_call(f, &[quote!(#at)], &out.ty, pv)
         }
         None if out.is_result => quote!(::core::result::Result::Ok(#stale.value)),
