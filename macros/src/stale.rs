@@ -8,6 +8,7 @@ use syn::{Expr, FnArg, ItemFn, Pat, Type};
 
 use crate::args::Errors;
 use crate::breaker_args::{BreakerArgs, STALE_CAPACITY, STALE_MAX_BYTES};
+use crate::shape::is_renamed_pattern;
 use crate::signature::Output;
 use crate::tokens::{duration, fallback_call, respan};
 
@@ -21,7 +22,8 @@ pub fn check_arguments(func: &ItemFn, errors: &mut Errors) {
                 "`stale_for` keys the last good values by the arguments, and an argument with attributes \
                  (like `#[cfg]`) cannot be part of that key; choose the key with `stale_key = expr`",
             );
-        } else if !matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none()) {
+        } else if !matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none() && !is_renamed_pattern(p))
+        {
             errors.at(
                 t.pat.span(),
                 "`stale_for` keys the last good values by the arguments, by name, and this argument is a pattern; \
@@ -118,7 +120,14 @@ pub fn expand(
         }
     };
     let served = match &b.stale_fallback {
-        Some(f) => fallback_call(f, &[quote!(#stale)], &out.ty, pv),
+        Some(f) => {
+            // At the fallback: a fallback taking the wrong value is reported at its path.
+            let at = syn::Ident::new(
+                "__fusebox_stale_value",
+                Span::mixed_site().located_at(f.span()),
+            );
+            fallback_call(f, &[quote!(#at)], &out.ty, pv)
+        }
         None if out.is_result => quote!(::core::result::Result::Ok(#stale.value)),
         None => quote!(#stale.value),
     };

@@ -112,8 +112,8 @@ pub mod __private {
     };
     pub use crate::error::Error;
     pub use crate::macro_support::{
-        call_fallback, from_error, keyed_breaker, AsyncFallback, BreakerKey, ErrorOnly, Fallback,
-        FallbackReturn, FromRejection, SyncFallback, WithArguments,
+        call_fallback, fallback_answer, from_error, keyed_breaker, AsyncFallback, BreakerKey,
+        ErrorOnly, Fallback, FallbackReturn, FromRejection, SyncFallback, WithArguments,
     };
     pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};
     pub use crate::settings::BreakerConfig;
