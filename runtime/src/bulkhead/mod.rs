@@ -140,8 +140,11 @@ impl BulkheadBuilder {
 
 /// A slot held through an owned handle, for futures that must be `'static` (the tower layer's).
 /// Costs one `Arc` clone more than a [`BulkheadPermit`]; released the same way, on drop.
+// Only the tower layer holds slots this way.
+#[cfg_attr(not(feature = "tower"), allow(dead_code))]
 pub(crate) struct OwnedPermit(Bulkhead);
 
+#[cfg_attr(not(feature = "tower"), allow(dead_code))]
 impl Bulkhead {
     /// [`try_acquire_now`](Self::try_acquire_now), held by this handle (given back if full).
     pub(crate) fn try_acquire_owned(self) -> Result<OwnedPermit, Bulkhead> {
