@@ -181,6 +181,7 @@ impl RawSettings {
             Value::Int(n) => (Some(n), None, None),
             Value::Duration(d) => (None, Some(d), None),
             Value::Float(f) => (None, None, Some(f)),
+            Value::Word(_) => (None, None, None),
         };
         let trip = |pct| Some((pct, dur.unwrap_or_default()));
         match k {
@@ -212,7 +213,9 @@ impl RawSettings {
             Key::HalfOpenWindow => self.half_open_window = dur,
             Key::HalfOpenCalls => self.half_open_calls = int,
             Key::AlertAfter => self.alert_after = dur,
-            Key::Pool | Key::MaxWait => unreachable!("filtered to breaker keys above"),
+            Key::Pool | Key::MaxWait | Key::Limit | Key::MinPool | Key::MaxPool => {
+                unreachable!("filtered to breaker keys above")
+            }
         }
         Ok(())
     }
