@@ -72,6 +72,8 @@ pub mod tune;
 pub use breaker::events::{Reason, Transition};
 pub use breaker::{Breaker, Completion};
 pub use bulkhead::{Bulkhead, BulkheadBuilder, BulkheadConfig, BulkheadPermit};
+/// How a bulkhead's pool is sized: fixed, or adaptive within bounds ([`BulkheadConfig::limit`]).
+pub use fusebox_settings::PoolLimit;
 pub use error::{ConfigError, Error, Rejection};
 /// Parses a duration as every settings entry does (`"800ms"`, `"1m30s"`, `"500ns"`).
 ///
@@ -92,7 +94,8 @@ pub use fusebox_settings::Settings;
 pub use fusebox_settings::KEYS as SETTING_KEYS;
 pub use metrics::export;
 pub use metrics::{
-    metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics, RejectedByReason,
+    metrics, stuck_breakers, AdaptiveMetrics, BreakerMetrics, BulkheadMetrics, LimitChange, Metrics,
+    RejectedByReason,
 };
 pub use registry::{registry, Registry};
 pub use settings::{BreakerBuilder, BreakerConfig, HalfOpenPolicy, SlowRule, WindowKind};

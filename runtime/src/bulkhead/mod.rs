@@ -2,6 +2,7 @@
 //! every worker: once its pool is full, the next call is refused (or waits at most
 //! `max_wait`) instead of holding one more worker.
 
+mod adaptive;
 mod config;
 mod permit;
 mod pool;
@@ -30,6 +31,53 @@ use crate::sync::atomic::Ordering::*;
 /// assert_eq!(b.call(async { 1 }).await.unwrap(), 1);
 /// # }
 /// ```
+///
+/// # Adaptive limit
+///
+/// With `#[bulkhead(limit = "adaptive")]` (or [`BulkheadBuilder::adaptive`]) the pool sizes
+/// itself from the latency of the calls it lets through, between `min_pool` (default 1) and
+/// `max_pool` (default 200), starting at `pool` (default 20). The algorithm is Netflix
+/// concurrency-limits' **Gradient2**, chosen over AIMD because a stuck dependency shows up as
+/// latency long before it shows up as errors (a hung call only "fails" at its timeout), and
+/// over Vegas because Gradient2 compares averages, not a minimum that one lucky call drags down:
+///
+/// - Each call's latency is the time it held its slot. A **window** closes with the first call
+///   to end once at least 10 calls ended and 100 ms passed since the last window (Netflix's
+///   `WindowedLimit` batches 10 samples; 100 ms is Envoy's adaptive concurrency interval).
+/// - `short` is the window's average latency; `long` is an exponential average of the windows'
+///   averages over 600 windows, seeded by the plain average of the first 10 (Gradient2's
+///   `longWindow` and warm-up); when `long` exceeds twice `short` it is cut by 10 % per window,
+///   so the baseline follows a recovery quickly (Gradient2).
+/// - `gradient = clamp(1.5 × long / short, 0.5, 1.0)` and `limit = limit × gradient + 4`,
+///   clamped to the bounds; the limit grows only while at least half of it is in use (an idle
+///   pool proves nothing about a larger one). 4 is Gradient2's `queueSize`. Unlike Gradient2,
+///   whose current release compares `long / short` and smooths each step by 0.2, fusebox keeps
+///   a tolerance of 1.5 (as Gradient2's earlier `rttTolerance` did) and no smoothing: the
+///   tolerance absorbs noise, and a bulkhead must shrink before the callers' workers fill.
+///
+/// What that gives, each checked by a test on a paused clock (`runtime/tests/adaptive.rs`):
+/// - **Latency doubles**: each window cuts the limit to `0.75 × limit + 4`, so a limit of 64 or
+///   more is **halved within 4 windows** (for 100: 79, 63, 51, 42), and it keeps falling toward
+///   16 (or `min_pool`) while the latency stays doubled, until the long-term average has caught
+///   up (about 600 windows: a dependency that stays slower becomes the new normal).
+/// - **Noise of ±20 %** around a steady latency **never lowers the limit** (`1.5 × 0.8 / 1.2 =
+///   1.0`, the clamp's top): the limit stays where it is, or grows by 4 a window while at least
+///   half of it is in use, as with steady latency.
+/// - **A stuck dependency** (every call ends at its timeout) shrinks the limit by up to half a
+///   window down to its floor, where it holds few workers; when it answers again at its old
+///   latency the limit grows by 4 a window, and windows come faster the more calls it admits.
+///
+/// Every change is logged at DEBUG, a fall to `min_pool` at WARN; the limit and its history are
+/// in [`metrics`](Bulkhead::metrics) (`pool` and `adaptive`), Prometheus and the admin JSON.
+/// A fixed pool reads no clock; an adaptive one reads it when a call takes and gives back its
+/// slot. Pair it with a timeout: calls that never end teach it nothing.
+///
+/// ```
+/// use fusebox_runtime::Bulkhead;
+/// let b = Bulkhead::builder("adaptive-pool").adaptive().min_pool(4).max_pool(64).build_detached().unwrap();
+/// assert_eq!(b.pool(), 20);
+/// assert!(Bulkhead::builder("bad").adaptive().min_pool(10).max_pool(4).build_detached().is_err());
+/// ```
 #[derive(Clone)]
 pub struct Bulkhead(pub(crate) Arc<Pool>);
 
@@ -47,9 +95,9 @@ impl Bulkhead {
     pub fn name(&self) -> &str {
         &self.0.config.name
     }
-    /// Pool size.
+    /// Pool size: the slots there are now (for an adaptive limit, its current value).
     pub fn pool(&self) -> usize {
-        self.0.config.pool
+        self.0.limit.load(Relaxed)
     }
     /// Its settings.
     pub fn config(&self) -> &BulkheadConfig {
@@ -90,8 +138,9 @@ impl Bulkhead {
     pub(crate) fn try_acquire_now(&self) -> Option<BulkheadPermit<'_>> {
         let inner = &*self.0;
         let mut cur = inner.taken.load(Relaxed);
+        let limit = inner.limit.load(Relaxed);
         loop {
-            if cur >= inner.config.pool {
+            if cur >= limit {
                 return None;
             }
             match inner
@@ -115,7 +164,7 @@ impl Bulkhead {
         self.0.rejected.fetch_add(1, Relaxed);
         Rejection::Full {
             name: self.0.config.name.clone(),
-            pool: self.0.config.pool,
+            pool: self.pool(),
         }
     }
 
@@ -140,30 +189,35 @@ impl BulkheadBuilder {
 
 /// A slot held through an owned handle, for futures that must be `'static` (the tower layer's).
 /// Costs one `Arc` clone more than a [`BulkheadPermit`]; released the same way, on drop.
-pub(crate) struct OwnedPermit(Bulkhead);
+pub(crate) struct OwnedPermit(Bulkhead, u64);
 
 impl Bulkhead {
     /// [`try_acquire_now`](Self::try_acquire_now), held by this handle (given back if full).
     pub(crate) fn try_acquire_owned(self) -> Result<OwnedPermit, Bulkhead> {
-        let taken = self.try_acquire_now().map(std::mem::forget).is_some();
-        if taken {
-            Ok(OwnedPermit(self))
-        } else {
-            Err(self)
+        let started = self.try_acquire_now().map(|p| {
+            let s = p.started;
+            std::mem::forget(p);
+            s
+        });
+        match started {
+            Some(s) => Ok(OwnedPermit(self, s)),
+            None => Err(self),
         }
     }
 
     /// [`acquire`](Self::acquire), held by an owned handle.
     pub(crate) async fn acquire_owned(self) -> Result<OwnedPermit, Rejection> {
-        std::mem::forget(self.acquire().await?);
-        Ok(OwnedPermit(self))
+        let p = self.acquire().await?;
+        let started = p.started;
+        std::mem::forget(p);
+        Ok(OwnedPermit(self, started))
     }
 }
 
 impl Drop for OwnedPermit {
     fn drop(&mut self) {
         // The forgotten permit's own release, so both kinds free a slot identically.
-        drop(BulkheadPermit::taken(&self.0 .0));
+        drop(BulkheadPermit::resumed(&self.0 .0, self.1));
     }
 }
 

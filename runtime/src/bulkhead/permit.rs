@@ -9,18 +9,28 @@ use crate::sync::atomic::Ordering::Release;
 #[must_use = "the slot is released as soon as the permit is dropped"]
 pub struct BulkheadPermit<'a> {
     pool: &'a Pool,
+    /// When the call started (clock nanoseconds), for an adaptive limit; else unused.
+    pub(super) started: u64,
 }
 
 impl<'a> BulkheadPermit<'a> {
     /// A slot already taken from `pool` (counted in `taken`): the permit only gives it back.
     pub(super) fn taken(pool: &'a Pool) -> Self {
-        BulkheadPermit { pool }
+        let started = pool.adaptive.as_ref().map_or(0, |a| a.now());
+        BulkheadPermit { pool, started }
+    }
+    /// A slot taken earlier, at `started`, and held by an owned permit since.
+    pub(super) fn resumed(pool: &'a Pool, started: u64) -> Self {
+        BulkheadPermit { pool, started }
     }
 }
 
 impl Drop for BulkheadPermit<'_> {
     fn drop(&mut self) {
-        self.pool.taken.fetch_sub(1, Release);
+        let in_flight = self.pool.taken.fetch_sub(1, Release);
+        if let Some(a) = &self.pool.adaptive {
+            a.ended(&self.pool.limit, in_flight, self.started, &self.pool.config.name);
+        }
         if !self.pool.config.max_wait.is_zero() {
             self.pool.freed.notify_one();
         }
