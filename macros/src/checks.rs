@@ -21,6 +21,7 @@ pub fn setting(arg: &Arg, key: Key) -> syn::Result<(String, Span)> {
             Kind::Duration { .. } => format!("a duration string, like `{name} = \"800ms\"`"),
             Kind::Factor => format!("{}, like `{name} = 2.0`", key.expected()),
             Kind::Percent | Kind::Count { .. } => key.expected().to_owned(),
+            Kind::Word { .. } => format!("a string, {}", key.expected()),
         };
         syn::Error::new(span, format!("`{name}` takes {what}"))
     };
@@ -38,7 +39,7 @@ pub fn setting(arg: &Arg, key: Key) -> syn::Result<(String, Span)> {
     };
     let span = syn::spanned::Spanned::span(&arg.value);
     match (key.kind(), lit) {
-        (Kind::Duration { .. }, Lit::Str(s)) => Ok((s.value(), s.span())),
+        (Kind::Duration { .. } | Kind::Word { .. }, Lit::Str(s)) => Ok((s.value(), s.span())),
         (Kind::Duration { .. }, Lit::Int(i)) => Err(syn::Error::new(
             i.span(),
             format!(

@@ -81,7 +81,7 @@ async fn watch(b: &Bulkhead, span: Duration, step: Duration) -> (usize, usize) {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_doubled_latency_halves_the_limit_within_five_windows() {
+async fn a_doubled_latency_halves_the_limit_within_four_windows() {
     let b = Bulkhead::builder("adaptive-doubling")
         .adaptive()
         .pool(100)
@@ -91,23 +91,32 @@ async fn a_doubled_latency_halves_the_limit_within_five_windows() {
     let dep = Dep::new(Duration::from_millis(10), 0);
     let tasks = callers(&b, &dep, 100);
     // 2 s at 10 ms: 20 windows of 100 ms, past the 10-window warm-up; a full pool stays full.
-    assert_eq!(watch(&b, Duration::from_secs(2), Duration::from_millis(10)).await, (100, 100));
+    assert_eq!(
+        watch(&b, Duration::from_secs(2), Duration::from_millis(10)).await,
+        (100, 100)
+    );
 
     dep.set(Duration::from_millis(20));
-    // The window open at the change mixes both latencies; four whole windows follow.
+    // The window open at the change mixes both latencies; three whole windows follow.
     let (lo, _) = watch(&b, Duration::from_millis(100), Duration::from_millis(5)).await;
     assert!(lo > 50, "not halved by one mixed window: {lo}");
-    sleep(Duration::from_millis(420)).await;
+    sleep(Duration::from_millis(320)).await;
     let halved = b.pool();
-    assert!(halved <= 50, "halved within five windows: {halved}");
-    assert!(halved >= 16, "never below the 0.75 x limit + 4 floor: {halved}");
+    assert!(halved <= 50, "halved within four windows: {halved}");
+    assert!(halved >= 25, "by a quarter a window, not faster: {halved}");
     let m = b.metrics();
     let a = m.adaptive.as_ref().unwrap();
     assert!(a.long_latency.unwrap() < Duration::from_millis(11), "{a:?}");
-    assert!(a.short_latency.unwrap() >= Duration::from_millis(19), "{a:?}");
+    assert!(
+        a.short_latency.unwrap() >= Duration::from_millis(19),
+        "{a:?}"
+    );
     let steps: Vec<usize> = a.history.iter().map(|c| c.limit).collect();
     assert_eq!(steps.first(), Some(&100), "{steps:?}");
-    assert!(steps.windows(2).all(|w| w[1] < w[0]), "only down: {steps:?}");
+    assert!(
+        steps.windows(2).all(|w| w[1] < w[0]),
+        "only down: {steps:?}"
+    );
     stop(tasks);
 }
 
@@ -148,12 +157,16 @@ async fn a_stuck_dependency_shrinks_the_limit_and_its_recovery_restores_it() {
     dep.set(Duration::from_secs(1));
     sleep(Duration::from_secs(20)).await;
     let floor = b.pool();
-    assert!(floor <= 10, "a stuck dependency holds few slots: {floor}");
+    assert_eq!(floor, 1, "a stuck dependency falls to min_pool");
     dep.set(Duration::from_millis(50));
     let back = Instant::now();
     while b.pool() < 60 {
         sleep(Duration::from_millis(10)).await;
-        assert!(back.elapsed() < Duration::from_secs(30), "recovered within 30 s: {}", b.pool());
+        assert!(
+            back.elapsed() < Duration::from_secs(30),
+            "recovered within 30 s: {}",
+            b.pool()
+        );
     }
     stop(tasks);
 }

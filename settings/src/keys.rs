@@ -264,17 +264,14 @@ pub(crate) const POOL_MISSING: &str =
 
 /// The error for `missing` not given although `by` was.
 pub(crate) fn missing(missing: &'static str) -> ConfigError {
-    let expected = NEEDS
-        .iter()
-        .find(|n| n.missing == missing)
-        .map_or(
-            if missing == "limit" {
-                LIMIT_MISSING
-            } else {
-                POOL_MISSING
-            },
-            |n| n.hint,
-        );
+    let expected = NEEDS.iter().find(|n| n.missing == missing).map_or(
+        if missing == "limit" {
+            LIMIT_MISSING
+        } else {
+            POOL_MISSING
+        },
+        |n| n.hint,
+    );
     ConfigError::OutOfRange {
         field: missing,
         value: String::new(),

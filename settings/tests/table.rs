@@ -178,12 +178,23 @@ fn every_key_is_in_the_table_with_its_kind() {
 fn a_limit_is_a_word() {
     let mut raw = RawBulkheadSettings::new();
     let e = raw.set_text("limit", "elastic").unwrap_err();
-    assert_eq!(e.to_string(), "`limit` = elastic is out of range: expected \"fixed\" or \"adaptive\"");
+    assert_eq!(
+        e.to_string(),
+        "`limit` = elastic is out of range: expected \"fixed\" or \"adaptive\""
+    );
     raw.set_text("limit", "fixed").unwrap();
     raw.set_text("pool", "3").unwrap();
-    assert_eq!(raw.check().unwrap().limit(), fusebox_settings::PoolLimit::Fixed);
     assert_eq!(
-        RawBulkheadSettings::new().adaptive().max_pool(10).check().unwrap().pool(),
+        raw.check().unwrap().limit(),
+        fusebox_settings::PoolLimit::Fixed
+    );
+    assert_eq!(
+        RawBulkheadSettings::new()
+            .adaptive()
+            .max_pool(10)
+            .check()
+            .unwrap()
+            .pool(),
         10,
         "the default start is clamped into the bounds"
     );

@@ -42,30 +42,36 @@ use crate::sync::atomic::Ordering::*;
 /// over Vegas because Gradient2 compares averages, not a minimum that one lucky call drags down:
 ///
 /// - Each call's latency is the time it held its slot. A **window** closes with the first call
-///   to end once at least 10 calls ended and 100 ms passed since the last window (Netflix's
-///   `WindowedLimit` batches 10 samples; 100 ms is Envoy's adaptive concurrency interval).
+///   to end once at least 10 calls ended (or as many as the limit, if smaller) and 100 ms
+///   passed since the last window (Netflix's `WindowedLimit` batches 10 samples; 100 ms is
+///   Envoy's adaptive concurrency interval).
 /// - `short` is the window's average latency; `long` is an exponential average of the windows'
 ///   averages over 600 windows, seeded by the plain average of the first 10 (Gradient2's
 ///   `longWindow` and warm-up); when `long` exceeds twice `short` it is cut by 10 % per window,
 ///   so the baseline follows a recovery quickly (Gradient2).
-/// - `gradient = clamp(1.5 × long / short, 0.5, 1.0)` and `limit = limit × gradient + 4`,
-///   clamped to the bounds; the limit grows only while at least half of it is in use (an idle
-///   pool proves nothing about a larger one). 4 is Gradient2's `queueSize`. Unlike Gradient2,
-///   whose current release compares `long / short` and smooths each step by 0.2, fusebox keeps
-///   a tolerance of 1.5 (as Gradient2's earlier `rttTolerance` did) and no smoothing: the
-///   tolerance absorbs noise, and a bulkhead must shrink before the callers' workers fill.
+/// - `gradient = clamp(1.5 × long / short, 0.5, 1.0)`. Below 1.0 (calls are queueing) the
+///   limit becomes `limit × gradient`; at 1.0 it grows by 4 (Gradient2's `queueSize`), but only
+///   while at least half of it is in use: an idle pool proves nothing about a larger one.
+///   Always within `min_pool..=max_pool`.
+/// - Where fusebox departs from Gradient2, and why: Gradient2's current release compares
+///   `long / short` without a tolerance, smooths every step by 0.2 and adds its 4 on every
+///   step; fusebox keeps a tolerance of 1.5 (as Gradient2's earlier `rttTolerance` did) to
+///   absorb noise, does not smooth (a bulkhead must shrink before the callers' workers fill),
+///   and adds 4 only when nothing queues (otherwise `limit × 0.5 + 4` never falls below 8,
+///   which is the whole of a small pool).
 ///
 /// What that gives, each checked by a test on a paused clock (`runtime/tests/adaptive.rs`):
-/// - **Latency doubles**: each window cuts the limit to `0.75 × limit + 4`, so a limit of 64 or
-///   more is **halved within 4 windows** (for 100: 79, 63, 51, 42), and it keeps falling toward
-///   16 (or `min_pool`) while the latency stays doubled, until the long-term average has caught
-///   up (about 600 windows: a dependency that stays slower becomes the new normal).
+/// - **Latency doubles**: each window cuts the limit by a quarter (`1.5 × 1 / 2`), so it is
+///   **halved within 3 windows** at the new latency (100, 75, 56, 42), 4 counting the window
+///   open at the change. It keeps falling while the latency stays doubled, to `min_pool` at
+///   worst, until the long-term average has moved a third of the way (about 120 windows): a
+///   dependency that stays slower becomes the new normal, and the limit grows back.
 /// - **Noise of ±20 %** around a steady latency **never lowers the limit** (`1.5 × 0.8 / 1.2 =
 ///   1.0`, the clamp's top): the limit stays where it is, or grows by 4 a window while at least
 ///   half of it is in use, as with steady latency.
-/// - **A stuck dependency** (every call ends at its timeout) shrinks the limit by up to half a
-///   window down to its floor, where it holds few workers; when it answers again at its old
-///   latency the limit grows by 4 a window, and windows come faster the more calls it admits.
+/// - **A stuck dependency** (every call ends at its timeout, many times its latency) halves
+///   the limit every window, to `min_pool`; when it answers at its old latency again the limit
+///   grows by 4 a window, and windows come faster the more calls it admits.
 ///
 /// Every change is logged at DEBUG, a fall to `min_pool` at WARN; the limit and its history are
 /// in [`metrics`](Bulkhead::metrics) (`pool` and `adaptive`), Prometheus and the admin JSON.

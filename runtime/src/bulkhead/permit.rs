@@ -29,7 +29,12 @@ impl Drop for BulkheadPermit<'_> {
     fn drop(&mut self) {
         let in_flight = self.pool.taken.fetch_sub(1, Release);
         if let Some(a) = &self.pool.adaptive {
-            a.ended(&self.pool.limit, in_flight, self.started, &self.pool.config.name);
+            a.ended(
+                &self.pool.limit,
+                in_flight,
+                self.started,
+                &self.pool.config.name,
+            );
         }
         if !self.pool.config.max_wait.is_zero() {
             self.pool.freed.notify_one();

@@ -4,8 +4,8 @@ use tokio::sync::Notify;
 
 use super::adaptive::Adaptive;
 use super::config::BulkheadConfig;
-use fusebox_settings::PoolLimit;
 use crate::sync::atomic::{AtomicU64, AtomicUsize};
+use fusebox_settings::PoolLimit;
 
 /// Shared by every clone of a [`Bulkhead`](super::Bulkhead) of one name.
 pub(crate) struct Pool {

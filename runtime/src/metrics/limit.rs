@@ -56,7 +56,10 @@ pub struct AdaptiveMetrics {
 pub struct LimitChange {
     #[cfg_attr(
         feature = "serde",
-        serde(rename = "ago_s", serialize_with = "crate::metrics::export::json::secs")
+        serde(
+            rename = "ago_s",
+            serialize_with = "crate::metrics::export::json::secs"
+        )
     )]
     /// How long before the snapshot the limit took this value.
     pub ago: Duration,
