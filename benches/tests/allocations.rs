@@ -9,8 +9,12 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+use std::time::Duration;
+
 use fusebox_benches::settings::*;
-use fusebox_benches::{attr_breaker, attr_bulkhead, attr_timed, block_on, dependency};
+use fusebox_benches::{
+    attr_adaptive, attr_breaker, attr_bulkhead, attr_timed, block_on, dependency,
+};
 use fusebox_runtime::{Breaker, Bulkhead, State};
 
 thread_local! {
@@ -110,6 +114,12 @@ fn no_call_path_allocates() {
         .pool(POOL)
         .build_detached()
         .unwrap();
+    let adaptive = Bulkhead::builder("alloc-adaptive")
+        .adaptive()
+        .pool(POOL)
+        .max_pool(POOL)
+        .build_detached()
+        .unwrap();
 
     let cases: Vec<(&str, usize)> = vec![
         (
@@ -166,7 +176,33 @@ fn no_call_path_allocates() {
                 let _ = block_on(attr_bulkhead(i));
             }),
         ),
+        (
+            // Every 100th call holds its slot 101 ms (a real-clock window is 100 ms), so
+            // windows close; in the second half every 20th does, so the limit falls: the
+            // window's step and a change of limit allocate nothing either.
+            "adaptive Bulkhead::call",
+            allocations(|i| {
+                let _ = block_on(adaptive.call(async {
+                    if i % 100 == 50 || (i > 500 && i % 20 == 0) {
+                        std::thread::sleep(Duration::from_millis(101));
+                    }
+                    dependency(i, false).await
+                }));
+            }),
+        ),
+        (
+            "#[bulkhead(limit = \"adaptive\")]",
+            allocations(|i| {
+                let _ = block_on(attr_adaptive(i));
+            }),
+        ),
     ];
+    let windows = adaptive.metrics().adaptive.unwrap();
+    assert!(
+        windows.short_latency.is_some(),
+        "no window closed: {windows:?}"
+    );
+    println!("adaptive: {} limit changes, {windows:?}", windows.changes);
     for (case, n) in &cases {
         println!("{case}: {n} allocations in {CALLS} calls");
     }
