@@ -49,6 +49,8 @@ pub(crate) struct Estimate {
     /// The last window's average latency (ns).
     pub(crate) short: f64,
     windows: u32,
+    /// The limit before the current slow spell's first cut (0: none to give back).
+    restore: f64,
     /// `(clock nanoseconds, limit)` of the latest changes, oldest first.
     pub(crate) history: VecDeque<(u64, usize)>,
 }
@@ -71,6 +73,7 @@ impl Adaptive {
                 long: 0.0,
                 short: 0.0,
                 windows: 0,
+                restore: 0.0,
                 history,
             }),
         }
@@ -157,16 +160,23 @@ impl Estimate {
         } else {
             (TOLERANCE * self.long / short).clamp(0.5, 1.0)
         };
-        // Grow only in a window that shows no queueing, and only a limit that is used: an
-        // idle pool says nothing about a larger one.
+        // Grow only in a window that shows no queueing: back to where a slow spell found the
+        // limit whether or not it is used, beyond that only while half of it is used (an
+        // idle pool says nothing about a larger one).
         let next = if gradient < 1.0 {
+            self.restore = self.restore.max(self.limit);
             self.limit * gradient
+        } else if self.limit < self.restore {
+            (self.limit + QUEUE).min(self.restore)
         } else if (in_flight as f64) < self.limit / 2.0 {
             self.limit
         } else {
             self.limit + QUEUE
         };
         self.limit = next.clamp(min as f64, max as f64);
+        if gradient >= 1.0 && self.limit >= self.restore {
+            self.restore = 0.0;
+        }
         self.limit as usize
     }
 }
@@ -181,6 +191,7 @@ mod tests {
             long: 0.0,
             short: 0.0,
             windows: 0,
+            restore: 0.0,
             history: VecDeque::new(),
         }
     }
@@ -193,6 +204,18 @@ mod tests {
         }
         assert_eq!(e.window(2e6, 100, 1, 100), 75, "100 x 0.75");
         assert_eq!(e.window(2e6, 100, 1, 100), 56);
+    }
+
+    #[test]
+    fn a_cut_is_given_back_to_an_idle_pool_and_no_more() {
+        let mut e = est(40.0);
+        for _ in 0..WARMUP {
+            e.window(1e6, 1, 1, 200);
+        }
+        assert_eq!(e.window(4e6, 1, 1, 200), 20, "halved by a slow window");
+        assert_eq!(e.window(4e6, 1, 1, 200), 10);
+        let back: Vec<usize> = (0..9).map(|_| e.window(1e6, 1, 1, 200)).collect();
+        assert_eq!(back, [14, 18, 22, 26, 30, 34, 38, 40, 40]);
     }
 
     #[test]

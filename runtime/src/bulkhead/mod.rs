@@ -50,9 +50,10 @@ use crate::sync::atomic::Ordering::*;
 ///   `longWindow` and warm-up); when `long` exceeds twice `short` it is cut by 10 % per window,
 ///   so the baseline follows a recovery quickly (Gradient2).
 /// - `gradient = clamp(1.5 × long / short, 0.5, 1.0)`. Below 1.0 (calls are queueing) the
-///   limit becomes `limit × gradient`; at 1.0 it grows by 4 (Gradient2's `queueSize`), but only
-///   while at least half of it is in use: an idle pool proves nothing about a larger one.
-///   Always within `min_pool..=max_pool`.
+///   limit becomes `limit × gradient`; at 1.0 it grows by 4 (Gradient2's `queueSize`): back to
+///   the level a slow spell found it at whether or not it is used (what a spell took is given
+///   back), beyond that only while at least half of it is in use (an idle pool proves nothing
+///   about a larger one). Always within `min_pool..=max_pool`.
 /// - Where fusebox departs from Gradient2, and why: Gradient2's current release compares
 ///   `long / short` without a tolerance, smooths every step by 0.2 and adds its 4 on every
 ///   step; fusebox keeps a tolerance of 1.5 (as Gradient2's earlier `rttTolerance` did) to

@@ -13,6 +13,7 @@
 //! std::fs::write("summary.json", summary.to_json()).unwrap();
 //! ```
 
+pub mod adaptive;
 pub mod cold_start;
 pub mod lesson;
 pub mod peers;
