@@ -2,10 +2,10 @@
 //! admin router on a second port. The dependency is served on loopback by this same program.
 //!
 //! ```sh
-//! FUSEBOX_ADMIN_TOKEN=change-me cargo run --example service --features admin
+//! FUSEBOX_ADMIN_TOKEN=change-me-to-16-bytes-or-more cargo run --example service --features admin
 //! curl -s 127.0.0.1:8080/quote/eu
-//! curl -s -H "Authorization: Bearer change-me" 127.0.0.1:9091/breakers
-//! xdg-open 'http://127.0.0.1:9091/#token=change-me'   # the operator's page
+//! curl -s -H "Authorization: Bearer change-me-to-16-bytes-or-more" 127.0.0.1:9091/breakers
+//! xdg-open 'http://127.0.0.1:9091/#token=change-me-to-16-bytes-or-more'   # the operator's page
 //! ```
 //!
 //! Environment: `FUSEBOX_SERVICE_ADDR` (default `127.0.0.1:8080`), `FUSEBOX_ADMIN_ADDR`
@@ -25,7 +25,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use fusebox::{breaker, bulkhead, registry, stuck_breakers, Breaker, Error};
+use fusebox::{breaker, bulkhead, registry, Breaker, Error};
 use tokio::net::TcpListener;
 use tokio::time::{sleep, Instant};
 
@@ -177,14 +177,30 @@ fn yesterday(_app: &App, region: &str, err: Error<String>) -> Result<Quote, Stri
     Ok(Quote::Yesterday)
 }
 
-/// `GET /healthz`: 503 while any breaker is stuck, so a load balancer or a pager notices.
+/// The breakers whose being stuck makes this instance unfit for traffic. Not every breaker:
+/// one tenant's or one region's dependency stuck is every instance's problem (they share it),
+/// and ejecting instances for it would take the whole service down. Name yours here.
+const CRITICAL: [&str; 1] = ["quotes/us"];
+
+/// `GET /healthz`: readiness. 503 while a breaker in [`CRITICAL`] is stuck, so a load balancer
+/// stops sending traffic; the body names no breaker (this is the public port), the log does.
 async fn healthz() -> Response {
-    let stuck: Vec<String> = stuck_breakers().into_iter().map(|b| b.name).collect();
+    readiness(&CRITICAL)
+}
+
+fn readiness(critical: &[&str]) -> Response {
+    let stuck: Vec<String> = critical
+        .iter()
+        .filter_map(|name| registry().breaker(name))
+        .map(|b| b.metrics())
+        .filter(|m| m.stuck)
+        .map(|m| m.name)
+        .collect();
     if stuck.is_empty() {
         "ok\n".into_response()
     } else {
-        let body = format!("stuck breakers: {}\n", stuck.join(", "));
-        (StatusCode::SERVICE_UNAVAILABLE, body).into_response()
+        tracing::warn!(?stuck, "not ready: critical breakers stuck");
+        (StatusCode::SERVICE_UNAVAILABLE, "not ready\n").into_response()
     }
 }
 
@@ -216,4 +232,45 @@ async fn dependency_quote(State(started): State<Instant>, Path(region): Path<Str
     };
     sleep(Duration::from_millis(latency)).await;
     format!("{region}: 1 EUR = 1.08 USD\n").into_response()
+}
+
+// In a test scope (feature `testing`): this file is also compiled into the browser test,
+// whose page counts the breakers of the process-wide registry.
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use super::*;
+
+    async fn answer(critical: &[&str]) -> (StatusCode, String) {
+        let resp = readiness(critical);
+        let status = resp.status();
+        let body = axum::body::to_bytes(resp.into_body(), 1024).await.unwrap();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn readiness_watches_only_the_critical_breakers_and_names_none() {
+        let _scope = fusebox::testing::scope();
+        let template = Breaker::builder("health")
+            .alert_after(Duration::from_secs(60))
+            .config()
+            .unwrap();
+        let tenant = registry().keyed(&template, &"tenant-7");
+        let core = registry().keyed(&template, &"core");
+        tenant.force_open();
+        tokio::time::advance(Duration::from_secs(61)).await;
+        assert!(tenant.metrics().stuck);
+        // One tenant's breaker stuck: still ready (before: 503 for every instance).
+        assert_eq!(
+            answer(&["health/core"]).await,
+            (StatusCode::OK, "ok\n".into())
+        );
+        core.force_open();
+        tokio::time::advance(Duration::from_secs(61)).await;
+        let (status, body) = answer(&["health/core"]).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(
+            !body.contains("health"),
+            "no breaker names on the public port: {body}"
+        );
+    }
 }

@@ -10,7 +10,7 @@ use fusebox::{registry, Breaker, Error, Rejection, State};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::Value;
 
-const TOKEN: &str = "t0ken-for-tests";
+const TOKEN: &str = "t0ken-for-tests-x";
 
 /// Serves a fresh admin router on 127.0.0.1 and returns its base URL. The listener is bound
 /// before this returns, so requests queue in its backlog until the server accepts them.
@@ -76,8 +76,8 @@ async fn every_route_needs_the_token_and_a_refusal_says_nothing() {
         for token in [
             None,
             Some("wrong"),
-            Some("t0ken-for-test"),
-            Some("t0ken-for-tests!"),
+            Some("t0ken-for-tests-"),
+            Some("t0ken-for-tests-x!"),
         ] {
             let (status, body) = send(method.clone(), &url, token).await;
             assert_eq!(
@@ -118,7 +118,7 @@ fn an_empty_or_unsendable_token_is_refused_at_construction() {
     assert_eq!(router("").err(), Some(AdminError::EmptyToken));
     assert_eq!(router("two words").err(), Some(AdminError::InvalidToken));
     assert_eq!(router("line\nbreak").err(), Some(AdminError::InvalidToken));
-    assert!(router("ok-token").is_ok());
+    assert!(router("ok-token-of-16-bytes").is_ok());
 }
 
 #[tokio::test]

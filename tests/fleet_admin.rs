@@ -14,7 +14,7 @@ use fusebox::{Breaker, State};
 use reqwest::{Client, StatusCode};
 use serde_json::Value;
 
-const TOKEN: &str = "fleet-t0ken";
+const TOKEN: &str = "fleet-t0ken-of-16-bytes";
 
 async fn post(url: &str) -> (StatusCode, String) {
     let resp = Client::new()

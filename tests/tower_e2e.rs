@@ -31,7 +31,7 @@ const HEALTHY: u8 = 0;
 const SLOW: u8 = 1;
 const FAILING: u8 = 2;
 const NOT_FOUND: u8 = 3;
-const TOKEN: &str = "e2e-t0ken";
+const TOKEN: &str = "e2e-t0ken-of-16-bytes";
 const BREAKER: &str = "e2e-upstream";
 
 /// The upstream's switchable behaviour and how many requests reached it.

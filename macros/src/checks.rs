@@ -18,7 +18,9 @@ pub fn setting(arg: &Arg, key: Key) -> syn::Result<(String, Span)> {
     let name = key.name();
     let wrong = |span| {
         let what = match key.kind() {
-            Kind::Duration { .. } => format!("a duration string, like `{name} = \"800ms\"`"),
+            Kind::Duration { .. } | Kind::Span { .. } => {
+                format!("a duration string, like `{name} = \"800ms\"`")
+            }
             Kind::Factor => format!("{}, like `{name} = 2.0`", key.expected()),
             Kind::Percent | Kind::Count { .. } => key.expected().to_owned(),
             Kind::Word { .. } => format!("a string, {}", key.expected()),
@@ -39,7 +41,9 @@ pub fn setting(arg: &Arg, key: Key) -> syn::Result<(String, Span)> {
     };
     let span = syn::spanned::Spanned::span(&arg.value);
     match (key.kind(), lit) {
-        (Kind::Duration { .. } | Kind::Word { .. }, Lit::Str(s)) => Ok((s.value(), s.span())),
+        (Kind::Duration { .. } | Kind::Span { .. } | Kind::Word { .. }, Lit::Str(s)) => {
+            Ok((s.value(), s.span()))
+        }
         (Kind::Duration { .. }, Lit::Int(i)) => Err(syn::Error::new(
             i.span(),
             format!(

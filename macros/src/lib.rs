@@ -229,4 +229,6 @@ fn check_function(
 #[cfg(test)]
 mod expansion_tests;
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod settings_tests;

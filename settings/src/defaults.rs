@@ -28,6 +28,11 @@ pub const ALERT_AFTER: Duration = Duration::from_secs(300);
 pub const MAX_WAIT: Duration = Duration::ZERO;
 /// The largest count-based window: one word per call is allocated up front.
 pub const MAX_WINDOW_CALLS: u32 = 1_000_000;
+/// The largest `min_calls` and `half_open_calls`: like `window_calls`, counted in `u32`s.
+pub const MAX_COUNT: u32 = 1_000_000;
+/// The longest time window: each tenth of it counts its calls in a `u32`, which a six-minute
+/// slot still holds at ten million calls a second.
+pub const MAX_WINDOW: Duration = Duration::from_secs(3600);
 /// The largest bulkhead pool: tokio's `Semaphore::MAX_PERMITS` on a 32-bit target, so a
 /// pool valid on one machine is valid on every one.
 pub const MAX_POOL: u32 = u32::MAX >> 3;

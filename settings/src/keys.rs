@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::defaults::{MAX_POOL, MAX_WINDOW_CALLS};
+use crate::defaults::{MAX_COUNT, MAX_POOL, MAX_WINDOW, MAX_WINDOW_CALLS};
 use crate::{parse_duration, ConfigError};
 
 /// What kind of value a key takes, and so how text is parsed and checked.
@@ -19,6 +19,11 @@ pub enum Kind {
     Duration {
         /// Whether `"0ms"` makes sense for this key.
         zero_ok: bool,
+    },
+    /// A duration longer than zero and at most `max` (a window, whose slots count in `u32`s).
+    Span {
+        /// The longest accepted duration.
+        max: Duration,
     },
     /// A finite factor of at least 1.0.
     Factor,
@@ -69,9 +74,9 @@ macro_rules! table {
 
 table! {
     FailureRate = "failure_rate", "failure_rate", Kind::Percent, "a percentage from 1 to 100";
-    Window = "window", "window", Kind::Duration { zero_ok: false }, "a duration longer than zero";
+    Window = "window", "window", Kind::Span { max: MAX_WINDOW }, "a duration longer than zero and at most 1h";
     WindowCalls = "window_calls", "window_calls", Kind::Count { max: MAX_WINDOW_CALLS as u64 }, "a number of calls from 1 to 1000000";
-    MinCalls = "min_calls", "min_calls", Kind::Count { max: u32::MAX as u64 }, "a number of calls from 1 to 4294967295";
+    MinCalls = "min_calls", "min_calls", Kind::Count { max: MAX_COUNT as u64 }, "a number of calls from 1 to 1000000";
     Slow = "slow", "slow", Kind::Duration { zero_ok: false }, "a duration longer than zero";
     SlowRate = "slow_rate", "slow_rate", Kind::Percent, "a percentage from 1 to 100";
     TripP50 = "trip_p50", "slow", Kind::Duration { zero_ok: false }, "a duration longer than zero";
@@ -86,7 +91,7 @@ table! {
     OpenForMax = "open_for_max", "open_for_max", Kind::Duration { zero_ok: false }, "a duration longer than zero";
     HalfOpenPct = "half_open_pct", "half_open_pct", Kind::Percent, "a percentage from 1 to 100";
     HalfOpenWindow = "half_open_window", "half_open_window", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    HalfOpenCalls = "half_open_calls", "half_open_calls", Kind::Count { max: u32::MAX as u64 }, "a number of trial calls from 1 to 4294967295";
+    HalfOpenCalls = "half_open_calls", "half_open_calls", Kind::Count { max: MAX_COUNT as u64 }, "a number of trial calls from 1 to 1000000";
     AlertAfter = "alert_after", "alert_after", Kind::Duration { zero_ok: false }, "a duration longer than zero";
     Pool = "pool", "pool", Kind::Count { max: MAX_POOL as u64 }, "a number of calls in flight from 1 to 536870911";
     MaxWait = "max_wait", "max_wait", Kind::Duration { zero_ok: true }, "a duration";
@@ -165,7 +170,7 @@ impl Key {
                 Value::Int(text.parse().map_err(|_| not_a_number())?)
             }
             Kind::Factor => Value::Float(text.parse().map_err(|_| not_a_number())?),
-            Kind::Duration { .. } => Value::Duration(parse_duration(text)?),
+            Kind::Duration { .. } | Kind::Span { .. } => Value::Duration(parse_duration(text)?),
             Kind::Word { one_of } => Value::Word(
                 one_of
                     .iter()
@@ -191,7 +196,10 @@ impl Key {
                 Err(out(n.to_string()))
             }
             (Kind::Factor, Value::Float(f)) if !f.is_finite() || f < 1.0 => Err(out(f.to_string())),
-            (Kind::Duration { zero_ok: false }, Value::Duration(d)) if d.is_zero() => {
+            (Kind::Span { max }, Value::Duration(d)) if d > max => Err(out(format!("{d:?}"))),
+            (Kind::Duration { zero_ok: false } | Kind::Span { .. }, Value::Duration(d))
+                if d.is_zero() =>
+            {
                 Err(ConfigError::ZeroDuration {
                     field: self.field(),
                 })

@@ -155,7 +155,9 @@ impl RawSettings {
 
     /// Sets `key` from text: `"800ms"` for durations, integers for percentages and counts,
     /// a number for `backoff`. Refuses an unknown key, a key given twice, and a value that
-    /// is bad on its own; rules between keys wait for [`check`](Self::check).
+    /// is bad on its own; rules between keys wait for [`check`](Self::check). Key and value
+    /// are trimmed first: in `timeout = 800ms ` or `TIMEOUT=" 800ms"` the spaces are the
+    /// file's or the shell's layout, not part of the value.
     ///
     /// ```
     /// use fusebox_settings::{ConfigError, RawSettings};
@@ -163,8 +165,10 @@ impl RawSettings {
     /// raw.set_text("half_open_pct", "10").unwrap();
     /// assert!(matches!(raw.set_text("windows", "30s"), Err(ConfigError::UnknownSetting { .. })));
     /// assert!(matches!(raw.set_text("timeout", "800"), Err(ConfigError::BadDuration { .. })));
+    /// raw.set_text(" timeout ", " 800ms ").unwrap();
     /// ```
     pub fn set_text(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
+        let (key, text) = (key.trim(), text.trim());
         let k = Key::from_name(key)
             .filter(|k| keys::BREAKER_KEYS.contains(&k.name()))
             .ok_or_else(|| ConfigError::UnknownSetting { key: key.into() })?;
@@ -275,7 +279,7 @@ impl RawSettings {
                 return Err(ConfigError::OutOfRange {
                     field: "half_open_slow",
                     value: format!("{t:?}"),
-                    expected: "a slow rule to loosen: add `trip_pNN` (or `slow` with `slow_rate`), or remove `half_open_slow`",
+                    expected: "a slow-call rule for it to loosen (like `trip_p95 = \"500ms\"`, or `slow` with `slow_rate`); add one or remove `half_open_slow`",
                 })
             }
             // Nanoseconds, 0 when unset: 8 bytes, so a keyed breaker keeps its memory budget.

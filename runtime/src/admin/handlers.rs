@@ -1,11 +1,17 @@
-//! The admin handlers: look up by full registry name, act, answer JSON or Prometheus text.
+//! The admin handlers: look up by full registry name, act (and log who did), answer JSON or
+//! Prometheus text.
 
-use axum::extract::{Path, RawQuery};
-use axum::http::{header, HeaderValue, StatusCode};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::extract::{ConnectInfo, Path, RawQuery};
+use axum::http::{header, Extensions, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-use crate::breaker::Breaker;
+use fusebox_settings::parse_duration;
+
+use super::query::Query;
 use crate::metrics::export::{self, PROMETHEUS_CONTENT_TYPE};
 use crate::metrics::metrics;
 use crate::registry::registry;
@@ -37,59 +43,158 @@ pub(super) async fn show(Path(path): Path<String>) -> Response {
     }
 }
 
-/// `POST /breakers/{name}/{open|close|reset}`; `?scope=fleet&for=10m` (feature `redis`)
-/// sends a fleet override instead.
-pub(super) async fn act(Path(path): Path<String>, RawQuery(query): RawQuery) -> Response {
-    let query = super::query::Query::parse(query.as_deref());
-    match query.get("scope") {
-        None | Some("local") => {}
-        #[cfg(feature = "redis")]
-        Some("fleet") => return super::fleet::act(&path, &query).await,
-        #[cfg(not(feature = "redis"))]
-        Some("fleet") => {
-            return (
-                StatusCode::BAD_REQUEST,
-                "scope=fleet needs fusebox's `redis` feature\n",
-            )
-                .into_response()
-        }
-        Some(_) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                "scope must be `local` or `fleet`\n",
-            )
-                .into_response()
-        }
-    }
+/// `POST /breakers/{name}/{open|close|reset}[?for=10m]`, the old form. Refused with 409 when
+/// `{name}/{verb}` is itself a breaker (a keyed breaker whose key is `open`): `GET` on the same
+/// path shows that breaker, so a `POST` there could mean either.
+pub(super) async fn act(
+    Path(path): Path<String>,
+    RawQuery(query): RawQuery,
+    ext: Extensions,
+) -> Response {
+    let query = Query::parse(query.as_deref());
     match action(&path) {
-        Some((name, act)) => match registry().breaker(name) {
-            Some(b) => {
-                act(&b);
-                json(&b.metrics())
-            }
-            None => not_found().await,
+        Some(_) if registry().breaker(&path).is_some() => conflict(&path),
+        Some((name, verb)) => match scope(&query) {
+            Ok(Scope::Local) => perform(name, verb, &query, &ext),
+            #[cfg(feature = "redis")]
+            Ok(Scope::Fleet) => super::fleet::act(&path, &query).await,
+            Err(msg) => (StatusCode::BAD_REQUEST, msg).into_response(),
         },
         None if registry().breaker(&path).is_some() => method_not_allowed("GET"),
         None => not_found().await,
     }
 }
 
+/// `POST /actions/{open|close|reset}/{name}[?for=10m]`: the verb first and the whole rest of
+/// the path is the name, so no breaker name can be read as a verb.
+pub(super) async fn act_on(
+    Path(path): Path<String>,
+    RawQuery(query): RawQuery,
+    ext: Extensions,
+) -> Response {
+    let query = Query::parse(query.as_deref());
+    let Some((verb_text, name, verb)) = path
+        .split_once('/')
+        .and_then(|(v, name)| Some((v, name, Verb::parse(v)?)))
+    else {
+        return not_found().await;
+    };
+    match scope(&query) {
+        Ok(Scope::Local) => perform(name, verb, &query, &ext),
+        // The fleet handler reads `{name}/{verb}`, splitting at the last slash.
+        #[cfg(feature = "redis")]
+        Ok(Scope::Fleet) => super::fleet::act(&format!("{name}/{verb_text}"), &query).await,
+        Err(msg) => (StatusCode::BAD_REQUEST, msg).into_response(),
+    }
+}
+
+/// Where an action applies: this instance, or (feature `redis`) every instance of the fleet.
+enum Scope {
+    Local,
+    #[cfg(feature = "redis")]
+    Fleet,
+}
+
+/// `?scope=local` (the default) or `?scope=fleet`; anything else is refused (a 400).
+fn scope(query: &Query) -> Result<Scope, &'static str> {
+    match query.get("scope") {
+        None | Some("local") => Ok(Scope::Local),
+        #[cfg(feature = "redis")]
+        Some("fleet") => Ok(Scope::Fleet),
+        #[cfg(not(feature = "redis"))]
+        Some("fleet") => Err("scope=fleet needs fusebox's `redis` feature\n"),
+        Some(_) => Err("scope must be `local` or `fleet`\n"),
+    }
+}
+
+fn perform(name: &str, verb: Verb, query: &Query, ext: &Extensions) -> Response {
+    let Some(b) = registry().breaker(name) else {
+        return (StatusCode::NOT_FOUND, "not found\n").into_response();
+    };
+    let for_ = match expiry(query, verb) {
+        Ok(d) => d,
+        Err(msg) => return (StatusCode::BAD_REQUEST, msg).into_response(),
+    };
+    // Who did what: the peer address when the server was built with `ConnectInfo`.
+    let peer = ext
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or_else(|| "unknown".to_owned(), |c| c.0.to_string());
+    tracing::warn!(
+        breaker = %b.name(),
+        action = verb.as_str(),
+        r#for = ?for_,
+        %peer,
+        "admin action on a circuit breaker"
+    );
+    match (verb, for_) {
+        (Verb::Open, None) => b.force_open(),
+        (Verb::Open, Some(d)) => b.force_open_for(d),
+        (Verb::Close, None) => b.force_close(),
+        (Verb::Close, Some(d)) => b.force_close_for(d),
+        (Verb::Reset, _) => b.reset(),
+    }
+    json(&b.metrics())
+}
+
+/// The optional `for=<duration>` of a local force; besides it only `scope=local` is accepted.
+fn expiry(query: &Query, verb: Verb) -> Result<Option<Duration>, String> {
+    if query.keys().any(|k| k != "for" && k != "scope") {
+        return Err("a local action takes only `for`, e.g. ?for=10m\n".into());
+    }
+    let Some(text) = query.get("for") else {
+        return Ok(None);
+    };
+    if verb == Verb::Reset {
+        return Err("`for` applies to open and close, not reset\n".into());
+    }
+    match parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(Some(d)),
+        _ => Err("`for` takes a positive duration like 10m or 1h30m\n".into()),
+    }
+}
+
+fn conflict(path: &str) -> Response {
+    let msg = format!(
+        "ambiguous: `{path}` is a breaker; use POST /actions/{{open|close|reset}}/{{name}}\n"
+    );
+    (StatusCode::CONFLICT, msg).into_response()
+}
+
 pub(super) async fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "not found\n").into_response()
 }
 
-type Action = fn(&Breaker);
+/// What an operator can do to a breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Open,
+    Close,
+    Reset,
+}
+
+impl Verb {
+    fn parse(s: &str) -> Option<Verb> {
+        Some(match s {
+            "open" => Verb::Open,
+            "close" => Verb::Close,
+            "reset" => Verb::Reset,
+            _ => return None,
+        })
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Verb::Open => "force_open",
+            Verb::Close => "force_close",
+            Verb::Reset => "reset",
+        }
+    }
+}
 
 /// Splits `name/open` into the breaker name and what to do with it.
-fn action(path: &str) -> Option<(&str, Action)> {
+fn action(path: &str) -> Option<(&str, Verb)> {
     let (name, verb) = path.rsplit_once('/')?;
-    let act: Action = match verb {
-        "open" => Breaker::force_open,
-        "close" => Breaker::force_close,
-        "reset" => Breaker::reset,
-        _ => return None,
-    };
-    Some((name, act))
+    Some((name, Verb::parse(verb)?))
 }
 
 fn method_not_allowed(allow: &'static str) -> Response {

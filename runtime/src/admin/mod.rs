@@ -6,11 +6,19 @@
 //! | `GET /breakers` | the JSON snapshot: `{"breakers": [...], "bulkheads": [...]}` |
 //! | `GET /metrics` | Prometheus text |
 //! | `GET /breakers/{name}` | one breaker's JSON figures |
-//! | `POST /breakers/{name}/open` | [`force_open`](crate::breaker::Breaker::force_open), answers the new figures |
-//! | `POST /breakers/{name}/close` | [`force_close`](crate::breaker::Breaker::force_close) |
-//! | `POST /breakers/{name}/reset` | [`reset`](crate::breaker::Breaker::reset) |
-//! | `POST /breakers/{name}/{open,close,reset}?scope=fleet&for=10m&by=alice` | (feature `redis`) a fleet override for every instance, expiring after `for` |
+//! | `POST /actions/open/{name}` | [`force_open`](crate::breaker::Breaker::force_open), answers the new figures |
+//! | `POST /actions/open/{name}?for=10m` | [`force_open_for`](crate::breaker::Breaker::force_open_for) ten minutes |
+//! | `POST /actions/close/{name}[?for=10m]` | [`force_close`](crate::breaker::Breaker::force_close) (`_for`) |
+//! | `POST /actions/reset/{name}` | [`reset`](crate::breaker::Breaker::reset) |
+//! | `POST /breakers/{name}/{open,close,reset}[?for=10m]` | the same, the older form |
+//! | `POST /actions/{open,close,reset}/{name}?scope=fleet&for=10m&by=alice` | (feature `redis`) a fleet override for every instance, expiring after `for` (the older form takes `scope=fleet` too) |
 //! | `GET /fleet` | (feature `redis`) every live instance of the fleet and what it sees |
+//!
+//! In `/actions/{verb}/{name}` the whole rest of the path is the name, so it is never ambiguous.
+//! The older `/breakers/{name}/open` answers 409 when `{name}/open` is itself a breaker (a keyed
+//! breaker whose key is `open`, which `GET` on that path shows). Every local action is logged at
+//! WARN with the breaker, the action, `for`, and the peer address (serve with
+//! `into_make_service_with_connect_info::<SocketAddr>()` to have it; else `unknown`).
 //!
 //! Keyed names work both percent-encoded (`redis%2F3`) and as is (`redis/3`). Every route but
 //! the page, unknown ones included, needs `Authorization: Bearer <token>`: without it the answer
@@ -21,7 +29,8 @@
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! let admin = fusebox_runtime::admin::router("s3cret-from-the-environment").expect("a token");
 //! // let listener = tokio::net::TcpListener::bind("127.0.0.1:9091").await?;
-//! // axum::serve(listener, admin).await?;
+//! // let app = admin.into_make_service_with_connect_info::<std::net::SocketAddr>();
+//! // axum::serve(listener, app).await?;
 //! # let _ = admin;
 //! assert!(fusebox_runtime::admin::router("").is_err());
 //! # }
@@ -38,7 +47,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 
 /// Why [`router`] refused to build.
@@ -47,6 +56,7 @@ use axum::Router;
 /// use fusebox_runtime::admin::{router, AdminError};
 /// assert_eq!(router("").err(), Some(AdminError::EmptyToken));
 /// assert_eq!(router("has space").err(), Some(AdminError::InvalidToken));
+/// assert_eq!(router("s3cret").err(), Some(AdminError::ShortToken { len: 6 }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -56,16 +66,29 @@ pub enum AdminError {
     /// The token has a character no client can send in an `Authorization` header
     /// (only visible ASCII, no spaces).
     InvalidToken,
+    /// Shorter than [`MIN_TOKEN_LEN`] bytes: guessable. `openssl rand -hex 16` gives 32.
+    ShortToken {
+        /// The token's length in bytes.
+        len: usize,
+    },
 }
+
+/// The shortest admin token [`router`] accepts, in bytes.
+pub const MIN_TOKEN_LEN: usize = 16;
 
 impl fmt::Display for AdminError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            AdminError::EmptyToken => "the admin token is empty",
+        match self {
+            AdminError::EmptyToken => f.write_str("the admin token is empty"),
             AdminError::InvalidToken => {
-                "the admin token must be visible ASCII characters without spaces"
+                f.write_str("the admin token must be visible ASCII characters without spaces")
             }
-        })
+            AdminError::ShortToken { len } => write!(
+                f,
+                "the admin token has {len} bytes, at least {MIN_TOKEN_LEN} are needed \
+                 (e.g. `openssl rand -hex 16`)"
+            ),
+        }
     }
 }
 
@@ -73,10 +96,11 @@ impl std::error::Error for AdminError {}
 
 /// The admin router, protected by the bearer `token`.
 ///
-/// Fails with a typed error for an empty token or one that cannot travel in a header.
+/// Fails with a typed error for an empty token, one shorter than [`MIN_TOKEN_LEN`] bytes, or
+/// one that cannot travel in a header.
 ///
 /// ```
-/// # fn token_from_env() -> String { "s3cret".into() }
+/// # fn token_from_env() -> String { "s3cret-of-sixteen-bytes".into() }
 /// let admin: axum::Router = fusebox_runtime::admin::router(token_from_env()).unwrap();
 /// // Mount it under a prefix of the debug server if you like:
 /// let debug = axum::Router::new().nest("/fusebox", admin);
@@ -90,6 +114,9 @@ pub fn router(token: impl Into<String>) -> Result<Router, AdminError> {
     if !token.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(AdminError::InvalidToken);
     }
+    if token.len() < MIN_TOKEN_LEN {
+        return Err(AdminError::ShortToken { len: token.len() });
+    }
     let token: Arc<[u8]> = token.into_bytes().into();
     let routes = Router::new().route("/", get(page::index));
     #[cfg(feature = "redis")]
@@ -98,6 +125,7 @@ pub fn router(token: impl Into<String>) -> Result<Router, AdminError> {
         .route("/breakers", get(handlers::list))
         .route("/metrics", get(handlers::prometheus))
         .route("/breakers/{*path}", get(handlers::show).post(handlers::act))
+        .route("/actions/{*path}", post(handlers::act_on))
         .fallback(handlers::not_found)
         // Nothing reads a body; the limit makes sure nothing ever buffers a large one.
         .layer(DefaultBodyLimit::max(1024))

@@ -17,6 +17,11 @@ impl Query {
         Query(pairs)
     }
 
+    /// Every key given, in order.
+    pub(super) fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(k, _)| k.as_str())
+    }
+
     pub(super) fn get(&self, key: &str) -> Option<&str> {
         self.0
             .iter()

@@ -3,25 +3,31 @@
 //! Invariants:
 //! - `word` holds the state and a generation; every transition bumps the generation, under
 //!   `rare`'s lock, so at most one caller performs (and logs) each transition.
-//! - `open_until` is written before `word` turns `Open`, so an admitter that sees `Open`
-//!   reads the right deadline.
+//! - `until` is the current state's deadline: the end of the open period while `Open`, the
+//!   lapse of a forced state while forced (`NEVER`: held until changed). It is written before
+//!   `word` turns to that state, so an admitter that sees the state reads its deadline. (One
+//!   field for both keeps a breaker within 1 KiB; an admitter holding a stale `Open` word may
+//!   read a forced deadline, which at worst refuses that one call while the breaker is forced.)
 //! - The closed state never takes the lock: admission is one load, recording is a few
 //!   relaxed atomics in the window; only a rate at the threshold takes the lock to trip.
 
 use std::time::Duration;
 
 use super::events::{Events, Reason, Transition};
-use super::half_open::{Rule, TrialResult, Trials, Verdict};
+use super::half_open::{Rule, TrialEnd, Trials, Verdict};
 use super::successes::Successes;
 use crate::clock::{nanos, Clock};
 use crate::error::Rejection;
 use crate::settings::{BreakerConfig, HalfOpenPolicy};
 use crate::state::{State, Word};
-use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicU64, Ordering::*};
 use crate::sync::{lock, Mutex};
 use crate::window::{Totals, Window};
 
 const NEVER: u64 = u64::MAX;
+/// Set in `unhealthy_since` once the episode's stuck ERROR is logged (virtual nanoseconds
+/// never reach bit 63: that is 292 years). One word for both keeps a breaker within 1 KiB.
+const LOGGED: u64 = 1 << 63;
 
 /// Lifetime counters, never reset (Prometheus counters must only grow). Successes are
 /// derived from the window (`successes.rs`), so a healthy call bumps none of these.
@@ -58,12 +64,12 @@ pub(crate) struct Core {
     pub(crate) config: BreakerConfig,
     pub(crate) clock: Clock,
     word: AtomicU64,
-    open_until: AtomicU64,
+    until: AtomicU64,
     state_since: AtomicU64,
     /// When the breaker last left `Closed` for `Open`; `NEVER` while healthy. Spans
     /// open/half-open cycles, so a breaker flapping between them for hours is `stuck`.
+    /// The stuck ERROR of this episode was logged when bit [`LOGGED`] is set.
     unhealthy_since: AtomicU64,
-    stuck_logged: AtomicBool,
     pub(crate) window: Window,
     rare: Mutex<Rare>,
     pub(crate) counters: Counters,
@@ -91,10 +97,9 @@ impl Core {
             config,
             clock,
             word: AtomicU64::new(Word::new(State::Closed, 0).0),
-            open_until: AtomicU64::new(0),
+            until: AtomicU64::new(0),
             state_since: AtomicU64::new(now),
             unhealthy_since: AtomicU64::new(NEVER),
-            stuck_logged: AtomicBool::new(false),
             rare: Mutex::new(Rare {
                 trials: Trials::new(now),
                 opened_in_a_row: 0,
@@ -141,7 +146,8 @@ impl Core {
     #[inline]
     pub(crate) fn admit(&self) -> Result<Admission, Rejection> {
         let w = self.word();
-        if w.state().admits_all() {
+        // Plain closed only: forced closed takes the slow path, which checks its expiry.
+        if w.state() == State::Closed {
             return Ok(Admission::Normal(w.generation()));
         }
         self.admit_slow(w)
@@ -149,19 +155,33 @@ impl Core {
 
     #[cold]
     fn admit_slow(&self, mut w: Word) -> Result<Admission, Rejection> {
-        if w.state() == State::ForcedOpen {
-            // Held open by an operator: no deadline to compare, so no clock read.
+        if w.state() == State::ForcedOpen
+            && self.until.load(Acquire) == NEVER
+            && self.unhealthy_since.load(Relaxed) & LOGGED != 0
+        {
+            // Held open with no deadline and already reported stuck: nothing left to compare
+            // the clock with, so no clock read.
             return Err(self.rejection(State::ForcedOpen, None));
         }
         let now = self.clock.now();
         loop {
+            if self.expire_force(w, now) {
+                w = self.word();
+                continue;
+            }
             match w.state() {
-                State::Closed | State::ForcedClosed => {
-                    return Ok(Admission::Normal(w.generation()))
+                State::Closed => return Ok(Admission::Normal(w.generation())),
+                State::ForcedClosed => {
+                    self.check_stuck(now);
+                    return Ok(Admission::Normal(w.generation()));
                 }
-                State::ForcedOpen => return Err(self.rejection(State::ForcedOpen, None)),
+                State::ForcedOpen => {
+                    self.check_stuck(now);
+                    let retry = self.force_expires_in(now);
+                    return Err(self.rejection(State::ForcedOpen, retry));
+                }
                 State::Open => {
-                    let until = self.open_until.load(Acquire);
+                    let until = self.until.load(Acquire);
                     if now < until {
                         self.check_stuck(now);
                         let retry = Duration::from_nanos(until - now);
@@ -206,8 +226,8 @@ impl Core {
         }
     }
 
-    /// A trial ended (`None`: it never ran): record it and judge when due.
-    pub(crate) fn finish_trial(&self, gen: u64, result: Option<TrialResult>) {
+    /// A trial ended: record it and judge when due.
+    pub(crate) fn finish_trial(&self, gen: u64, result: TrialEnd) {
         let now = self.clock.now();
         let mut rare = lock(&self.rare);
         let cur = self.word();
@@ -215,8 +235,9 @@ impl Core {
             return;
         }
         match result {
-            None => rare.trials.release(),
-            Some(r) => rare.trials.finish(r),
+            TrialEnd::Released => rare.trials.release(),
+            TrialEnd::Judged(r) => rare.trials.finish(r),
+            TrialEnd::Abandoned(late) => rare.trials.abandoned(late),
         }
         if let Some(v) = rare.trials.verdict(now, self.trial_rule()) {
             let event = self.apply_verdict(&mut rare, cur, v, now);
@@ -243,6 +264,42 @@ impl Core {
                 now,
             ),
         }
+    }
+
+    /// Forces `to` (a forced state, or `Closed` for a reset), lapsing after `for_` if given.
+    pub(crate) fn force(&self, to: State, reason: Reason, for_: Option<Duration>, now: u64) {
+        let until = for_.map_or(NEVER, |d| now.saturating_add(nanos(d)));
+        let mut rare = lock(&self.rare);
+        let cur = self.word();
+        self.until.store(until, Release);
+        let event = self.switch(&mut rare, cur, to, reason, now);
+        drop(rare);
+        self.events.emit(event);
+    }
+
+    /// Ends a forced state whose time is up: forced open goes to half-open (trials decide, so a
+    /// dependency still down is not hit by all traffic), forced closed to closed. Checked lazily
+    /// on admission and by the metrics, so no timer task is needed. True if it moved.
+    pub(crate) fn expire_force(&self, w: Word, now: u64) -> bool {
+        let to = match w.state() {
+            State::ForcedOpen => State::HalfOpen,
+            State::ForcedClosed => State::Closed,
+            _ => return false,
+        };
+        if now < self.until.load(Acquire) {
+            return false;
+        }
+        self.transition(Some(w), to, Reason::ForceExpired, now);
+        true
+    }
+
+    /// Time left of a forced state that lapses, if the breaker is in one.
+    pub(crate) fn force_expires_in(&self, now: u64) -> Option<Duration> {
+        if !matches!(self.state(), State::ForcedOpen | State::ForcedClosed) {
+            return None;
+        }
+        let until = self.until.load(Acquire);
+        (until != NEVER).then(|| Duration::from_nanos(until.saturating_sub(now)))
     }
 
     /// Opens the breaker when the window's totals say so. Called after each recorded call
@@ -312,21 +369,22 @@ impl Core {
             State::Open => {
                 let period = self.config.open_period(rare.opened_in_a_row);
                 rare.opened_in_a_row = rare.opened_in_a_row.saturating_add(1);
-                self.open_until
-                    .store(now.saturating_add(nanos(period)), Release);
+                self.until.store(now.saturating_add(nanos(period)), Release);
                 bump(&self.counters.times_opened);
                 if self.unhealthy_since.load(Relaxed) == NEVER {
                     self.unhealthy_since.store(now, Relaxed);
                 }
             }
             State::HalfOpen => rare.trials = Trials::new(now),
-            State::Closed | State::ForcedClosed | State::ForcedOpen => {
-                if to == State::Closed {
-                    self.window.reset(now);
-                    rare.opened_in_a_row = 0;
-                }
+            State::Closed => {
+                self.window.reset(now);
+                rare.opened_in_a_row = 0;
                 self.unhealthy_since.store(NEVER, Relaxed);
-                self.stuck_logged.store(false, Relaxed);
+            }
+            // A forced state is an operator's override: held past `alert_after` it is stuck too,
+            // counted from the moment it was forced.
+            State::ForcedClosed | State::ForcedOpen => {
+                self.unhealthy_since.store(now, Relaxed);
             }
         }
         if reason == Reason::Reset {
@@ -346,25 +404,37 @@ impl Core {
     /// How long the breaker has been away from closed, if it is.
     pub(crate) fn unhealthy_for(&self, now: u64) -> Option<Duration> {
         let since = self.unhealthy_since.load(Relaxed);
-        (since != NEVER).then(|| Duration::from_nanos(now.saturating_sub(since)))
+        (since != NEVER).then(|| Duration::from_nanos(now.saturating_sub(since & !LOGGED)))
     }
 
     /// True when away from closed longer than `alert_after`; logs at ERROR once per episode.
     pub(crate) fn check_stuck(&self, now: u64) -> bool {
         // Every refusal asks: compare raw nanoseconds first, build durations only when stuck.
         let since = self.unhealthy_since.load(Relaxed);
-        if since == NEVER || now.saturating_sub(since) < nanos(self.config.alert_after()) {
+        if since == NEVER || now.saturating_sub(since & !LOGGED) < nanos(self.config.alert_after())
+        {
             return false;
         }
         let for_ = self.unhealthy_for(now).unwrap_or_default();
-        if !self.stuck_logged.swap(true, Relaxed) {
-            tracing::error!(
-                breaker = %self.config.name,
-                state = %self.state(),
-                unhealthy_for = ?for_,
-                alert_after = ?self.config.alert_after(),
-                "circuit breaker stuck: away from closed longer than alert_after"
-            );
+        if since & LOGGED == 0 && self.unhealthy_since.fetch_or(LOGGED, Relaxed) & LOGGED == 0 {
+            let state = self.state();
+            if matches!(state, State::ForcedOpen | State::ForcedClosed) {
+                tracing::error!(
+                    breaker = %self.config.name,
+                    %state,
+                    forced_for = ?for_,
+                    alert_after = ?self.config.alert_after(),
+                    "circuit breaker stuck: held in a forced state longer than alert_after"
+                );
+            } else {
+                tracing::error!(
+                    breaker = %self.config.name,
+                    %state,
+                    unhealthy_for = ?for_,
+                    alert_after = ?self.config.alert_after(),
+                    "circuit breaker stuck: away from closed longer than alert_after"
+                );
+            }
         }
         true
     }

@@ -61,6 +61,8 @@ pub enum Reason {
         /// The configured share, in percent.
         threshold: u8,
     },
+    /// A forced state given a duration (`force_open_for`, `force_close_for`) ran out.
+    ForceExpired,
 }
 
 impl fmt::Display for Reason {
@@ -99,6 +101,7 @@ impl fmt::Display for Reason {
                 f,
                 "fleet quorum: {open} of {live} live instances open (>= {threshold}%)"
             ),
+            Reason::ForceExpired => f.write_str("forced state expired"),
         }
     }
 }
@@ -178,7 +181,12 @@ fn log(t: &Transition) {
             breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
             "circuit breaker half-open, sending trial calls"
         ),
-        State::Closed | State::ForcedClosed => tracing::info!(
+        // Nothing protects the dependency while forced closed: worth a WARN, not an INFO.
+        State::ForcedClosed => tracing::warn!(
+            breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
+            "circuit breaker forced closed: every call goes through, nothing trips"
+        ),
+        State::Closed => tracing::info!(
             breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
             "circuit breaker closed"
         ),

@@ -14,6 +14,26 @@ pub(crate) enum Verdict {
     Reopen,
 }
 
+/// How a trial ended, as the trials see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TrialEnd {
+    /// It answered (or timed out, or panicked).
+    Judged(TrialResult),
+    /// No answer and not late (cancelled early, or refused by a full bulkhead): slot freed.
+    Released,
+    /// Its caller dropped it after it was already late: judged all the same.
+    Abandoned(Late),
+}
+
+/// How late an abandoned trial was when its caller gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Late {
+    /// Past the slow bound.
+    Slow,
+    /// Past the trial timeout.
+    TimedOut,
+}
+
 /// Book-keeping of one half-open episode. Lives under the breaker's lock: half-open is rare and
 /// short, so a lock here costs nothing on the closed-state hot path.
 #[derive(Debug, Clone, Default)]
@@ -92,14 +112,26 @@ impl Trials {
         self.granted = self.granted.saturating_sub(1);
     }
 
+    /// A trial its caller abandoned when it was already late (issue 18): it counts, so a
+    /// dependency that hangs behind a caller's deadline is judged instead of sampled forever.
+    /// Judged as the closed state would have: past the slow bound it is slow, past the
+    /// timeout it is failed and slow (a timed-out trial is both).
+    pub(crate) fn abandoned(&mut self, late: Late) {
+        self.finish(TrialResult {
+            failed: late == Late::TimedOut,
+            slow: true,
+        });
+    }
+
     /// Records a trial's result.
     pub(crate) fn finish(&mut self, r: TrialResult) {
         self.in_flight = self.in_flight.saturating_sub(1);
-        self.slow += u32::from(r.slow);
+        self.slow = self.slow.saturating_add(u32::from(r.slow));
+        // Saturating: a long sampling window at a high rate must not wrap (or panic in debug).
         if r.failed {
-            self.failed += 1;
+            self.failed = self.failed.saturating_add(1);
         } else {
-            self.ok += 1;
+            self.ok = self.ok.saturating_add(1);
         }
     }
 

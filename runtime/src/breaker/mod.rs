@@ -10,6 +10,7 @@ mod successes;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub(crate) use call::run;
 pub use call::Completion;
@@ -77,9 +78,16 @@ impl Breaker {
         &self.0.config
     }
 
-    /// The current state.
+    /// The current state (a forced state whose time ran out ends here, see
+    /// [`force_open_for`](Breaker::force_open_for)).
     pub fn state(&self) -> State {
-        self.0.state()
+        let w = self.0.word();
+        if matches!(w.state(), State::ForcedOpen | State::ForcedClosed)
+            && self.0.expire_force(w, self.0.clock.now())
+        {
+            return self.0.state();
+        }
+        w.state()
     }
 
     /// When the breaker entered its current state, on `tokio::time`'s clock (virtual under a
@@ -102,18 +110,58 @@ impl Breaker {
     }
 
     /// Holds the breaker open: every call is rejected until `force_close` or `reset`.
+    /// Held longer than `alert_after`, the breaker is `stuck` (metrics, one ERROR).
     pub fn force_open(&self) {
-        self.force(State::ForcedOpen, Reason::Forced);
+        self.force(State::ForcedOpen, Reason::Forced, None);
     }
 
     /// Holds the breaker closed: every call goes through and nothing trips, until `reset`.
+    /// Logged at WARN (nothing protects the dependency); held longer than `alert_after`, the
+    /// breaker is `stuck`.
     pub fn force_close(&self) {
-        self.force(State::ForcedClosed, Reason::Forced);
+        self.force(State::ForcedClosed, Reason::Forced, None);
+    }
+
+    /// [`force_open`](Breaker::force_open) for `d` on `tokio::time`'s clock; then the breaker
+    /// goes half-open, so trials decide whether the dependency is back. The expiry is checked
+    /// lazily, at the next admission or metrics snapshot: no timer task runs.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::{Breaker, State};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let b = Breaker::builder("force-for-doc").build_detached().unwrap();
+    /// b.force_open_for(Duration::from_secs(600));
+    /// assert_eq!(b.state(), State::ForcedOpen);
+    /// tokio::time::advance(Duration::from_secs(600)).await;
+    /// assert_eq!(b.metrics().state, State::HalfOpen);
+    /// # }
+    /// ```
+    pub fn force_open_for(&self, d: Duration) {
+        self.force(State::ForcedOpen, Reason::Forced, Some(d));
+    }
+
+    /// [`force_close`](Breaker::force_close) for `d`; then back to closed with an empty window.
+    /// Checked lazily like [`force_open_for`](Breaker::force_open_for).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::{Breaker, Error, State};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let b = Breaker::builder("force-close-for-doc").build_detached().unwrap();
+    /// b.force_close_for(Duration::from_secs(60));
+    /// tokio::time::advance(Duration::from_secs(60)).await;
+    /// let _: Result<(), Error<()>> = b.call(async { Ok(()) }).await;
+    /// assert_eq!(b.state(), State::Closed);
+    /// # }
+    /// ```
+    pub fn force_close_for(&self, d: Duration) {
+        self.force(State::ForcedClosed, Reason::Forced, Some(d));
     }
 
     /// Back to `Closed` with an empty window and no open-period growth.
     pub fn reset(&self) {
-        self.force(State::Closed, Reason::Reset);
+        self.force(State::Closed, Reason::Reset, None);
     }
 
     /// Opens a `Closed` breaker as if its own window had tripped (fleet quorum): it then
@@ -127,9 +175,9 @@ impl Breaker {
                 .transition(Some(w), State::Open, reason, self.0.clock.now())
     }
 
-    fn force(&self, to: State, reason: Reason) {
+    fn force(&self, to: State, reason: Reason, for_: Option<Duration>) {
         let now = self.0.clock.now();
-        self.0.transition(None, to, reason, now);
+        self.0.force(to, reason, for_, now);
     }
 
     /// Calls `fut` through the breaker; every `Err` counts as a failure.

@@ -2,14 +2,14 @@
 //! outcome exactly once, in `finish` or, if the call is dropped or panics, in `Drop`.
 
 use std::future::{poll_fn, Future};
-use std::pin::pin;
-use std::task::Poll;
+use std::pin::{pin, Pin};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::time::{sleep_until, Instant};
 
 use super::core::{bump, Admission, Core};
-use super::half_open::TrialResult;
+use super::half_open::{Late, TrialEnd, TrialResult};
 use crate::window::{Sample, Ticket};
 
 /// How a call ended.
@@ -48,6 +48,9 @@ pub(crate) struct Permit<'a> {
     /// The in-flight slow sample is in the window's lifetime record, counted as not a
     /// success until the call ends (`successes.rs`).
     slow_in_window: bool,
+    /// True while the wrapped future's own `poll` runs: a panic leaves it set, so `Drop` can
+    /// tell the call's panic from an unrelated unwind (a `join!` sibling, a `block_on` caller).
+    in_poll: bool,
     done: bool,
 }
 
@@ -65,6 +68,7 @@ impl<'a> Permit<'a> {
             slow_ticket: None,
             counted_slow: false,
             slow_in_window: false,
+            in_poll: false,
             done: false,
         }
     }
@@ -90,7 +94,7 @@ impl<'a> Permit<'a> {
     /// a future that answers when first polled is never timed out.
     pub(crate) async fn drive<F: Future>(&mut self, fut: F) -> Result<F::Output, Duration> {
         let mut fut = pin!(fut);
-        if let Poll::Ready(v) = poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await {
+        if let Poll::Ready(v) = poll_fn(|cx| Poll::Ready(self.poll_call(fut.as_mut(), cx))).await {
             return Ok(v);
         }
         let start = Instant::now();
@@ -115,7 +119,7 @@ impl<'a> Permit<'a> {
                 if !std::mem::replace(&mut woken, true) {
                     return Poll::Pending;
                 }
-                fut.as_mut().poll(cx)
+                self.poll_call(fut.as_mut(), cx)
             })
             .await);
         }
@@ -125,7 +129,7 @@ impl<'a> Permit<'a> {
         let mut timer_live = true;
         poll_fn(|cx| {
             if std::mem::replace(&mut woken, true) {
-                if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+                if let Poll::Ready(v) = self.poll_call(fut.as_mut(), cx) {
                     return Poll::Ready(Ok(v));
                 }
             }
@@ -144,6 +148,14 @@ impl<'a> Permit<'a> {
             Poll::Pending
         })
         .await
+    }
+
+    /// Polls the wrapped future with `in_poll` set; a panic skips the reset, so it stays set.
+    fn poll_call<F: Future>(&mut self, fut: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.in_poll = true;
+        let r = fut.poll(cx);
+        self.in_poll = false;
+        r
     }
 
     /// A call still running past the slow bound counts as slow now, so a dependency that
@@ -207,21 +219,24 @@ impl<'a> Permit<'a> {
             if success {
                 core.successes.outside();
             }
-            let ran = !matches!(outcome, Outcome::Cancelled | Outcome::BulkheadFull);
-            let result = ran.then(|| {
-                // Slow by the trial bound (`half_open_slow`, else the slow rule's), as closed
-                // judges by its own: a timed-out trial is slow too.
-                let latency = self.start.map(|s| s.elapsed()).unwrap_or_default();
-                let slow = outcome == Outcome::TimedOut
-                    || core.config.half_open_slow().is_some_and(|b| latency >= b);
-                if slow {
-                    bump(&c.slow);
+            let result = match outcome {
+                Outcome::BulkheadFull => TrialEnd::Released,
+                Outcome::Cancelled => self.abandoned_trial(),
+                _ => {
+                    // Slow by the trial bound (`half_open_slow`, else the slow rule's), as
+                    // closed judges by its own: a timed-out trial is slow too.
+                    let latency = self.start.map(|s| s.elapsed()).unwrap_or_default();
+                    let slow = outcome == Outcome::TimedOut
+                        || core.config.half_open_slow().is_some_and(|b| latency >= b);
+                    if slow {
+                        bump(&c.slow);
+                    }
+                    TrialEnd::Judged(TrialResult {
+                        failed: outcome.failed(),
+                        slow,
+                    })
                 }
-                TrialResult {
-                    failed: outcome.failed(),
-                    slow,
-                }
-            });
+            };
             core.finish_trial(self.gen, result);
             return;
         }
@@ -291,11 +306,35 @@ impl<'a> Permit<'a> {
     }
 }
 
+impl Permit<'_> {
+    /// A trial its caller dropped: freed if it was dropped before it was late, judged if the
+    /// caller gave up after the slow bound (slow) or the trial timeout (failed), so a
+    /// dependency that hangs behind a caller's shorter deadline still reopens the breaker.
+    fn abandoned_trial(&self) -> TrialEnd {
+        let Some(start) = self.start else {
+            return TrialEnd::Released;
+        };
+        let core = self.core;
+        let ran = Instant::now().saturating_duration_since(start);
+        let late = if ran >= core.trial_timeout() {
+            Late::TimedOut
+        } else if core.config.half_open_slow().is_some_and(|b| ran >= b) {
+            Late::Slow
+        } else {
+            return TrialEnd::Released;
+        };
+        // Late either way is slow, as a trial that answered that late would be.
+        bump(&core.counters.slow);
+        TrialEnd::Abandoned(late)
+    }
+}
+
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
         if !self.done {
-            // Dropped mid-call: cancelled, unless we are unwinding from the call's panic.
-            let outcome = if std::thread::panicking() {
+            // Dropped mid-call: a panic only if it left the wrapped future's own `poll`;
+            // dropped during someone else's unwind (a `join!` sibling) it is a cancellation.
+            let outcome = if self.in_poll {
                 Outcome::Panicked
             } else {
                 Outcome::Cancelled

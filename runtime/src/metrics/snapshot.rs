@@ -101,8 +101,17 @@ pub struct BreakerMetrics {
     pub p99: Option<Duration>,
     /// Times the breaker opened.
     pub times_opened: u64,
-    /// Away from closed longer than `alert_after`.
+    /// Away from closed (or held in a forced state) longer than `alert_after`.
     pub stuck: bool,
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            rename = "force_expires_in_s",
+            serialize_with = "crate::metrics::export::json::opt_secs"
+        )
+    )]
+    /// Time left of a forced state given a duration (`force_open_for`, `?for=10m`).
+    pub force_expires_in: Option<Duration>,
     /// Registrations of this name with other settings (ignored; the first settings are kept).
     pub conflicts: u64,
     /// Rejected or failed calls answered with the last good value (`stale_for`).
@@ -141,6 +150,8 @@ pub struct RejectedByReason {
 impl BreakerMetrics {
     pub(crate) fn of(core: &Core) -> BreakerMetrics {
         let now = core.clock.now();
+        // A forced state whose time ran out ends before it is reported (no timer task).
+        core.expire_force(core.word(), now);
         let c = &core.counters;
         let load = |a: &AtomicU64| a.load(Relaxed);
         let totals = core.window.totals(now);
@@ -188,6 +199,7 @@ impl BreakerMetrics {
             p99: latency.quantile(0.99),
             times_opened: load(&c.times_opened),
             stuck: core.check_stuck(now),
+            force_expires_in: core.force_expires_in(now),
             conflicts: load(&c.conflicts),
             stale_served: load(&c.stale_served),
         }

@@ -41,7 +41,9 @@ impl BreakerBuilder {
 
     /// A builder for `name` configured from environment variables `PREFIX_KEY` (upper case),
     /// e.g. `PAYMENTS_TIMEOUT=800ms`; see [`from_settings`](Self::from_settings) for the keys.
-    /// Other variables are ignored; a `PREFIX_` variable with an unknown key is an error.
+    /// Other variables are ignored, and so are `PREFIX_` variables whose key is not a breaker
+    /// setting (another tool's `PAYMENTS_URL` must not fail the config), with one WARN naming
+    /// them. Keys and values are trimmed, as in [`from_settings`](Self::from_settings).
     ///
     /// ```
     /// use fusebox_runtime::BreakerBuilder;
@@ -69,21 +71,32 @@ impl BreakerBuilder {
     ) -> Result<BreakerBuilder, ConfigError> {
         let head = format!("{prefix}_");
         let mut pairs = Vec::new();
+        let mut unknown = Vec::new();
         for (k, v) in vars {
-            let Some(key) = k.to_str().and_then(|k| k.strip_prefix(&head)) else {
+            let Some(var) = k.to_str().filter(|k| k.starts_with(&head)) else {
                 continue;
             };
-            let key = key.to_ascii_lowercase();
+            let key = var[head.len()..].trim().to_ascii_lowercase();
+            // A bulkhead key is as foreign to a breaker as another tool's variable.
+            if !BREAKER_KEYS.contains(&key.as_str()) {
+                unknown.push(var.to_owned());
+                continue;
+            }
             let Some(v) = v.to_str() else {
-                let lossy = v.to_string_lossy().into_owned();
-                // A bulkhead key is as unknown to a breaker as any other word.
-                return Err(if BREAKER_KEYS.contains(&key.as_str()) {
-                    ConfigError::not_text(&key, lossy)
-                } else {
-                    ConfigError::UnknownSetting { key }
-                });
+                return Err(ConfigError::not_text(
+                    &key,
+                    v.to_string_lossy().into_owned(),
+                ));
             };
             pairs.push((key, v.to_owned()));
+        }
+        if !unknown.is_empty() {
+            unknown.sort();
+            tracing::warn!(
+                prefix,
+                ignored = ?unknown,
+                "environment variables with the breaker's prefix that are not settings: ignored"
+            );
         }
         Self::from_settings(name, pairs)
     }

@@ -13,12 +13,18 @@ const SLOW: u64 = 2;
 
 pub(crate) struct CountWindow {
     entries: Box<[AtomicU64]>,
+    /// Boxed so that `Window` is no larger than its time variant: every time-window breaker
+    /// would otherwise pay for a count window's figures.
+    tally: Box<Tally>,
+}
+
+/// The running figures of the ring.
+struct Tally {
     next: AtomicU64,
     calls: AtomicI64,
     failures: AtomicI64,
     slow: AtomicI64,
-    /// Boxed so that `Window` is as small as its time variant.
-    hist: Box<Histogram>,
+    hist: Histogram,
 }
 
 fn encode(seq: u64, s: &Sample) -> u64 {
@@ -29,11 +35,13 @@ impl CountWindow {
     pub(crate) fn new(n: usize) -> CountWindow {
         CountWindow {
             entries: (0..n.max(1)).map(|_| AtomicU64::new(0)).collect(),
-            next: AtomicU64::new(0),
-            calls: AtomicI64::new(0),
-            failures: AtomicI64::new(0),
-            slow: AtomicI64::new(0),
-            hist: Box::new(Histogram::new()),
+            tally: Box::new(Tally {
+                next: AtomicU64::new(0),
+                calls: AtomicI64::new(0),
+                failures: AtomicI64::new(0),
+                slow: AtomicI64::new(0),
+                hist: Histogram::new(),
+            }),
         }
     }
 
@@ -42,19 +50,19 @@ impl CountWindow {
     /// raise either rate, so its caller has nothing to judge (and the totals are not loaded).
     pub(crate) fn record(&self, s: Sample) -> (Ticket, Option<Totals>) {
         // Release: a reader of `recorded` sees what the caller counted before recording.
-        let seq = self.next.fetch_add(1, Release);
+        let seq = self.tally.next.fetch_add(1, Release);
         let i = (seq % self.entries.len() as u64) as usize;
         let new = encode(seq, &s);
         let old = self.entries[i].swap(new, AcqRel);
         let (from, to) = (((old >> 2) & 0x3f) as usize, ((new >> 2) & 0x3f) as usize);
         let calls = if old == 0 {
-            self.hist.add(to);
-            Some(self.calls.fetch_add(1, Relaxed) + 1)
+            self.tally.hist.add(to);
+            Some(self.tally.calls.fetch_add(1, Relaxed) + 1)
         } else {
             // Steady latencies mostly evict an entry of their own bucket: nothing to move.
             if from != to {
-                self.hist.sub(from);
-                self.hist.add(to);
+                self.tally.hist.sub(from);
+                self.tally.hist.add(to);
             }
             None
         };
@@ -62,14 +70,14 @@ impl CountWindow {
         if calls.is_none() && new & flags == 0 {
             // Only a flag of the evicted entry can change: the rates can only fall.
             if old & flags != 0 {
-                self.adjust(&self.failures, old, new, FAILED);
-                self.adjust(&self.slow, old, new, SLOW);
+                self.adjust(&self.tally.failures, old, new, FAILED);
+                self.adjust(&self.tally.slow, old, new, SLOW);
             }
             return (Ticket::Count(seq), None);
         }
-        let failures = self.adjust(&self.failures, old, new, FAILED);
-        let slow = self.adjust(&self.slow, old, new, SLOW);
-        let calls = calls.unwrap_or_else(|| self.calls.load(Relaxed));
+        let failures = self.adjust(&self.tally.failures, old, new, FAILED);
+        let slow = self.adjust(&self.tally.slow, old, new, SLOW);
+        let calls = calls.unwrap_or_else(|| self.tally.calls.load(Relaxed));
         (
             Ticket::Count(seq),
             Some(Totals::clamped(calls, failures, slow)),
@@ -96,9 +104,9 @@ impl CountWindow {
                 | (cur & FAILED);
             match self.entries[i].compare_exchange_weak(cur, new, AcqRel, Acquire) {
                 Ok(_) => {
-                    self.hist.sub(((cur >> 2) & 0x3f) as usize);
-                    self.hist.add(latency_bucket);
-                    self.adjust(&self.failures, cur, new, FAILED);
+                    self.tally.hist.sub(((cur >> 2) & 0x3f) as usize);
+                    self.tally.hist.add(latency_bucket);
+                    self.adjust(&self.tally.failures, cur, new, FAILED);
                     return;
                 }
                 Err(actual) => cur = actual,
@@ -108,14 +116,14 @@ impl CountWindow {
 
     /// Calls recorded over the window's life: one sequence number each, never reset.
     pub(crate) fn recorded(&self) -> u64 {
-        self.next.load(Acquire)
+        self.tally.next.load(Acquire)
     }
 
     pub(crate) fn totals(&self) -> Totals {
         Totals::clamped(
-            self.calls.load(Relaxed),
-            self.failures.load(Relaxed),
-            self.slow.load(Relaxed),
+            self.tally.calls.load(Relaxed),
+            self.tally.failures.load(Relaxed),
+            self.tally.slow.load(Relaxed),
         )
     }
 
@@ -138,7 +146,7 @@ impl CountWindow {
 
     pub(crate) fn latency(&self) -> Counts {
         let mut c = Counts::new();
-        self.hist.read_into(&mut c);
+        self.tally.hist.read_into(&mut c);
         c
     }
 
@@ -146,13 +154,13 @@ impl CountWindow {
         for e in self.entries.iter() {
             let old = e.swap(0, AcqRel);
             if old != 0 {
-                self.calls.fetch_sub(1, Relaxed);
-                self.hist.sub(((old >> 2) & 0x3f) as usize);
+                self.tally.calls.fetch_sub(1, Relaxed);
+                self.tally.hist.sub(((old >> 2) & 0x3f) as usize);
                 if old & FAILED != 0 {
-                    self.failures.fetch_sub(1, Relaxed);
+                    self.tally.failures.fetch_sub(1, Relaxed);
                 }
                 if old & SLOW != 0 {
-                    self.slow.fetch_sub(1, Relaxed);
+                    self.tally.slow.fetch_sub(1, Relaxed);
                 }
             }
         }

@@ -96,6 +96,8 @@ struct Trials {
 pub struct Ticket {
     gen: u64,
     pub trial: bool,
+    /// When it was admitted.
+    start: u64,
 }
 
 #[derive(Debug)]
@@ -261,6 +263,7 @@ impl Model {
                     return Some(Ticket {
                         gen: self.gen,
                         trial: false,
+                        start: self.now,
                     })
                 }
                 State::ForcedOpen => break,
@@ -275,6 +278,7 @@ impl Model {
                         return Some(Ticket {
                             gen: self.gen,
                             trial: true,
+                            start: self.now,
                         });
                     }
                     break;
@@ -430,7 +434,21 @@ impl Model {
     pub fn cancel(&mut self, t: Ticket) {
         self.counters.cancelled += 1;
         if t.trial {
-            self.end_trial(t, None);
+            // A trial dropped when already late is judged as one that answered that late:
+            // past its timeout failed and slow, past the slow bound slow; dropped earlier it
+            // only frees its slot.
+            let ran = self.now - t.start;
+            let late = if ran >= self.trial_timeout() {
+                Some((true, true))
+            } else if self.cfg.slow.is_some_and(|(b, _, _)| ran >= b) {
+                Some((false, true))
+            } else {
+                None
+            };
+            if late.is_some() {
+                self.counters.slow += 1;
+            }
+            self.end_trial(t, late);
         }
     }
 

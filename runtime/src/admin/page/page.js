@@ -130,7 +130,8 @@ function ask(name, verb) {
 }
 
 async function act(name, verb, expiry) {
-  let url = BASE + 'breakers/' + encodeURIComponent(name) + '/' + verb;
+  // The verb first: a keyed breaker whose key is `open` cannot be mistaken for an action.
+  let url = BASE + 'actions/' + verb + '/' + encodeURIComponent(name);
   if (expiry) url += '?for=' + encodeURIComponent(expiry);
   flash(VERBS[verb][0] + ' ' + name + '…');
   let resp;

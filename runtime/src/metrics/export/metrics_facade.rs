@@ -18,6 +18,7 @@ use std::time::Duration;
 use ::metrics::{counter, describe_counter, describe_gauge, gauge, Label};
 
 use super::samples::{visit, Family, Kind, Num, Sink};
+use crate::error::ConfigError;
 use crate::metrics::snapshot::{metrics, Metrics};
 
 /// Publishes the global snapshot once to the installed `metrics` recorder.
@@ -46,16 +47,26 @@ pub fn record_snapshot(m: &Metrics) {
 /// Publishes the global snapshot every `period`, forever; spawn it on the application's runtime.
 ///
 /// Missed ticks are skipped rather than bunched: a late report carries the newest figures anyway.
+/// A zero period returns `Err(ConfigError::ZeroDuration)` at once (tokio's `interval` would
+/// panic); otherwise it never returns.
 ///
 /// ```
 /// use std::time::Duration;
+/// use fusebox_runtime::ConfigError;
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let reporter = tokio::spawn(fusebox_runtime::export::metrics::report_every(Duration::from_secs(15)));
 /// // ... on shutdown:
 /// reporter.abort();
+/// let zero = fusebox_runtime::export::metrics::report_every(Duration::ZERO).await;
+/// assert_eq!(zero, Err(ConfigError::ZeroDuration { field: "report_every" }));
 /// # }
 /// ```
-pub async fn report_every(period: Duration) {
+pub async fn report_every(period: Duration) -> Result<(), ConfigError> {
+    if period.is_zero() {
+        return Err(ConfigError::ZeroDuration {
+            field: "report_every",
+        });
+    }
     let mut tick = tokio::time::interval(period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {

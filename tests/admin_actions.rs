@@ -1,0 +1,176 @@
+//! Issue 18 items 5 and 8 at the admin router: tokens of at least 16 bytes, actions that no
+//! breaker name can make ambiguous, `?for=10m`, and an audit log line naming the peer.
+#![cfg(feature = "admin")]
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fusebox::admin::{router, AdminError};
+use fusebox::{registry, Breaker, State};
+use reqwest::{Client, StatusCode};
+use serde_json::Value;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
+const TOKEN: &str = "t0ken-for-actions";
+
+/// Serves the router on loopback, with or without the peer address in its requests.
+async fn serve(connect_info: bool) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = router(TOKEN).unwrap();
+    if connect_info {
+        let app = app.into_make_service_with_connect_info::<SocketAddr>();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    } else {
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    }
+    format!("http://{addr}")
+}
+
+async fn post(url: &str) -> (StatusCode, String) {
+    let resp = Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+        .post(url)
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    (resp.status(), resp.text().await.unwrap())
+}
+
+async fn post_json(url: &str) -> Value {
+    let (status, body) = post(url).await;
+    assert_eq!(status, StatusCode::OK, "{url}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+#[test]
+fn tokens_shorter_than_16_bytes_are_refused() {
+    assert_eq!(
+        router("fifteen-bytes-x").err(),
+        Some(AdminError::ShortToken { len: 15 })
+    );
+    assert!(router("sixteen-bytes-xx").is_ok());
+    assert_eq!(router("").err(), Some(AdminError::EmptyToken));
+    let msg = AdminError::ShortToken { len: 6 }.to_string();
+    assert!(msg.contains("16"), "{msg}");
+}
+
+#[tokio::test]
+async fn a_keyed_breaker_whose_key_is_open_is_never_confused_with_its_base() {
+    let template = Breaker::builder("act-amb").config().unwrap();
+    let base_breaker = Breaker::builder("act-amb").build().unwrap();
+    let keyed = registry().keyed(&template, &"open");
+    assert_eq!(keyed.name(), "act-amb/open");
+    let base = serve(false).await;
+
+    // The new form: verb first, the whole rest is the name.
+    post_json(&format!("{base}/actions/open/act-amb/open")).await;
+    assert_eq!(keyed.state(), State::ForcedOpen);
+    assert_eq!(base_breaker.state(), State::Closed, "not the base breaker");
+    post_json(&format!("{base}/actions/reset/act-amb%2Fopen")).await;
+    assert_eq!(keyed.state(), State::Closed);
+    post_json(&format!("{base}/actions/close/act-amb")).await;
+    assert_eq!(base_breaker.state(), State::ForcedClosed);
+    assert_eq!(keyed.state(), State::Closed);
+
+    // The old form is refused where GET on the same path shows another breaker...
+    let (status, body) = post(&format!("{base}/breakers/act-amb/open")).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body.contains("/actions/"), "{body}");
+    assert_eq!(base_breaker.state(), State::ForcedClosed, "nothing done");
+    // ...and keeps working where it is not.
+    post_json(&format!("{base}/breakers/act-amb/open/open")).await;
+    assert_eq!(keyed.state(), State::ForcedOpen);
+    for path in [
+        "/actions/explode/act-amb",
+        "/actions/open/act-nope",
+        "/actions/open",
+    ] {
+        let (status, _) = post(&format!("{base}{path}")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn a_force_takes_an_optional_duration() {
+    let b = Breaker::builder("act-for").build().unwrap();
+    let base = serve(false).await;
+    let m = post_json(&format!("{base}/actions/open/act-for?for=10m")).await;
+    assert_eq!(m["state"], "forced_open");
+    let left = m["force_expires_in_s"].as_f64().unwrap();
+    assert!((599.0..=600.0).contains(&left), "{left}");
+    let m = post_json(&format!("{base}/breakers/act-for/close?for=1h")).await;
+    assert_eq!(m["state"], "forced_closed");
+    assert!(m["force_expires_in_s"].as_f64().unwrap() > 3599.0);
+    let m = post_json(&format!("{base}/actions/open/act-for")).await;
+    assert_eq!(m["force_expires_in_s"], Value::Null, "held until changed");
+    for query in ["for=0s", "for=ten", "for=", "until=5m", "for=1m&x=1"] {
+        let (status, body) = post(&format!("{base}/actions/close/act-for?{query}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {body}");
+    }
+    let (status, _) = post(&format!("{base}/actions/reset/act-for?for=1m")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        b.state(),
+        State::ForcedOpen,
+        "refused requests change nothing"
+    );
+}
+
+/// WARN events: (breaker, action, peer).
+#[derive(Clone, Default)]
+struct Audit(Arc<Mutex<Vec<(String, String, String)>>>);
+
+#[derive(Default)]
+struct Fields(String, String, String);
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        let v = format!("{value:?}").trim_matches('"').to_owned();
+        match field.name() {
+            "breaker" => self.0 = v,
+            "action" => self.1 = v,
+            "peer" => self.2 = v,
+            _ => {}
+        }
+    }
+}
+
+impl<S: Subscriber> Layer<S> for Audit {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        if *event.metadata().level() == Level::WARN {
+            let mut f = Fields::default();
+            event.record(&mut f);
+            if !f.1.is_empty() {
+                self.0.lock().unwrap().push((f.0, f.1, f.2));
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn every_action_logs_who_did_what() {
+    let audit = Audit::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(audit.clone()));
+    Breaker::builder("act-audit").build().unwrap();
+    let with_peer = serve(true).await;
+    let without = serve(false).await;
+    post_json(&format!("{with_peer}/actions/open/act-audit?for=5m")).await;
+    post_json(&format!("{without}/breakers/act-audit/reset")).await;
+    let log = audit.0.lock().unwrap().clone();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(
+        (log[0].0.as_str(), log[0].1.as_str()),
+        ("act-audit", "force_open")
+    );
+    assert!(log[0].2.starts_with("127.0.0.1:"), "{log:?}");
+    assert_eq!(log[1].1, "reset");
+    assert_eq!(log[1].2, "unknown", "no ConnectInfo: said so");
+}
