@@ -79,20 +79,31 @@ impl Adaptive {
         }
     }
 
-    /// The start of a call, for its latency.
+    /// The start of a call, for its latency (never 0, which means "took no time").
     pub(crate) fn now(&self) -> u64 {
-        self.clock.now()
+        self.clock.now().max(1)
     }
 
     /// Records the call that started at `started` and just gave its slot back, with
     /// `in_flight` calls (itself included) holding slots; closes the window when it is due.
     pub(crate) fn ended(&self, limit: &AtomicUsize, in_flight: usize, started: u64, name: &str) {
-        let now = self.clock.now();
-        self.sum.fetch_add(now.saturating_sub(started), Relaxed);
+        // `started == 0`: the call answered within its first poll, so it took no time and
+        // reads no clock (the breaker's measure too).
+        let mut now = 0;
+        if started != 0 {
+            now = self.clock.now();
+            self.sum.fetch_add(now.saturating_sub(started), Relaxed);
+        }
         let n = self.ended.fetch_add(1, Relaxed) + 1;
         // A window needs 10 calls, or as many as a smaller limit lets in flight at once.
         let needed = WINDOW_CALLS.min(limit.load(Relaxed) as u64).max(1);
-        if n < needed || now < self.opened.load(Relaxed).saturating_add(nanos(WINDOW_MIN)) {
+        if n < needed {
+            return;
+        }
+        if now == 0 {
+            now = self.clock.now();
+        }
+        if now < self.opened.load(Relaxed).saturating_add(nanos(WINDOW_MIN)) {
             return;
         }
         // One caller closes the window; the others record into the next one.

@@ -115,8 +115,16 @@ impl Bulkhead {
         self.0.taken.load(Relaxed)
     }
 
-    /// Takes a slot, waiting at most `max_wait`; `Rejection::Full` when none frees up.
+    /// Takes a slot, waiting at most `max_wait`; `Rejection::Full` when none frees up. An
+    /// adaptive pool times the holder from here until the permit is dropped.
     pub async fn acquire(&self) -> Result<BulkheadPermit<'_>, Rejection> {
+        let p = self.acquire_untimed().await?;
+        p.start();
+        Ok(p)
+    }
+
+    /// [`acquire`](Self::acquire) for a call that [`BulkheadPermit::run`] times itself.
+    pub(crate) async fn acquire_untimed(&self) -> Result<BulkheadPermit<'_>, Rejection> {
         let inner = &*self.0;
         if let Some(p) = self.try_acquire_now() {
             return Ok(p);
@@ -177,8 +185,8 @@ impl Bulkhead {
 
     /// Runs `fut` holding a slot; the slot is freed when it finishes or is dropped.
     pub async fn call<F: Future>(&self, fut: F) -> Result<F::Output, Rejection> {
-        let _slot = self.acquire().await?;
-        Ok(fut.await)
+        let slot = self.acquire_untimed().await?;
+        Ok(BulkheadPermit::run(Some(&slot), fut).await)
     }
 
     /// True when both handles share the same pool.
@@ -202,7 +210,8 @@ impl Bulkhead {
     /// [`try_acquire_now`](Self::try_acquire_now), held by this handle (given back if full).
     pub(crate) fn try_acquire_owned(self) -> Result<OwnedPermit, Bulkhead> {
         let started = self.try_acquire_now().map(|p| {
-            let s = p.started;
+            p.start();
+            let s = p.started();
             std::mem::forget(p);
             s
         });
@@ -215,7 +224,7 @@ impl Bulkhead {
     /// [`acquire`](Self::acquire), held by an owned handle.
     pub(crate) async fn acquire_owned(self) -> Result<OwnedPermit, Rejection> {
         let p = self.acquire().await?;
-        let started = p.started;
+        let started = p.started();
         std::mem::forget(p);
         Ok(OwnedPermit(self, started))
     }
