@@ -41,10 +41,12 @@ use crate::sync::atomic::Ordering::*;
 /// latency long before it shows up as errors (a hung call only "fails" at its timeout), and
 /// over Vegas because Gradient2 compares averages, not a minimum that one lucky call drags down:
 ///
-/// - Each call's latency is the time it held its slot. A **window** closes with the first call
-///   to end once at least 10 calls ended (or as many as the limit, if smaller) and 100 ms
-///   passed since the last window (Netflix's `WindowedLimit` batches 10 samples; 100 ms is
-///   Envoy's adaptive concurrency interval).
+/// - Each call's latency is the time it held its slot, from the end of its first poll (a call
+///   that answers within it counts as zero and reads no clock, as the breaker measures; a
+///   permit from [`acquire`](Bulkhead::acquire) is timed from the acquire). A **window**
+///   closes once 100 ms passed since the last one, at the next multiple of 10 calls ended (of
+///   the limit, if smaller): Netflix's `WindowedLimit` batches 10 samples; 100 ms is Envoy's
+///   adaptive concurrency interval.
 /// - `short` is the window's average latency; `long` is an exponential average of the windows'
 ///   averages over 600 windows, seeded by the plain average of the first 10 (Gradient2's
 ///   `longWindow` and warm-up); when `long` exceeds twice `short` it is cut by 10 % per window,
