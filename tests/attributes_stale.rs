@@ -316,32 +316,92 @@ async fn each_instantiation_of_a_generic_function_keeps_its_own_values() {
 }
 
 struct Client {
-    region: &'static str,
+    tenant: &'static str,
     dep: Dep,
 }
 
 impl Client {
-    #[breaker(name = "stale-client", stale_for = "10m")]
+    // A method must name its stale key: the default one cannot see `self.tenant`.
+    #[breaker(name = "stale-client", key = self.tenant, stale_for = "10m", stale_key = (self.tenant, path))]
     async fn get(&self, path: &str) -> Result<String, DepError> {
-        self.dep.answer(&format!("{}{path}", self.region))
+        self.dep.answer(&format!("{}{path}", self.tenant))
+    }
+
+    // Even a stale key that forgets the tenant cannot leak: the breaker's own key
+    // (`stale-forgetful/eu`) is always part of it.
+    #[breaker(name = "stale-forgetful", key = self.tenant, stale_for = "10m", stale_key = path)]
+    async fn forgetful(&self, path: &str) -> Result<String, DepError> {
+        self.dep.answer(&format!("{}{path}", self.tenant))
     }
 }
 
 #[tokio::test(start_paused = true)]
-async fn methods_key_by_their_arguments_without_self() {
+async fn one_tenants_last_good_value_is_never_served_to_another() {
     let a = Client {
-        region: "eu",
+        tenant: "eu",
         dep: Dep::new(),
     };
     let b = Client {
-        region: "us",
+        tenant: "us",
         dep: Dep::new(),
     };
     assert_eq!(a.get("/x").await, Ok("eu/x#1".into()));
-    registry().breaker("stale-client").unwrap().force_open();
-    // The key is `path` alone: another instance asking the same path gets the same value.
-    assert_eq!(b.get("/x").await, Ok("eu/x#1".into()));
-    assert!(b.get("/y").await.unwrap_err().is_open());
+    assert_eq!(a.forgetful("/x").await, Ok("eu/x#2".into()));
+    for name in ["stale-client", "stale-forgetful"] {
+        // Open for tenant `us` (registered on its first call, then forced open).
+        let _ = registry().keyed(&fusebox::Breaker::builder(name).config().unwrap(), &"us");
+        registry()
+            .breaker(&format!("{name}/us"))
+            .unwrap()
+            .force_open();
+    }
+    // Tenant `us` asks for the same path while its breaker is open: the rejection, not eu's value.
+    assert!(b.get("/x").await.unwrap_err().is_open());
+    assert!(b.forgetful("/x").await.unwrap_err().is_open());
+    assert_eq!(stale_served("stale-client/us"), 0);
+    // Tenant `eu` still gets its own.
+    registry().breaker("stale-client/eu").unwrap().force_open();
+    assert_eq!(a.get("/x").await, Ok("eu/x#1".into()));
+}
+
+/// A free function keyed by tenant, whose stale key leaves the tenant out.
+static ORDERS: Dep = Dep::new();
+
+#[breaker(name = "stale-orders", key = tenant, stale_for = "10m", stale_key = order)]
+async fn order_status(tenant: &str, order: u32) -> Result<String, DepError> {
+    ORDERS.answer(&format!("{tenant}:{order}"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_breakers_key_is_always_part_of_the_stale_key() {
+    assert_eq!(order_status("acme", 7).await, Ok("acme:7#1".into()));
+    let template = fusebox::Breaker::builder("stale-orders").config().unwrap();
+    registry().keyed(&template, &"globex").force_open();
+    assert!(
+        order_status("globex", 7).await.unwrap_err().is_open(),
+        "no acme value for globex"
+    );
+    registry().keyed(&template, &"acme").force_open();
+    assert_eq!(order_status("acme", 7).await, Ok("acme:7#1".into()));
+}
+
+static BIG: Dep = Dep::new();
+
+#[breaker(name = "stale-bytes", stale_for = "10m", stale_max_bytes = 1000)]
+async fn big(id: u32) -> Result<String, DepError> {
+    BIG.answer(&id.to_string())
+}
+
+#[tokio::test(start_paused = true)]
+async fn stale_max_bytes_bounds_the_cache_by_weight() {
+    // Each entry weighs its key and value in memory plus 128 bytes of bookkeeping: ~156 bytes,
+    // so 1000 bytes keep the six most recently used.
+    for id in 0..20 {
+        big(id).await.unwrap();
+    }
+    registry().breaker("stale-bytes").unwrap().force_open();
+    assert!(big(0).await.unwrap_err().is_open(), "evicted by weight");
+    assert_eq!(big(19).await, Ok("19#20".into()));
 }
 
 #[cfg(feature = "testing")]

@@ -341,15 +341,25 @@ async fn a_scripted_outage_reads_back_from_the_scrape() {
 #[tokio::test(start_paused = true)]
 async fn keyed_breakers_get_a_key_label_and_odd_names_are_escaped() {
     let template = Breaker::builder(r#"prom "odd" \ name"#).config().unwrap();
-    let shard = registry().keyed(&template, &"line\nbreak");
+    let shard = registry().keyed(&template, &r#"q"uote\back"#);
     ok(&shard, MS).await.unwrap();
+    // A control character in a key is percent-encoded in the name itself (issue 18).
+    let newline = registry().keyed(&template, &"line\nbreak");
+    ok(&newline, MS).await.unwrap();
     let text = fusebox::export::prometheus();
     assert!(
-        text.contains(r#"breaker="prom \"odd\" \\ name",key="line\nbreak""#),
+        text.contains(r#"breaker="prom \"odd\" \\ name",key="q\"uote\\back""#),
         "escaped in the text itself"
     );
+    assert!(
+        text.contains(r#"breaker="prom \"odd\" \\ name",key="line%0Abreak""#),
+        "a newline never reaches the text"
+    );
     let s = strict_parse(&text);
-    let labels = [("breaker", r#"prom "odd" \ name"#), ("key", "line\nbreak")];
+    let labels = [
+        ("breaker", r#"prom "odd" \ name"#),
+        ("key", r#"q"uote\back"#),
+    ];
     let ok_calls = [labels[0], labels[1], ("outcome", "succeeded")];
     assert_eq!(value(&s, "fusebox_breaker_calls_total", &ok_calls), 1.0);
     let closed = [labels[0], labels[1], ("state", "closed")];

@@ -70,6 +70,7 @@ fn typed(pairs: &Pairs) -> Option<BreakerBuilder> {
             "half_open_window" => b.half_open_window(d(v)?),
             "half_open_calls" => b.half_open_calls(v.parse().ok()?),
             "alert_after" => b.alert_after(d(v)?),
+            "max_keys" => b.max_keys(v.parse().ok()?),
             other => panic!("no typed setter for `{other}`"),
         };
     }

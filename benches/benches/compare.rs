@@ -670,6 +670,7 @@ const KEYS: u64 = 10_000;
 
 fn keyed_template() -> BreakerConfig {
     Breaker::builder("bench-keyed")
+        .max_keys(KEYS as u32)
         .config()
         .expect("valid settings")
 }

@@ -60,7 +60,7 @@ pub async fn dependency_timeout(x: u64) -> Result<u64, Boom> {
 }
 
 /// The dependency behind a keyed `#[breaker]`: one breaker per shard, `bench-attr-keyed/<shard>`.
-#[fusebox::breaker(name = "bench-attr-keyed", key = shard)]
+#[fusebox::breaker(name = "bench-attr-keyed", key = shard, max_keys = 10_000)]
 pub async fn attr_keyed(shard: u64, x: u64) -> Result<u64, Boom> {
     dependency(x, false).await
 }

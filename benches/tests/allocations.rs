@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use fusebox_benches::settings::*;
 use fusebox_benches::{
-    attr_adaptive, attr_breaker, attr_bulkhead, attr_timed, block_on, dependency,
+    attr_adaptive, attr_breaker, attr_bulkhead, attr_keyed, attr_timed, block_on, dependency,
 };
-use fusebox_runtime::{Breaker, Bulkhead, State};
+use fusebox_runtime::{registry, Breaker, Bulkhead, State};
 
 thread_local! {
     // `const` and without `Drop`: reading them never allocates (nor registers a destructor).
@@ -136,7 +136,27 @@ fn no_call_path_allocates() {
         .build_detached()
         .unwrap();
 
+    // Eight warm keys, looked up and called in turn (issue 14: a warm key costs nothing).
+    let template = Breaker::builder("alloc-keyed").config().unwrap();
+    for k in 0..8u64 {
+        registry().keyed(&template, &k);
+        block_on(attr_keyed(k, k)).unwrap();
+    }
+
     let cases: Vec<(&str, usize)> = vec![
+        (
+            "registry().keyed, warm key",
+            allocations(|i| {
+                let b = registry().keyed(&template, &(i % 8));
+                assert_eq!(b.config().key().map(str::len), Some(1));
+            }),
+        ),
+        (
+            "#[breaker(key = shard)], warm key",
+            allocations(|i| {
+                let _ = block_on(attr_keyed(i % 8, i));
+            }),
+        ),
         (
             "closed, time window",
             allocations(|i| {

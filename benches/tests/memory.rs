@@ -29,10 +29,14 @@ fn bytes_per<T>(mut make: impl FnMut(usize) -> T) -> (usize, Vec<T>) {
 #[test]
 fn a_breaker_costs_at_most_one_kib() {
     // Warm the registry's maps and thread-locals so they are not charged to the first breaker.
-    let time = Breaker::builder("mem-keyed").config().unwrap();
+    let time = Breaker::builder("mem-keyed")
+        .max_keys(N as u32)
+        .config()
+        .unwrap();
     registry().keyed(&time, &"warm");
     let count = Breaker::builder("mem-keyed-count")
         .window_calls(20)
+        .max_keys(N as u32)
         .config()
         .unwrap();
     registry().keyed(&count, &"warm");

@@ -16,12 +16,13 @@ use crate::args::{Arg, Errors};
 use crate::checks;
 
 /// The arguments of `#[breaker]` that are not settings (the runtime's breaker never sees them).
-const NOT_SETTINGS: [&str; 7] = [
+const NOT_SETTINGS: [&str; 8] = [
     "failure",
     "fallback",
     "stale_for",
     "stale_key",
     "stale_capacity",
+    "stale_max_bytes",
     "stale_fallback",
     "crate",
 ];
@@ -51,6 +52,12 @@ const MAX_STALE_CAPACITY: u64 = u32::MAX as u64;
 /// Default `stale_capacity`.
 pub const STALE_CAPACITY: u64 = 10_000;
 
+/// Default `stale_max_bytes`: 64 MiB of entries, weighed by their size in memory.
+pub const STALE_MAX_BYTES: u64 = 64 << 20;
+
+/// The largest `stale_max_bytes` (it must fit a `usize` on 32-bit targets).
+const MAX_STALE_BYTES: u64 = u32::MAX as u64;
+
 /// Validated `#[breaker]` arguments.
 #[derive(Default)]
 pub struct BreakerArgs {
@@ -65,6 +72,7 @@ pub struct BreakerArgs {
     pub stale_for: Option<Duration>,
     pub stale_key: Option<Expr>,
     pub stale_capacity: Option<u64>,
+    pub stale_max_bytes: Option<u64>,
     pub stale_fallback: Option<Expr>,
     pub krate: Option<syn::Path>,
 }
@@ -115,6 +123,12 @@ impl BreakerArgs {
             }
         }
         stale_needs_stale_for(&seen, errors);
+        if let (Some(span), None) = (seen.get("max_keys"), seen.get("key")) {
+            errors.at(
+                *span,
+                "`max_keys` needs `key` too: it bounds how many keys get a breaker of their own; add `key = expr`",
+            );
+        }
         out
     }
 
@@ -128,6 +142,9 @@ impl BreakerArgs {
             "stale_key" => self.stale_key = Some(arg.value.clone()),
             "stale_capacity" => {
                 self.stale_capacity = Some(checks::count(arg, "entries", MAX_STALE_CAPACITY)?)
+            }
+            "stale_max_bytes" => {
+                self.stale_max_bytes = Some(checks::count(arg, "bytes", MAX_STALE_BYTES)?)
             }
             "stale_fallback" => self.stale_fallback = Some(path_like(arg)?),
             "crate" => self.krate = Some(checks::crate_path(arg)?),
@@ -148,6 +165,10 @@ fn stale_needs_stale_for(seen: &HashMap<String, Span>, errors: &mut Errors) {
         (
             "stale_capacity",
             "it bounds how many last good values are kept",
+        ),
+        (
+            "stale_max_bytes",
+            "it bounds the bytes the last good values take",
         ),
         ("stale_fallback", "it answers with a last good value"),
     ] {

@@ -62,6 +62,7 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
         }
     };
     let alert_after = duration(s.alert_after());
+    let max_keys = count(s.max_keys());
     quote! {
         #pv::Settings::__validated(
             #failure_rate,
@@ -76,6 +77,7 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
             #open_for_max,
             #half_open,
             #alert_after,
+            #max_keys,
         )
     }
 }

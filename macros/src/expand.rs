@@ -8,12 +8,14 @@ use syn::{AttrStyle, ItemFn};
 
 use crate::breaker_args::BreakerArgs;
 use crate::bulkhead_args::BulkheadArgs;
+use crate::shape::Shape;
 use crate::signature::Output;
 use crate::tokens::respan;
 
 /// Expands `func` with a breaker, a bulkhead, or both (composed in DESIGN.md's order by `run`).
 pub fn expand(
     func: &ItemFn,
+    shape: &Shape<'_>,
     out: &Output,
     breaker: Option<&BreakerArgs>,
     bulkhead: Option<&BulkheadArgs>,
@@ -58,7 +60,7 @@ pub fn expand(
         None => (quote!(), quote!(::core::option::Option::None)),
     };
 
-    let call = call_future(func, out);
+    let call = call_future(shape.body(func), out);
     let failure = match breaker.and_then(|b| b.failure.as_ref()) {
         // A fn pointer: a wrong signature is one type error at the path, not one per use.
         Some(f) => {
@@ -103,19 +105,34 @@ pub fn expand(
             _ => (on_ok, on_failed, quote!()),
         };
 
+    let wrapped = quote! {
+        #breaker_setup
+        #bulkhead_setup
+        #stale_setup
+        let #call_var = #call;
+        match #run.await {
+            #pv::Completion::Ok(#value) => #on_ok,
+            #pv::Completion::Ignored(#err) => #on_ignored,
+            #pv::Completion::Failed(#err) => #on_failed,
+        }
+    };
+    let body = match shape {
+        Shape::Async => wrapped,
+        // async-trait's shape: the boxed async block is wrapped, so the boxed future (and a
+        // call through `dyn Trait`) goes through the breaker.
+        Shape::Boxed(b) => {
+            let (before, pin, attrs, capture) = (b.before, b.pin, b.attrs, b.capture);
+            quote! {
+                #(#before)*
+                #pin(#(#attrs)* async #capture { #wrapped })
+            }
+        }
+    };
     quote! {
         #(#outer)*
         #vis #sig {
             #(#inner)*
-            #breaker_setup
-            #bulkhead_setup
-            #stale_setup
-            let #call_var = #call;
-            match #run.await {
-                #pv::Completion::Ok(#value) => #on_ok,
-                #pv::Completion::Ignored(#err) => #on_ignored,
-                #pv::Completion::Failed(#err) => #on_failed,
-            }
+            #body
         }
     }
 }
@@ -128,9 +145,11 @@ fn default_name(func: &ItemFn) -> TokenStream {
 
 /// The user's body as a future of a `Result`, with a fake return edge (as tracing's
 /// `#[instrument]` does) so `?`, `return` and type errors all see the declared return type.
-fn call_future(func: &ItemFn, out: &Output) -> TokenStream {
+/// The statements are spliced, not the block: a block of one expression in tail position
+/// would make rustc warn "unnecessary braces" at the user's braces.
+fn call_future(body: &[syn::Stmt], out: &Output) -> TokenStream {
     let ret = &out.ty;
-    let block = &func.block;
+    let block = quote!(#(#body)*);
     let edge = quote_spanned! {out.span=>
         #[allow(
             unknown_lints,

@@ -71,3 +71,72 @@ fn an_argument_error_keeps_the_function() {
     // Not wrapped: a broken configuration must not add errors of its own.
     assert!(!out.contains("__private"), "{out}");
 }
+
+/// What `#[async_trait]` hands the attribute for `async fn load(&self, id: u32) -> Result<u32, E>`.
+fn async_trait_method() -> proc_macro2::TokenStream {
+    quote! {
+        fn load<'life0, 'async_trait>(
+            &'life0 self,
+            id: u32,
+        ) -> ::core::pin::Pin<Box<
+            dyn ::core::future::Future<Output = Result<u32, E>> + ::core::marker::Send + 'async_trait
+        >>
+        where
+            'life0: 'async_trait,
+            Self: 'async_trait,
+        {
+            Box::pin(async move {
+                if let ::core::option::Option::Some(__ret) = ::core::option::Option::None::<Result<u32, E>> {
+                    #[allow(unreachable_code)]
+                    return __ret;
+                }
+                let __self = self;
+                let id = id;
+                let __ret: Result<u32, E> = { Ok(id) };
+                #[allow(unreachable_code)]
+                __ret
+            })
+        }
+    }
+}
+
+#[test]
+fn an_async_trait_method_is_wrapped_inside_its_box_pin() {
+    let out = entry(
+        Kind::Breaker,
+        quote!(key = self.shard),
+        async_trait_method(),
+    );
+    let file: syn::File = syn::parse2(out).expect("the expansion is a valid item");
+    let syn::Item::Fn(f) = &file.items[0] else {
+        panic!("a fn")
+    };
+    // The signature is async-trait's, untouched; the one statement is still `Box::pin(..)`,
+    // and the breaker is inside it, around async-trait's own block.
+    assert!(f.sig.asyncness.is_none());
+    assert_eq!(f.block.stmts.len(), 1);
+    let text = quote!(#f).to_string();
+    let pin = text.find("Box :: pin").expect("Box::pin kept");
+    let breaker = text.find("keyed_breaker").expect("a keyed breaker");
+    let body = text
+        .find("let __self = self")
+        .expect("async-trait's body kept");
+    assert!(pin < breaker && breaker < body, "{text}");
+    assert!(!text.contains("compile_error"), "{text}");
+}
+
+#[test]
+fn a_fn_that_is_not_a_future_gets_one_error() {
+    let out = entry(
+        Kind::Bulkhead,
+        quote!(pool = 2),
+        quote!(
+            fn lookup() -> u32 {
+                1
+            }
+        ),
+    )
+    .to_string();
+    assert_eq!(out.matches("compile_error").count(), 1, "{out}");
+    assert!(out.contains("fn lookup"), "{out}");
+}

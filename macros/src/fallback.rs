@@ -12,6 +12,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, ItemFn, Pat, Type};
 
+use crate::shape::is_renamed_pattern;
 use crate::tokens::{fallback_call, respan};
 
 /// The fallback's call for a rejection or counted failure, awaited if it is async.
@@ -26,7 +27,7 @@ pub fn call(func: &ItemFn, fallback: &Expr, ret: &TokenStream, pv: &TokenStream)
             let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
             let pv = respan(pv, span);
             quote_spanned! {span=>
-                #pv::FallbackReturn::<#ret, _>::into_future(
+                #pv::fallback_answer::<#ret, _, _>(
                     #pv::call_fallback(#fallback, (#(#lent,)*), #arg)
                 ).await
             }
@@ -50,7 +51,7 @@ fn lent_arguments(func: &ItemFn) -> Vec<TokenStream> {
             }
             FnArg::Typed(t) => {
                 let Pat::Ident(p) = &*t.pat else { return None };
-                if p.by_ref.is_some() || p.subpat.is_some() {
+                if p.by_ref.is_some() || p.subpat.is_some() || is_renamed_pattern(p) {
                     return None;
                 }
                 let name = &p.ident;

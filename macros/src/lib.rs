@@ -18,6 +18,7 @@ mod checks;
 mod emit;
 mod expand;
 mod fallback;
+mod shape;
 mod signature;
 mod stale;
 mod tokens;
@@ -147,14 +148,28 @@ fn entry(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
         BulkheadArgs::from_args(&list, span, &mut errors)
     });
 
-    let out = signature::output(&func);
-    check_function(kind, &func, &out, breaker.as_ref(), &mut errors);
+    let Some(shape) = shape::read(&func) else {
+        // Not a future: the one error says so, and nothing about the return type follows.
+        errors.at(
+            func.sig.fn_token.span,
+            format!(
+                "`#[{}]` goes on an `async fn` (also in an `#[async_trait]` impl): it admits, times and \
+                 limits a future; write `async fn {}(...)`",
+                kind.name(),
+                func.sig.ident
+            ),
+        );
+        let errs = errors.to_compile_errors();
+        return quote!(#errs #func);
+    };
+    let out = signature::output(&func, &shape);
+    check_function(&func, &out, breaker.as_ref(), &mut errors);
 
     if !errors.is_empty() {
         let errs = errors.to_compile_errors();
         return quote!(#errs #func);
     }
-    expand::expand(&func, &out, breaker.as_ref(), bulkhead.as_ref())
+    expand::expand(&func, &shape, &out, breaker.as_ref(), bulkhead.as_ref())
 }
 
 fn is_composed_marker(attr: &TokenStream) -> bool {
@@ -175,24 +190,14 @@ fn fusebox_attr(a: &Attribute) -> Option<Kind> {
     }
 }
 
-/// The function-level rules: async, and a return type that can carry a rejection.
+/// The function-level rules, once the function is known to be a future: a return type that
+/// can carry a rejection, and arguments the stale key can name.
 fn check_function(
-    kind: Kind,
     func: &ItemFn,
     out: &signature::Output,
     breaker: Option<&BreakerArgs>,
     errors: &mut Errors,
 ) {
-    let attr = kind.name();
-    if func.sig.asyncness.is_none() {
-        errors.at(
-            func.sig.fn_token.span,
-            format!(
-                "`#[{attr}]` goes on an `async fn`: it admits, times and limits a future; write `async fn {}(...)`",
-                func.sig.ident
-            ),
-        );
-    }
     let fallback = breaker.and_then(|b| b.fallback.as_ref()).is_some();
     if !out.is_result && !fallback {
         let ty = &out.shown;
@@ -212,6 +217,9 @@ fn check_function(
     }
     if breaker.is_some_and(|b| b.stale_for.is_some() && b.stale_key.is_none()) {
         stale::check_arguments(func, errors);
+    }
+    if let Some(b) = breaker.filter(|b| b.stale_for.is_some()) {
+        stale::check_receiver(func, b, errors);
     }
     if let Some(f) = breaker.and_then(|b| b.failure.as_ref()) {
         if !out.is_result {

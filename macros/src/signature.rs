@@ -5,6 +5,8 @@ use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
 use syn::{ItemFn, ReturnType, Type};
 
+use crate::shape::Shape;
+
 /// The declared return type, as the generated code may name it.
 pub struct Output {
     /// The type with any `impl Trait` replaced by `_` (a `let` cannot name an opaque type).
@@ -17,30 +19,35 @@ pub struct Output {
     pub shown: String,
 }
 
-/// Reads the return type of `func`.
-pub fn output(func: &ItemFn) -> Output {
-    match &func.sig.output {
-        ReturnType::Default => Output {
+/// Reads the return type of `func`: its declared one, or `R` of the boxed future it returns.
+pub fn output(func: &ItemFn, shape: &Shape<'_>) -> Output {
+    match (shape, &func.sig.output) {
+        (Shape::Boxed(b), _) => of_type(b.output),
+        (Shape::Async, ReturnType::Type(_, ty)) => of_type(ty),
+        (Shape::Async, ReturnType::Default) => Output {
             ty: quote!(()),
             span: func.sig.ident.span(),
             is_result: false,
             shown: "()".into(),
         },
-        ReturnType::Type(_, ty) => Output {
-            ty: if mentions_impl(ty.to_token_stream()) {
-                quote!(_)
-            } else {
-                ty.to_token_stream()
-            },
-            span: ty.span(),
-            is_result: is_result(ty),
-            shown: ty
-                .to_token_stream()
-                .to_string()
-                .replace(" < ", "<")
-                .replace(" >", ">")
-                .replace(" ,", ","),
+    }
+}
+
+fn of_type(ty: &Type) -> Output {
+    Output {
+        ty: if mentions_impl(ty.to_token_stream()) {
+            quote!(_)
+        } else {
+            ty.to_token_stream()
         },
+        span: ty.span(),
+        is_result: is_result(ty),
+        shown: ty
+            .to_token_stream()
+            .to_string()
+            .replace(" < ", "<")
+            .replace(" >", ">")
+            .replace(" ,", ","),
     }
 }
 

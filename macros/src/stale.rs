@@ -7,7 +7,8 @@ use syn::spanned::Spanned;
 use syn::{Expr, FnArg, ItemFn, Pat, Type};
 
 use crate::args::Errors;
-use crate::breaker_args::{BreakerArgs, STALE_CAPACITY};
+use crate::breaker_args::{BreakerArgs, STALE_CAPACITY, STALE_MAX_BYTES};
+use crate::shape::is_renamed_pattern;
 use crate::signature::Output;
 use crate::tokens::{duration, fallback_call, respan};
 
@@ -21,7 +22,8 @@ pub fn check_arguments(func: &ItemFn, errors: &mut Errors) {
                 "`stale_for` keys the last good values by the arguments, and an argument with attributes \
                  (like `#[cfg]`) cannot be part of that key; choose the key with `stale_key = expr`",
             );
-        } else if !matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none()) {
+        } else if !matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none() && !is_renamed_pattern(p))
+        {
             errors.at(
                 t.pat.span(),
                 "`stale_for` keys the last good values by the arguments, by name, and this argument is a pattern; \
@@ -29,6 +31,37 @@ pub fn check_arguments(func: &ItemFn, errors: &mut Errors) {
             );
         }
     }
+}
+
+/// A method's last good values depend on `self` (a tenant, a region, a client) that the
+/// default key cannot see, so one instance's value would be served to another's callers:
+/// a method with `stale_for` must say what its values depend on.
+pub fn check_receiver(func: &ItemFn, b: &BreakerArgs, errors: &mut Errors) {
+    if b.stale_key.is_some() {
+        return;
+    }
+    let Some(FnArg::Receiver(r)) = func.sig.inputs.first() else {
+        return;
+    };
+    let first = func.sig.inputs.iter().find_map(|i| match i {
+        FnArg::Typed(t) => match &*t.pat {
+            Pat::Ident(p) => Some(p.ident.to_string()),
+            _ => None,
+        },
+        FnArg::Receiver(_) => None,
+    });
+    let example = match first {
+        Some(arg) => format!("`stale_key = (self.tenant, {arg})`"),
+        None => "`stale_key = self.tenant`".to_owned(),
+    };
+    errors.at(
+        r.self_token.span,
+        format!(
+            "a method with `stale_for` must name `stale_key`: the default key leaves `self` out, so one \
+             instance's (one tenant's) last good value would be served to another's callers; \
+             name what the value depends on, like {example}"
+        ),
+    );
 }
 
 /// The pieces `expand` splices in.
@@ -56,12 +89,13 @@ pub fn expand(
     let stale = format_ident!("__fusebox_stale_value", span = Span::mixed_site());
     let max_age = duration(max_age);
     let capacity = Literal::u64_unsuffixed(b.stale_capacity.unwrap_or(STALE_CAPACITY));
+    let max_bytes = Literal::u64_unsuffixed(b.stale_max_bytes.unwrap_or(STALE_MAX_BYTES));
     // At the return type: a value type the cache cannot keep is reported there.
     let pv_at_ret = respan(pv, out.span);
     let site = quote_spanned! {out.span=>
         {
             static SITE: #pv_at_ret::StaleSite = #pv_at_ret::StaleSite::new();
-            SITE.cache(#max_age, #capacity)
+            SITE.cache(#max_age, #capacity, #max_bytes)
         }
     };
     let key_expr = match &b.stale_key {
@@ -86,7 +120,14 @@ pub fn expand(
         }
     };
     let served = match &b.stale_fallback {
-        Some(f) => fallback_call(f, &[quote!(#stale)], &out.ty, pv),
+        Some(f) => {
+            // At the fallback: a fallback taking the wrong value is reported at its path.
+            let at = syn::Ident::new(
+                "__fusebox_stale_value",
+                Span::mixed_site().located_at(f.span()),
+            );
+            fallback_call(f, &[quote!(#at)], &out.ty, pv)
+        }
         None if out.is_result => quote!(::core::result::Result::Ok(#stale.value)),
         None => quote!(#stale.value),
     };
@@ -135,10 +176,10 @@ fn part(arg: &TokenStream, span: Span, pv: &TokenStream) -> TokenStream {
 impl Stale {
     /// An `Ok` value is remembered, then answered as before.
     pub fn wrap_ok(&self, on_ok: TokenStream) -> TokenStream {
-        let (pv, cache, key) = (&self.pv, &self.cache, &self.key);
+        let (pv, cache, key, handle) = (&self.pv, &self.cache, &self.key, &self.handle);
         let value = format_ident!("__fusebox_value", span = Span::mixed_site());
         quote! {{
-            #pv::stale_put(&#cache, #key, &#value);
+            #pv::stale_put(&#cache, #handle, #key, &#value);
             #on_ok
         }}
     }

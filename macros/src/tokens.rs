@@ -29,7 +29,7 @@ pub fn fallback_call(
     };
     let pv = respan(pv, span);
     quote_spanned! {span=>
-        #pv::FallbackReturn::<#ret, _>::into_future(#call).await
+        #pv::fallback_answer::<#ret, _, _>(#call).await
     }
 }
 

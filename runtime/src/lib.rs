@@ -97,7 +97,8 @@ pub use metrics::{
     metrics, stuck_breakers, AdaptiveMetrics, BreakerMetrics, BulkheadMetrics, LimitChange,
     Metrics, RejectedByReason,
 };
-pub use registry::{registry, Registry};
+pub use registry::key_name::{MAX_KEY_LEN, OVERFLOW_KEY};
+pub use registry::{registry, KeyedNames, Registry};
 pub use settings::{BreakerBuilder, BreakerConfig, HalfOpenPolicy, SlowRule, WindowKind};
 pub use stale::{Stale, StaleCache};
 pub use state::State;
@@ -114,8 +115,8 @@ pub mod __private {
     };
     pub use crate::error::Error;
     pub use crate::macro_support::{
-        call_fallback, from_error, keyed_breaker, AsyncFallback, BreakerKey, ErrorOnly, Fallback,
-        FallbackReturn, FromRejection, SyncFallback, WithArguments,
+        call_fallback, fallback_answer, from_error, keyed_breaker, AsyncFallback, BreakerKey,
+        ErrorOnly, Fallback, FallbackReturn, FromRejection, SyncFallback, WithArguments,
     };
     pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};
     pub use crate::settings::BreakerConfig;

@@ -170,6 +170,13 @@ impl<R, F: Future<Output = R>> FallbackReturn<R, AsyncFallback> for F {
     }
 }
 
+/// The fallback's answer as a future of exactly `R`, whichever [`FallbackReturn`] it is: a
+/// fallback of the wrong type is one unmet bound here, not a second "mismatched types" (or
+/// "is not a future") where the generated code uses the answer.
+pub async fn fallback_answer<R, M, T: FallbackReturn<R, M>>(answer: T) -> R {
+    answer.into_future().await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,8 +207,8 @@ mod tests {
             Ok(2)
         }
         let err = || Error::Failed(());
-        let a = FallbackReturn::<Result<u8, ()>, _>::into_future(sync(err())).await;
-        let b = FallbackReturn::<Result<u8, ()>, _>::into_future(asynchronous(err())).await;
+        let a = fallback_answer::<Result<u8, ()>, _, _>(sync(err())).await;
+        let b = fallback_answer::<Result<u8, ()>, _, _>(asynchronous(err())).await;
         assert_eq!((a, b), (Ok(1), Ok(2)));
     }
 }

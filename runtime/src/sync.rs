@@ -10,3 +10,39 @@ pub(crate) use std::sync::{atomic, Mutex, MutexGuard};
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// A shared value replaced whole (read-copy-update): readers load it without waiting on a
+/// writer. `arc-swap` in a normal build; under loom a mutex, so the model sees every swap.
+pub(crate) struct Swap<T>(
+    #[cfg(not(loom))] arc_swap::ArcSwap<T>,
+    #[cfg(loom)] Mutex<std::sync::Arc<T>>,
+);
+
+impl<T> Swap<T> {
+    pub(crate) fn new(value: T) -> Swap<T> {
+        #[cfg(not(loom))]
+        return Swap(arc_swap::ArcSwap::from_pointee(value));
+        #[cfg(loom)]
+        return Swap(Mutex::new(std::sync::Arc::new(value)));
+    }
+
+    /// The current value; holding it never blocks a writer.
+    #[inline]
+    pub(crate) fn load(&self) -> impl std::ops::Deref<Target = std::sync::Arc<T>> + '_ {
+        #[cfg(not(loom))]
+        return self.0.load();
+        #[cfg(loom)]
+        return Box::new(lock(&self.0).clone());
+    }
+
+    /// Replaces the value; the old one is dropped by its last reader.
+    pub(crate) fn store(&self, value: std::sync::Arc<T>) {
+        #[cfg(not(loom))]
+        self.0.store(value);
+        #[cfg(loom)]
+        {
+            let old = std::mem::replace(&mut *lock(&self.0), value);
+            drop(old);
+        }
+    }
+}

@@ -125,3 +125,9 @@ impl TimeWindow {
         self.0.contents()
     }
 }
+
+/// A fresh registry for one model run: the process-wide one would keep loom objects of an
+/// earlier run.
+pub fn registry() -> crate::registry::Registry {
+    crate::registry::Registry::for_model()
+}

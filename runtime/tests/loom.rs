@@ -1,6 +1,6 @@
 //! Model checking of the core's races with loom.
 //!
-//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p fusebox-runtime --release
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p fusebox-runtime --release
 //! --test loom --target-dir target/loom`. Under `--cfg loom` the runtime's atomics and its lock
 //! are loom's (see `src/sync.rs`), so every interleaving of them is explored.
 #![cfg(loom)]
@@ -289,5 +289,105 @@ fn time_window_totals_equal_its_slots_across_a_slot_turnover() {
         // count twice: slot 9's call and the new one stay, slot 0's first call is gone.
         assert!((2..=3).contains(&calls), "{calls} calls");
         assert!(failures >= 1, "the call at 105 failed");
+    });
+}
+
+/// A keyed template with a count window (a time window's slots would multiply the states).
+fn keyed_template(name: &str, max_keys: u32) -> fusebox_runtime::BreakerConfig {
+    Breaker::builder(name)
+        .window_calls(2)
+        .min_calls(1)
+        .max_keys(max_keys)
+        .config()
+        .unwrap()
+}
+
+fn keyed_count(r: &fusebox_runtime::Registry, base: &str) -> usize {
+    let prefix = format!("{base}/");
+    r.breakers()
+        .iter()
+        .filter(|b| b.name().starts_with(&prefix))
+        .count()
+}
+
+#[test]
+fn a_new_key_looked_up_twice_at_once_gets_one_breaker() {
+    model("keyed insert race", || {
+        let r = Arc::new(hooks::registry());
+        let t = Arc::new(keyed_template("loom-keyed", 10));
+        let (r2, t2) = (r.clone(), t.clone());
+        let other = thread::spawn(move || r2.keyed(&t2, &"a"));
+        let mine = r.keyed(&t, &"a");
+        let theirs = other.join().unwrap();
+        assert!(mine.ptr_eq(&theirs), "one key, one breaker");
+        assert_eq!(keyed_count(&r, "loom-keyed"), 1);
+        assert_eq!(r.keyed_names()[0].keys, 1);
+    });
+}
+
+#[test]
+fn keys_racing_at_the_cap_stay_within_max_keys_plus_overflow() {
+    model("keyed cap race", || {
+        let r = Arc::new(hooks::registry());
+        let t = Arc::new(keyed_template("loom-cap", 1));
+        // Busy, so the cap cannot make room by evicting it.
+        let first = r.keyed(&t, &"first");
+        first.force_open();
+        let (r2, t2) = (r.clone(), t.clone());
+        let other = thread::spawn(move || r2.keyed(&t2, &"b").name().to_owned());
+        let mine = r.keyed(&t, &"c").name().to_owned();
+        let theirs = other.join().unwrap();
+        assert_eq!(mine, "loom-cap/_overflow");
+        assert_eq!(theirs, "loom-cap/_overflow");
+        assert_eq!(
+            keyed_count(&r, "loom-cap"),
+            2,
+            "first and the overflow breaker"
+        );
+        let k = &r.keyed_names()[0];
+        assert_eq!((k.keys, k.overflowed), (1, 2));
+    });
+}
+
+#[test]
+fn evicting_a_key_racing_its_lookup_leaves_the_count_right() {
+    model("keyed insert/evict race", || {
+        let r = Arc::new(hooks::registry());
+        let t = Arc::new(keyed_template("loom-evict", 4));
+        r.keyed(&t, &"a");
+        let r2 = r.clone();
+        let evicted = thread::spawn(move || r2.evict("loom-evict/a"));
+        let b = r.keyed(&t, &"b");
+        let again = r.keyed(&t, &"a");
+        assert!(evicted.join().unwrap());
+        assert_eq!(b.name(), "loom-evict/b");
+        assert_eq!(again.name(), "loom-evict/a");
+        // `a` is either the first breaker (looked up before the eviction, then gone) or a
+        // fresh one; the count always matches what the registry lists.
+        let listed = keyed_count(&r, "loom-evict");
+        assert_eq!(r.keyed_names()[0].keys, listed);
+        assert!(listed == 1 || listed == 2, "{listed}");
+    });
+}
+
+#[test]
+fn stale_cache_puts_and_gets_racing_stay_bounded_and_never_mix_keys() {
+    model("stale cache race", || {
+        let c = Arc::new(fusebox_runtime::StaleCache::new(HOUR, 1));
+        let c2 = c.clone();
+        let other = thread::spawn(move || {
+            c2.put(2u8, 20u8);
+            c2.get(&1)
+        });
+        c.put(1u8, 10u8);
+        let mine = c.get(&2);
+        let theirs = other.join().unwrap();
+        assert!(theirs.is_none_or(|s| s.value == 10), "1 only ever holds 10");
+        assert!(mine.is_none_or(|s| s.value == 20), "2 only ever holds 20");
+        assert_eq!(c.len(), 1, "capacity 1");
+        assert_eq!(
+            c.bytes(),
+            fusebox_runtime::StaleCache::<u8, u8>::size_weight(&0, &0)
+        );
     });
 }

@@ -30,6 +30,10 @@ pub const MAX_WAIT: Duration = Duration::ZERO;
 pub const MAX_WINDOW_CALLS: u32 = 1_000_000;
 /// The largest `min_calls` and `half_open_calls`: like `window_calls`, counted in `u32`s.
 pub const MAX_COUNT: u32 = 1_000_000;
+/// How many keys of a keyed breaker get a breaker of their own, by default.
+pub const KEYS_PER_NAME: u32 = 1000;
+/// The most keys one keyed breaker may hold (each is about 1 KiB plus its metrics series).
+pub const MAX_KEYS: u32 = 1_000_000;
 /// The longest time window: each tenth of it counts its calls in a `u32`, which a six-minute
 /// slot still holds at ten million calls a second.
 pub const MAX_WINDOW: Duration = Duration::from_secs(3600);

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::defaults::{MAX_COUNT, MAX_POOL, MAX_WINDOW, MAX_WINDOW_CALLS};
+use crate::defaults::{MAX_COUNT, MAX_KEYS, MAX_POOL, MAX_WINDOW, MAX_WINDOW_CALLS};
 use crate::{parse_duration, ConfigError};
 
 /// What kind of value a key takes, and so how text is parsed and checked.
@@ -93,6 +93,7 @@ table! {
     HalfOpenWindow = "half_open_window", "half_open_window", Kind::Duration { zero_ok: false }, "a duration longer than zero";
     HalfOpenCalls = "half_open_calls", "half_open_calls", Kind::Count { max: MAX_COUNT as u64 }, "a number of trial calls from 1 to 1000000";
     AlertAfter = "alert_after", "alert_after", Kind::Duration { zero_ok: false }, "a duration longer than zero";
+    MaxKeys = "max_keys", "max_keys", Kind::Count { max: MAX_KEYS as u64 }, "a number of keys from 1 to 1000000";
     Pool = "pool", "pool", Kind::Count { max: MAX_POOL as u64 }, "a number of calls in flight from 1 to 536870911";
     MaxWait = "max_wait", "max_wait", Kind::Duration { zero_ok: true }, "a duration";
     Limit = "limit", "limit", Kind::Word { one_of: &["fixed", "adaptive"] }, "\"fixed\" or \"adaptive\"";
@@ -101,7 +102,7 @@ table! {
 }
 
 /// Every key of `#[breaker]` that is a setting, in the order text settings list them.
-pub const BREAKER_KEYS: [&str; 20] = [
+pub const BREAKER_KEYS: [&str; 21] = [
     "failure_rate",
     "window",
     "window_calls",
@@ -122,10 +123,11 @@ pub const BREAKER_KEYS: [&str; 20] = [
     "half_open_window",
     "half_open_calls",
     "alert_after",
+    "max_keys",
 ];
 
 /// The breaker's keys under the name the runtime exports (`SETTING_KEYS`).
-pub const KEYS: [&str; 20] = BREAKER_KEYS;
+pub const KEYS: [&str; 21] = BREAKER_KEYS;
 
 /// Every key of `#[bulkhead]` that is a setting.
 pub const BULKHEAD_KEYS: [&str; 5] = ["pool", "max_wait", "limit", "min_pool", "max_pool"];

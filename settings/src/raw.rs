@@ -45,6 +45,7 @@ pub struct RawSettings {
     half_open_window: Option<Duration>,
     half_open_calls: Option<u64>,
     alert_after: Option<Duration>,
+    max_keys: Option<u64>,
     /// Keys given as text, one bit per key of `Key::all()`, to refuse a key given twice.
     texts: u32,
 }
@@ -119,6 +120,12 @@ impl RawSettings {
     /// still slow keeps the breaker open. Needs a slow rule (`slow`, `trip_pNN`).
     pub fn half_open_slow(mut self, d: Duration) -> Self {
         self.half_open_slow = Some(d);
+        self
+    }
+    /// For a keyed breaker: at most `n` keys get a breaker of their own (1..=1000000,
+    /// default 1000); past that, idle keys make room or new keys share `name/_overflow`.
+    pub fn max_keys(mut self, n: u32) -> Self {
+        self.max_keys = Some(n.into());
         self
     }
     /// Time open before half-open (default 30 s).
@@ -217,6 +224,7 @@ impl RawSettings {
             Key::HalfOpenWindow => self.half_open_window = dur,
             Key::HalfOpenCalls => self.half_open_calls = int,
             Key::AlertAfter => self.alert_after = dur,
+            Key::MaxKeys => self.max_keys = int,
             Key::Pool | Key::MaxWait | Key::Limit | Key::MinPool | Key::MaxPool => {
                 unreachable!("filtered to breaker keys above")
             }
@@ -320,6 +328,10 @@ impl RawSettings {
             Key::AlertAfter,
             self.alert_after.unwrap_or(defaults::ALERT_AFTER),
         )?;
+        let max_keys = count(
+            Key::MaxKeys,
+            self.max_keys.unwrap_or(defaults::KEYS_PER_NAME.into()),
+        )?;
         Ok(Settings {
             failure_rate,
             window,
@@ -333,6 +345,7 @@ impl RawSettings {
             open_for_max,
             half_open,
             alert_after,
+            max_keys,
         })
     }
 

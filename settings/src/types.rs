@@ -113,6 +113,7 @@ pub struct Settings {
     pub(crate) open_for_max: Duration,
     pub(crate) half_open: HalfOpenPolicy,
     pub(crate) alert_after: Duration,
+    pub(crate) max_keys: u32,
 }
 
 impl Default for Settings {
@@ -133,6 +134,7 @@ impl Default for Settings {
                 window: defaults::HALF_OPEN_WINDOW,
             },
             alert_after: defaults::ALERT_AFTER,
+            max_keys: defaults::KEYS_PER_NAME,
         }
     }
 }
@@ -198,6 +200,10 @@ impl Settings {
     pub fn alert_after(&self) -> Duration {
         self.alert_after
     }
+    /// For a keyed breaker: how many keys get a breaker of their own.
+    pub fn max_keys(&self) -> u32 {
+        self.max_keys
+    }
 
     /// The open period after `opened_before` consecutive openings: `open_for × backoff^n`, capped.
     ///
@@ -240,6 +246,7 @@ impl Settings {
         open_for_max: Duration,
         half_open: HalfOpenPolicy,
         alert_after: Duration,
+        max_keys: u32,
     ) -> Settings {
         Settings {
             failure_rate,
@@ -254,6 +261,7 @@ impl Settings {
             open_for_max,
             half_open,
             alert_after,
+            max_keys,
         }
     }
 }

@@ -72,6 +72,10 @@ fn cases() -> Vec<Case> {
         (&[("half_open_pct", "5"), ("half_open_calls", "3")], |r| r.half_open_pct(5).half_open_calls(3), Some("`half_open_calls` and `half_open_pct` cannot be used together: half-open admits either a share of traffic for a while (`half_open_pct`, `half_open_window`) or a fixed number of trial calls (`half_open_calls`)")),
         (&[("half_open_window", "1s"), ("half_open_calls", "3")], |r| r.half_open_window(S).half_open_calls(3), Some("`half_open_calls` and `half_open_window` cannot be used together: half-open admits either a share of traffic for a while (`half_open_pct`, `half_open_window`) or a fixed number of trial calls (`half_open_calls`)")),
         (&[("alert_after", "5m")], |r| r.alert_after(300 * S), None),
+        (&[("max_keys", "1")], |r| r.max_keys(1), None),
+        (&[("max_keys", "1000000")], |r| r.max_keys(1_000_000), None),
+        (&[("max_keys", "0")], |r| r.max_keys(0), Some("`max_keys` = 0 is out of range: expected a number of keys from 1 to 1000000")),
+        (&[("max_keys", "1000001")], |r| r.max_keys(1_000_001), Some("`max_keys` = 1000001 is out of range: expected a number of keys from 1 to 1000000")),
         (&[("alert_after", "0m")], |r| r.alert_after(Duration::ZERO), Some("`alert_after` must be longer than zero, like \"100ms\"")),
     ]
 }
@@ -154,8 +158,8 @@ fn text_refuses_what_only_text_can_get_wrong() {
         (&[("slow", "1s")], "`slow_rate` is missing: `slow` needs the percent of slow calls that opens the breaker; add `slow_rate = 20`, or use `trip_p95 = \"...\"` instead"),
         (&[("slow_rate", "5")], "`slow` is missing: `slow_rate` needs the latency that makes a call slow; add `slow = \"500ms\"` (`trip_pNN` sets its own rate)"),
         (&[("timeout", "1s"), ("timeout", "2s")], "`timeout` and `timeout` cannot be used together: give it once"),
-        (&[("TIMEOUT", "1s")], "unknown setting `TIMEOUT`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after"),
-        (&[("pool", "3")], "unknown setting `pool`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after"),
+        (&[("TIMEOUT", "1s")], "unknown setting `TIMEOUT`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after, max_keys"),
+        (&[("pool", "3")], "unknown setting `pool`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after, max_keys"),
     ];
     for (pairs, want) in table {
         assert_eq!(

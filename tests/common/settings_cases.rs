@@ -15,6 +15,8 @@ pub fn as_text(source: &str) -> Vec<(String, String)> {
             let v = v.trim_matches('"').replace('_', "");
             (k.to_owned(), v)
         })
+        // `key = shard` is the attribute's alone: which argument keys the breaker.
+        .filter(|(k, _)| k != "key")
         .collect()
 }
 
@@ -90,6 +92,10 @@ pub const BREAKER_CASES: &[(&str, Option<&str>)] = &[
     (r#"half_open_pct = 5, half_open_calls = 3"#, Some(r#"`half_open_calls` and `half_open_pct` cannot be used together: half-open admits either a share of traffic for a while (`half_open_pct`, `half_open_window`) or a fixed number of trial calls (`half_open_calls`)"#)),
     (r#"half_open_window = "1s", half_open_calls = 3"#, Some(r#"`half_open_calls` and `half_open_window` cannot be used together: half-open admits either a share of traffic for a while (`half_open_pct`, `half_open_window`) or a fixed number of trial calls (`half_open_calls`)"#)),
     (r#"alert_after = "5m""#, None),
+    (r#"key = shard, max_keys = 1"#, None),
+    (r#"key = shard, max_keys = 1000000"#, None),
+    (r#"key = shard, max_keys = 0"#, Some(r#"`max_keys` = 0 is out of range: expected a number of keys from 1 to 1000000"#)),
+    (r#"key = shard, max_keys = 1000001"#, Some(r#"`max_keys` = 1000001 is out of range: expected a number of keys from 1 to 1000000"#)),
     (r#"alert_after = "0m""#, Some(r#"`alert_after` must be longer than zero, like "100ms""#)),
 ];
 

@@ -6,7 +6,7 @@ use crate::breaker::core::{pct, Core};
 use crate::breaker::Breaker;
 use crate::bulkhead::Bulkhead;
 use crate::metrics::limit::AdaptiveMetrics;
-use crate::registry::registry;
+use crate::registry::{registry, KeyedNames};
 use crate::state::State;
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -259,6 +259,8 @@ pub struct Metrics {
     pub breakers: Vec<BreakerMetrics>,
     /// Every bulkhead.
     pub bulkheads: Vec<BulkheadMetrics>,
+    /// Every keyed name (`key = ...`): keys held, the cap, overflowed and evicted keys.
+    pub keyed: Vec<KeyedNames>,
 }
 
 impl Metrics {
@@ -285,6 +287,7 @@ pub fn metrics() -> Metrics {
     Metrics {
         breakers: r.breakers().iter().map(Breaker::metrics).collect(),
         bulkheads: r.bulkheads().iter().map(Bulkhead::metrics).collect(),
+        keyed: r.keyed_names(),
     }
 }
 

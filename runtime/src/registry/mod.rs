@@ -1,13 +1,17 @@
 //! The global registry: one breaker per name (and per `name/key`), one bulkhead per name.
 //!
 //! Call sites with a static name look their breaker up once and cache it, so the registry's
-//! lock is never on their hot path. Keyed call sites look up per call under a read lock,
-//! formatting the key into a reused thread-local buffer (no allocation once warm).
+//! lock is never on their hot path. Keyed call sites look up per call without a lock: the
+//! keyed names and each name's keys are read-copy-update maps ([`keyed`]), bounded by
+//! `max_keys`; the key is formatted into a reused thread-local buffer (no allocation once warm)
+//! and checked like a name ([`key_name`]).
 //!
 //! Every method is written once, on [`Registry`]; the process-wide registry first asks
 //! [`scope`] whether a test scope (feature `testing`) is entered on the calling thread, and if
 //! so acts on that scope's registry instead.
 
+pub mod key_name;
+pub(crate) mod keyed;
 mod register;
 pub(crate) mod scope;
 pub(crate) mod sites;
@@ -22,6 +26,8 @@ use tokio::sync::broadcast;
 use crate::breaker::events::{Events, Transition};
 use crate::breaker::Breaker;
 use crate::bulkhead::Bulkhead;
+use crate::sync::{lock, Mutex, Swap};
+use keyed::Family;
 
 /// Named breakers and bulkheads shared by every call site of a process.
 ///
@@ -32,7 +38,12 @@ use crate::bulkhead::Bulkhead;
 /// assert!(registry().breaker("no-such-breaker").is_none());
 /// ```
 pub struct Registry {
+    /// Breakers without a key, by name.
     breakers: RwLock<HashMap<Arc<str>, Breaker, Hasher>>,
+    /// Keyed names (the name without its key), each with its bounded set of keys.
+    families: Swap<Families>,
+    /// Serialises changes to `families`; lookups never take it.
+    families_writer: Mutex<()>,
     bulkheads: RwLock<HashMap<Arc<str>, Bulkhead, Hasher>>,
     events: Events,
     /// True for the process-wide registry only: it defers to the test scope entered on the
@@ -41,8 +52,11 @@ pub struct Registry {
     defers_to_scope: bool,
 }
 
-/// Per-process seeded, fast: the keyed hot path hashes a name per call.
+/// Per-process seeded, fast: names come from code, not from requests (keys are hashed with
+/// SipHash in [`keyed`]).
 type Hasher = foldhash::fast::RandomState;
+
+type Families = HashMap<Arc<str>, Arc<Family>, Hasher>;
 
 // Every annotated site is listed from the start (`sites`): materialised on first access.
 static REGISTRY: Lazy<Registry> = Lazy::new(|| {
@@ -71,6 +85,8 @@ impl Registry {
         let _ = defers_to_scope;
         Registry {
             breakers: RwLock::new(HashMap::default()),
+            families: Swap::new(HashMap::default()),
+            families_writer: Mutex::new(()),
             bulkheads: RwLock::new(HashMap::default()),
             events,
             #[cfg(feature = "testing")]
@@ -78,9 +94,21 @@ impl Registry {
         }
     }
 
+    /// A registry of its own, for one loom model run (loom's objects live for one run only).
+    #[cfg(loom)]
+    pub(crate) fn for_model() -> Registry {
+        Registry::new(Events::new(), false)
+    }
+
     /// The breaker registered under `name` (`"redis/3"` for a keyed one).
     pub fn breaker(&self, name: &str) -> Option<Breaker> {
-        read(&self.current().breakers).get(name).cloned()
+        let here = self.current();
+        if let Some(b) = read(&here.breakers).get(name) {
+            return Some(b.clone());
+        }
+        // A key never holds a `/` (see `key_name`), so the last one ends the name.
+        let (base, key) = name.rsplit_once('/')?;
+        here.family(base)?.find(key)
     }
 
     /// The bulkhead registered under `name`.
@@ -90,7 +118,12 @@ impl Registry {
 
     /// Every breaker, sorted by name.
     pub fn breakers(&self) -> Vec<Breaker> {
-        let mut v: Vec<Breaker> = read(&self.current().breakers).values().cloned().collect();
+        let here = self.current();
+        let mut v: Vec<Breaker> = read(&here.breakers).values().cloned().collect();
+        let families: Vec<Arc<Family>> = here.families.load().values().cloned().collect();
+        for f in families {
+            v.extend(f.breakers());
+        }
         v.sort_by(|a, b| a.name().cmp(b.name()));
         v
     }
@@ -106,28 +139,93 @@ impl Registry {
     ///
     /// Breakers without a key are never evicted: call sites cache them, and an evicted one
     /// would go on living there, unseen by metrics. Returns whether an entry was removed.
+    /// Keyed names also evict idle keys by themselves at `max_keys`.
     pub fn evict(&self, name: &str) -> bool {
         let here = self.current();
-        let mut map = write(&here.breakers);
-        match map.get(name) {
-            Some(b) if b.config().key().is_some() => map.remove(name).is_some(),
-            _ => false,
+        match name.rsplit_once('/') {
+            Some((base, key)) => here.family(base).is_some_and(|f| f.remove(key)),
+            None => false,
         }
     }
 
-    /// Removes every keyed breaker under `base` (`"redis"` removes `redis/0`, `redis/1`...).
+    /// Removes every keyed breaker under `base` (`"redis"` removes `redis/0`, `redis/1`...,
+    /// and `redis/_overflow`). One swap of the keyed names' map, not a scan of every breaker.
     pub fn evict_keys(&self, base: &str) -> usize {
         let here = self.current();
-        let mut map = write(&here.breakers);
-        let before = map.len();
-        map.retain(|_, b| !(b.config().key().is_some() && b.config().base_name() == base));
-        before - map.len()
+        let guard = lock(&here.families_writer);
+        let cur = here.families.load().clone();
+        let Some(family) = cur.get(base).cloned() else {
+            return 0;
+        };
+        let mut next = Families::clone(&cur);
+        next.remove(base);
+        here.families.store(Arc::new(next));
+        drop(guard);
+        family.len() + usize::from(family.overflow().is_some())
+    }
+
+    /// The keyed name `base`, if it has been used.
+    fn family(&self, base: &str) -> Option<Arc<Family>> {
+        self.families.load().get(base).cloned()
+    }
+
+    /// Figures of every keyed name: keys held, the cap, keys evicted and sent to overflow.
+    pub fn keyed_names(&self) -> Vec<KeyedNames> {
+        let here = self.current();
+        let mut v: Vec<KeyedNames> = here
+            .families
+            .load()
+            .values()
+            .map(|f| KeyedNames {
+                name: f.base.to_string(),
+                keys: f.len(),
+                max_keys: f.max_keys(),
+                overflowed: f.overflowed.load(std::sync::atomic::Ordering::Relaxed),
+                evicted: f.evicted.load(std::sync::atomic::Ordering::Relaxed),
+            })
+            .collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
     }
 
     /// Every transition of every breaker of this registry from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Transition> {
         self.current().events.subscribe()
     }
+}
+
+/// The figures of one keyed name (`key = ...`), from [`Registry::keyed_names`].
+///
+/// ```
+/// use fusebox_runtime::{registry, Breaker};
+/// let template = Breaker::builder("keyed-names-doc").max_keys(2).config().unwrap();
+/// let names = || registry().keyed_names().into_iter().find(|k| k.name == "keyed-names-doc").unwrap();
+/// // Idle keys (closed, empty window) make room for new ones...
+/// for host in ["a", "b", "c"] {
+///     registry().keyed(&template, &host);
+/// }
+/// assert_eq!((names().keys, names().evicted), (1, 2));
+/// // ...busy ones do not: past the cap, new keys share `name/_overflow`.
+/// registry().keyed(&template, &"c").force_open();
+/// registry().keyed(&template, &"d").force_open();
+/// let e = registry().keyed(&template, &"e");
+/// assert_eq!(e.name(), "keyed-names-doc/_overflow");
+/// assert_eq!((names().keys, names().max_keys, names().overflowed), (2, 2, 1));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub struct KeyedNames {
+    /// The name without its key.
+    pub name: String,
+    /// Keys with a breaker of their own now.
+    pub keys: usize,
+    /// The `max_keys` cap.
+    pub max_keys: usize,
+    /// Lookups of a new key that went to `name/_overflow` because the cap was reached.
+    pub overflowed: u64,
+    /// Keys removed: idle ones at the cap, and by [`Registry::evict`].
+    pub evicted: u64,
 }
 
 impl fmt::Debug for Registry {

@@ -7,8 +7,11 @@
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 
-use super::{read, registry, write, Registry};
+use super::key_name;
+use super::keyed::{Family, Found};
+use super::{lock, read, registry, write, Families, Registry};
 use crate::breaker::core::bump;
 use crate::breaker::Breaker;
 use crate::bulkhead::{Bulkhead, BulkheadBuilder, BulkheadConfig};
@@ -16,7 +19,8 @@ use crate::error::ConfigError;
 use crate::settings::{BreakerBuilder, BreakerConfig};
 
 thread_local! {
-    static KEY_BUF: RefCell<String> = const { RefCell::new(String::new()) };
+    /// The key as formatted, and its name form when it needed encoding.
+    static KEY_BUF: RefCell<(String, String)> = const { RefCell::new((String::new(), String::new())) };
 }
 
 impl Registry {
@@ -26,6 +30,23 @@ impl Registry {
     /// logged at ERROR and counted in its metrics (`conflicts`), never silently mixed.
     pub fn register(&self, config: BreakerConfig) -> Breaker {
         let here = self.current();
+        if let Some(key) = config.key() {
+            let mut encoded = String::new();
+            let config = if key_name::encode(key, &mut encoded) {
+                config.with_key(&encoded)
+            } else {
+                config
+            };
+            let family = here.family_for(&config);
+            let key = config.key().unwrap_or_default();
+            let hash = family.hash(key);
+            return match family.get(hash, key) {
+                Found::Own(b) => checked(b, &config),
+                Found::Missing => {
+                    checked(family.insert(hash, config.clone(), &here.events), &config)
+                }
+            };
+        }
         if let Some(b) = read(&here.breakers).get(config.name()).cloned() {
             return checked(b, &config);
         }
@@ -49,41 +70,79 @@ impl Registry {
     /// ```
     pub fn keyed(&self, template: &BreakerConfig, key: &dyn fmt::Display) -> Breaker {
         let here = self.current();
+        // Borrowed from the loaded map: no reference count touched on the hot path.
+        let families = here.families.load();
+        match families.get(template.base_name()) {
+            Some(family) => here.keyed_in(family, template, key),
+            None => {
+                drop(families);
+                let family = here.family_for(template);
+                here.keyed_in(&family, template, key)
+            }
+        }
+    }
+
+    fn keyed_in(
+        &self,
+        family: &Family,
+        template: &BreakerConfig,
+        key: &dyn fmt::Display,
+    ) -> Breaker {
+        let here = self;
         let found = KEY_BUF.with(|buf| {
-            // A key whose Display re-enters the registry gets a fresh buffer instead of a panic.
-            let mut local = String::new();
+            // A key whose Display re-enters the registry gets fresh buffers instead of a panic.
+            let mut local = (String::new(), String::new());
             let mut guard = buf.try_borrow_mut().ok();
-            let s = guard.as_deref_mut().unwrap_or(&mut local);
-            s.clear();
-            s.push_str(template.base_name());
-            s.push('/');
-            let _ = write!(s, "{key}");
-            match read(&here.breakers).get(s.as_str()) {
-                Some(b) => Ok(b.clone()),
-                None => Err(s[template.base_name().len() + 1..].to_owned()),
+            let (raw, encoded) = guard.as_deref_mut().unwrap_or(&mut local);
+            raw.clear();
+            let _ = write!(raw, "{key}");
+            let key = if key_name::encode(raw, encoded) {
+                encoded.as_str()
+            } else {
+                raw.as_str()
+            };
+            let hash = family.hash(key);
+            match family.get(hash, key) {
+                Found::Own(b) => Ok(b),
+                // Boxed: the config is large and this is the rare path (a new key).
+                Found::Missing => Err(Box::new((hash, template.with_key(key)))),
             }
         });
         // A call site's template is a `static`: once an entry was created from (or checked
         // against) this very template, its address says "same settings" in one compare.
         let origin = template as *const BreakerConfig as usize;
-        match found {
-            Ok(b) if b.0.origin.load(Relaxed) == origin => b,
-            Ok(b) => {
-                if !b.0.config.same_settings(template) {
-                    let wanted = template.with_key(b.config().key().unwrap_or_default());
-                    return checked(b, &wanted);
-                }
-                b.0.origin.store(origin, Relaxed);
-                b
+        let b = match found {
+            Ok(b) if b.0.origin.load(Relaxed) == origin => return b,
+            Ok(b) => b,
+            Err(missing) => {
+                let (hash, config) = *missing;
+                family.insert(hash, config, &here.events)
             }
-            Err(key) => {
-                let b = here.register(template.with_key(&key));
-                if b.0.config.same_settings(template) {
-                    b.0.origin.store(origin, Relaxed);
-                }
-                b
-            }
+        };
+        if !b.0.config.same_settings(template) {
+            let wanted = template.with_key(b.config().key().unwrap_or_default());
+            return checked(b, &wanted);
         }
+        b.0.origin.store(origin, Relaxed);
+        b
+    }
+
+    /// The keyed name of `config`, made (with `config`'s `max_keys`) on first use.
+    fn family_for(&self, config: &BreakerConfig) -> Arc<Family> {
+        let base = config.base_name();
+        if let Some(f) = self.families.load().get(base) {
+            return f.clone();
+        }
+        let fresh = Arc::new(Family::new(config));
+        let _w = lock(&self.families_writer);
+        let cur = self.families.load().clone();
+        if let Some(f) = cur.get(base) {
+            return f.clone();
+        }
+        let mut next = Families::clone(&cur);
+        next.insert(fresh.base.clone(), fresh.clone());
+        self.families.store(Arc::new(next));
+        fresh
     }
 
     /// The bulkhead of `config.name()`, created if new; conflicts as for [`register`](Self::register).

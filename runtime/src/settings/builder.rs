@@ -108,6 +108,18 @@ impl BreakerBuilder {
         half_open_calls(n: u32);
         /// A breaker away from closed longer than this is `stuck` and logs at ERROR (default 5 min).
         alert_after(d: Duration);
+        /// For a keyed breaker (`key = ...`): at most `n` keys get a breaker of their own
+        /// (1..=1000000, default 1000). At the cap, idle closed keys with an empty window make
+        /// room; past that, new keys share the breaker `name/_overflow` (counted, logged at
+        /// ERROR). No call is ever refused because of the cap.
+        ///
+        /// ```
+        /// use fusebox_runtime::Breaker;
+        /// let cfg = Breaker::builder("per-host").max_keys(100).config().unwrap();
+        /// assert_eq!(cfg.max_keys(), 100);
+        /// assert!(Breaker::builder("per-host").max_keys(0).config().is_err());
+        /// ```
+        max_keys(n: u32);
     }
 
     /// Checks the name, then every setting, and returns the validated config.

@@ -116,6 +116,12 @@ impl BreakerConfig {
         self.settings.alert_after()
     }
 
+    /// For a keyed breaker: how many keys get a breaker of their own (see
+    /// [`BreakerBuilder::max_keys`](super::BreakerBuilder::max_keys)).
+    pub fn max_keys(&self) -> u32 {
+        self.settings.max_keys()
+    }
+
     /// The open period after `opened_before` consecutive openings: `open_for × backoff^n`, capped.
     pub fn open_period(&self, opened_before: u32) -> Duration {
         self.settings.open_period(opened_before)

@@ -1,10 +1,15 @@
 //! The last good value per arguments, served while a breaker is open (`stale_for`).
 //!
 //! While the breaker is open, the caller gets either an error or the last value it saved;
-//! this is the saved value. Bounded in entries, least recently used evicted first.
+//! this is the saved value. Bounded in entries and in bytes (a weigher), least recently used
+//! evicted first, expired values dropped; the values of one breaker key are never served to
+//! another (`part`).
 
+#[cfg(not(loom))]
+use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::Hash;
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -33,20 +38,82 @@ pub struct Stale<T> {
     pub age: Duration,
 }
 
-struct Entry<V> {
-    value: V,
+/// Bytes of bookkeeping per entry: the slot, its two order entries and the `Arc` header.
+const ENTRY_OVERHEAD: usize = 128;
+
+struct Slot<K, V> {
+    /// The breaker whose calls made the value (`name/key`): part of the key.
+    part: Arc<str>,
+    key: K,
+    /// Shared so a `get` clones it after the cache's lock is released; the mutex makes it
+    /// `Sync` for values that are only `Send` (held just while one reader clones it).
+    value: Arc<Mutex<V>>,
     at: Instant,
-    tick: u64,
+    used: u64,
+    born: u64,
+    weight: usize,
 }
 
 struct Inner<K, V> {
-    map: HashMap<K, Entry<V>>,
+    /// By the hash of `(part, key)`, computed before the lock; a different key with the same
+    /// 64-bit hash replaces the entry (never served in its place: `get` compares the key).
+    map: HashMap<u64, Slot<K, V>, BuildHasherDefault<Prehashed>>,
     /// Use order: the smallest tick is the least recently used.
-    order: BTreeMap<u64, K>,
+    used: BTreeMap<u64, u64>,
+    /// Put order, which is age order: the smallest tick is the oldest value.
+    born: BTreeMap<u64, u64>,
     tick: u64,
+    bytes: usize,
 }
 
-/// Last `Ok` values by key, at most `capacity` of them.
+impl<K, V> Inner<K, V> {
+    fn remove(&mut self, hash: u64) -> Option<Slot<K, V>> {
+        let slot = self.map.remove(&hash)?;
+        self.used.remove(&slot.used);
+        self.born.remove(&slot.born);
+        self.bytes -= slot.weight;
+        Some(slot)
+    }
+
+    /// Drops (into `out`) every value at least `max_age` old: none outlives `stale_for`
+    /// by more than the time to the cache's next use.
+    fn expire(&mut self, now: Instant, max_age: Duration, out: &mut Vec<Slot<K, V>>) {
+        while let Some((_, &hash)) = self.born.first_key_value() {
+            match self.map.get(&hash) {
+                Some(s) if now.saturating_duration_since(s.at) < max_age => break,
+                _ => out.extend(self.remove(hash)),
+            }
+        }
+    }
+}
+
+/// Keys are the user's arguments: SipHash, seeded per cache (fixed under loom, whose model
+/// must take the same path on every run).
+#[cfg(not(loom))]
+type KeyHasher = RandomState;
+#[cfg(loom)]
+type KeyHasher = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+
+/// The stale cache's map is keyed by a hash already computed outside the lock.
+#[derive(Default)]
+struct Prehashed(u64);
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {}
+    fn write_u64(&mut self, h: u64) {
+        self.0 = h;
+    }
+}
+
+/// Last `Ok` values by key, at most `capacity` of them and `max_bytes` by their weight.
+///
+/// The user's code (the key's `Hash`, the value's `Clone` and `Drop`) never runs under the
+/// cache's lock: keys are hashed before it is taken, values are kept in an `Arc` and cloned
+/// after it is released, and evicted entries are dropped after it too. Only the key's `Eq`
+/// runs under it, to tell a hash collision from a hit. Expired values are dropped on every
+/// `put` and `get`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -64,74 +131,166 @@ struct Inner<K, V> {
 pub struct StaleCache<K, V> {
     max_age: Duration,
     capacity: usize,
+    max_bytes: usize,
+    weigher: fn(&K, &V) -> usize,
+    hasher: KeyHasher,
     inner: Mutex<Inner<K, V>>,
 }
 
-impl<K: Hash + Eq + Clone, V: Clone> StaleCache<K, V> {
-    /// A cache serving values younger than `max_age`, holding at most `capacity` keys.
+impl<K: Hash + Eq, V: Clone> StaleCache<K, V> {
+    /// What a stale entry weighs by default: its key and value as laid out in memory, plus the
+    /// bookkeeping around them. Heap data a value points to (a `String`'s text) is not seen; give
+    /// [`with_weigher`](Self::with_weigher) a weigher that counts it when values vary in size.
+    pub fn size_weight(_: &K, _: &V) -> usize {
+        std::mem::size_of::<K>() + std::mem::size_of::<V>() + ENTRY_OVERHEAD
+    }
+
+    /// A cache serving values younger than `max_age`, holding at most `capacity` keys
+    /// (and at most `usize::MAX` bytes: see [`with_weigher`](Self::with_weigher)).
     pub fn new(max_age: Duration, capacity: usize) -> Self {
+        Self::with_weigher(max_age, capacity, usize::MAX, Self::size_weight)
+    }
+
+    /// As [`new`](Self::new), and the entries' weights (by `weigher`) stay at most
+    /// `max_bytes`: the least recently used go first. An entry heavier than `max_bytes` is
+    /// not kept at all.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::StaleCache;
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let by_len = |_: &u32, v: &String| v.len();
+    /// let cache = StaleCache::with_weigher(Duration::from_secs(60), 100, 10, by_len);
+    /// cache.put(1, "12345".to_owned());
+    /// cache.put(2, "123456".to_owned());
+    /// assert!(cache.get(&1).is_none(), "11 bytes: the least recently used went");
+    /// assert_eq!(cache.get(&2).unwrap().value, "123456");
+    /// # }
+    /// ```
+    pub fn with_weigher(
+        max_age: Duration,
+        capacity: usize,
+        max_bytes: usize,
+        weigher: fn(&K, &V) -> usize,
+    ) -> Self {
         StaleCache {
             max_age,
             capacity: capacity.max(1),
+            max_bytes,
+            weigher,
+            hasher: KeyHasher::default(),
             inner: Mutex::new(Inner {
-                map: HashMap::new(),
-                order: BTreeMap::new(),
+                map: HashMap::default(),
+                used: BTreeMap::new(),
+                born: BTreeMap::new(),
                 tick: 0,
+                bytes: 0,
             }),
         }
     }
 
+    fn hash(&self, part: &str, key: &K) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        part.hash(&mut h);
+        key.hash(&mut h);
+        h.finish()
+    }
+
     /// Remembers a fresh value for `key`.
     pub fn put(&self, key: K, value: V) {
+        self.put_in(Arc::from(""), key, value)
+    }
+
+    /// Remembers a fresh value for `key` made by the breaker `part` (its `name/key`).
+    pub(crate) fn put_in(&self, part: Arc<str>, key: K, value: V) {
+        let hash = self.hash(&part, &key);
+        let weight = (self.weigher)(&key, &value);
+        let mut dropped = Vec::new();
+        if weight > self.max_bytes {
+            // Heavier than the whole cache: not kept, and an older value must not stay either.
+            let mut g = lock(&self.inner);
+            let stale = g
+                .map
+                .get(&hash)
+                .is_some_and(|s| s.part == part && s.key == key);
+            if stale {
+                dropped.extend(g.remove(hash));
+            }
+            drop(g);
+            return;
+        }
+        let value = Arc::new(Mutex::new(value));
+        let now = Instant::now();
         let mut g = lock(&self.inner);
         let inner = &mut *g;
+        dropped.extend(inner.remove(hash));
         inner.tick += 1;
         let tick = inner.tick;
-        if let Some(old) = inner.map.insert(
-            key.clone(),
-            Entry {
+        inner.map.insert(
+            hash,
+            Slot {
+                part,
+                key,
                 value,
-                at: Instant::now(),
-                tick,
+                at: now,
+                used: tick,
+                born: tick,
+                weight,
             },
-        ) {
-            inner.order.remove(&old.tick);
-        }
-        inner.order.insert(tick, key);
-        while inner.map.len() > self.capacity {
-            match inner.order.pop_first() {
-                Some((_, lru)) => {
-                    inner.map.remove(&lru);
-                }
+        );
+        inner.used.insert(tick, hash);
+        inner.born.insert(tick, hash);
+        inner.bytes += weight;
+        inner.expire(now, self.max_age, &mut dropped);
+        while inner.map.len() > self.capacity || inner.bytes > self.max_bytes {
+            match inner.used.first_key_value() {
+                Some((_, &lru)) => dropped.extend(inner.remove(lru)),
                 None => break,
             }
         }
+        drop(g);
+        drop(dropped);
     }
 
     /// The value for `key` if one younger than `max_age` is kept.
     pub fn get(&self, key: &K) -> Option<Stale<V>> {
+        self.get_in("", key)
+    }
+
+    /// The value for `key` made by the breaker `part`, if one younger than `max_age` is kept.
+    pub(crate) fn get_in(&self, part: &str, key: &K) -> Option<Stale<V>> {
+        let hash = self.hash(part, key);
+        let now = Instant::now();
+        let mut dropped = Vec::new();
         let mut g = lock(&self.inner);
         let inner = &mut *g;
-        let age = inner.map.get(key)?.at.elapsed();
-        if age >= self.max_age {
-            if let Some(old) = inner.map.remove(key) {
-                inner.order.remove(&old.tick);
+        inner.expire(now, self.max_age, &mut dropped);
+        let found = match inner.map.get_mut(&hash) {
+            Some(s) if &*s.part == part && s.key == *key => {
+                inner.tick += 1;
+                let old = std::mem::replace(&mut s.used, inner.tick);
+                let found = (s.value.clone(), now.saturating_duration_since(s.at));
+                inner.used.remove(&old);
+                inner.used.insert(inner.tick, hash);
+                Some(found)
             }
-            return None;
-        }
-        inner.tick += 1;
-        let tick = inner.tick;
-        let e = inner.map.get_mut(key)?;
-        let old_tick = std::mem::replace(&mut e.tick, tick);
-        let value = e.value.clone();
-        inner.order.remove(&old_tick);
-        inner.order.insert(tick, key.clone());
+            _ => None,
+        };
+        drop(g);
+        drop(dropped);
+        let (value, age) = found?;
+        let value = V::clone(&lock(&value));
         Some(Stale { value, age })
     }
 
     /// Keys kept now.
     pub fn len(&self) -> usize {
         lock(&self.inner).map.len()
+    }
+
+    /// The weight of what is kept now, by the cache's weigher.
+    pub fn bytes(&self) -> usize {
+        lock(&self.inner).bytes
     }
 
     /// True when nothing is kept.
@@ -170,6 +329,74 @@ mod tests {
         assert_eq!(c.get(&"b").unwrap().value, 2);
         tokio::time::advance(Duration::from_secs(10)).await;
         assert!(c.get(&"a").is_none());
-        assert_eq!(c.len(), 1, "expired entries are dropped when found");
+        assert_eq!(
+            c.len(),
+            0,
+            "every expired value is dropped, not only the one asked for"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_value_outlives_stale_for_in_memory() {
+        let c = StaleCache::new(Duration::from_secs(10), 100);
+        for i in 0..50 {
+            c.put(i, i);
+        }
+        tokio::time::advance(Duration::from_secs(10)).await;
+        c.put(1000, 0);
+        assert_eq!(c.len(), 1, "a put drops what expired");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bytes_are_bounded_and_an_oversized_value_is_not_kept() {
+        let c =
+            StaleCache::with_weigher(Duration::from_secs(60), 100, 100, |_: &u8, v: &Vec<u8>| {
+                v.len()
+            });
+        c.put(1, vec![0; 60]);
+        c.put(2, vec![0; 30]);
+        assert_eq!(c.bytes(), 90);
+        c.put(3, vec![0; 30]);
+        assert!(c.get(&1).is_none(), "the least recently used made room");
+        assert_eq!(c.bytes(), 60);
+        c.put(2, vec![0; 101]);
+        assert!(
+            c.get(&2).is_none(),
+            "too heavy to keep, and the older value went with it"
+        );
+    }
+
+    /// A key whose `Hash` and a value whose `Clone` check that the cache's lock is free.
+    struct Probe(u32);
+    static CACHE: std::sync::OnceLock<StaleCache<Probe, Probe>> = std::sync::OnceLock::new();
+    fn unlocked() -> bool {
+        CACHE.get().is_none_or(|c| c.inner.try_lock().is_ok())
+    }
+    impl Hash for Probe {
+        fn hash<H: Hasher>(&self, h: &mut H) {
+            assert!(unlocked(), "user Hash ran under the cache's lock");
+            self.0.hash(h);
+        }
+    }
+    impl PartialEq for Probe {
+        fn eq(&self, o: &Probe) -> bool {
+            self.0 == o.0
+        }
+    }
+    impl Eq for Probe {}
+    impl Clone for Probe {
+        fn clone(&self) -> Probe {
+            assert!(unlocked(), "user Clone ran under the cache's lock");
+            Probe(self.0)
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn user_hash_and_clone_run_outside_the_lock() {
+        let c = CACHE.get_or_init(|| StaleCache::new(Duration::from_secs(60), 1));
+        c.put(Probe(1), Probe(10));
+        assert_eq!(c.get(&Probe(1)).unwrap().value.0, 10);
+        c.put(Probe(2), Probe(20));
+        assert!(c.get(&Probe(1)).is_none());
     }
 }

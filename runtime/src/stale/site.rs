@@ -40,16 +40,19 @@ impl StaleSite {
         }
     }
 
-    /// This site's cache for keys `K` and values `V` (in a test scope, the scope's own).
+    /// This site's cache for keys `K` and values `V` (in a test scope, the scope's own),
+    /// bounded by `capacity` entries and `max_bytes` of
+    /// [`StaleCache::size_weight`].
     pub fn cache<K: StaleKey, V: StaleValue>(
         &'static self,
         max_age: Duration,
         capacity: usize,
+        max_bytes: usize,
     ) -> StaleHandle<K, V> {
         StaleHandle {
-            cache: self.find(max_age, capacity),
-            put: |c, k, v| c.put(k, v.clone()),
-            get: StaleCache::get,
+            cache: self.find(max_age, capacity, max_bytes),
+            put: |c, part, k, v| c.put_in(part, k, v.clone()),
+            get: StaleCache::get_in,
         }
     }
 
@@ -57,8 +60,11 @@ impl StaleSite {
         &'static self,
         max_age: Duration,
         capacity: usize,
+        max_bytes: usize,
     ) -> StaleRef<K, V> {
-        let make = || StaleCache::<K, V>::new(max_age, capacity);
+        let make = || {
+            StaleCache::<K, V>::with_weigher(max_age, capacity, max_bytes, StaleCache::size_weight)
+        };
         #[cfg(feature = "testing")]
         if let Some(scoped) = super::scoped::SCOPED.current() {
             let site = self as *const StaleSite as usize;
@@ -95,9 +101,12 @@ fn downcast<K: StaleKey, V: StaleValue>(c: Erased) -> Option<Arc<StaleCache<K, V
 /// that use it need no bounds of their own, so a type that does not fit is reported once.
 pub struct StaleHandle<K: 'static, V: 'static> {
     cache: StaleRef<K, V>,
-    put: fn(&StaleCache<K, V>, K, &V),
-    get: fn(&StaleCache<K, V>, &K) -> Option<Stale<V>>,
+    put: fn(&StaleCache<K, V>, Arc<str>, K, &V),
+    get: Getter<K, V>,
 }
+
+/// How a handle reads its cache: the value of `K` under the breaker key (`part`), if fresh.
+type Getter<K, V> = fn(&StaleCache<K, V>, &str, &K) -> Option<Stale<V>>;
 
 /// A call site's stale cache: its own (`'static`), or a shared one.
 pub enum StaleRef<K: 'static, V: 'static> {
@@ -118,16 +127,17 @@ impl<K: 'static, V: 'static> std::ops::Deref for StaleRef<K, V> {
     }
 }
 
-/// Remembers the `Ok` value of a call under its key.
+/// Remembers the `Ok` value of a call under its key and the breaker that made it: a keyed
+/// breaker's values (`name/tenant-a`) are never served to another key's calls.
 #[inline]
-pub fn stale_put<K, V>(site: &StaleHandle<K, V>, key: K, value: &V) {
-    (site.put)(&site.cache, key, value);
+pub fn stale_put<K, V>(site: &StaleHandle<K, V>, breaker: &Breaker, key: K, value: &V) {
+    (site.put)(&site.cache, breaker.0.config.name.clone(), key, value);
 }
 
 /// The value kept for `key` if it is younger than `stale_for`: counted in the breaker's
 /// `stale_served` and logged at DEBUG with its age.
 pub fn stale_get<K, V>(site: &StaleHandle<K, V>, key: &K, breaker: &Breaker) -> Option<Stale<V>> {
-    let stale = (site.get)(&site.cache, key)?;
+    let stale = (site.get)(&site.cache, breaker.name(), key)?;
     bump(&breaker.0.counters.stale_served);
     tracing::debug!(
         breaker = breaker.name(),
@@ -247,18 +257,33 @@ mod tests {
     async fn a_site_keeps_one_cache_per_type_and_counts_what_it_serves() {
         static SITE: StaleSite = StaleSite::new();
         let b = Breaker::builder("stale-site").build_detached().unwrap();
-        let ints = SITE.cache::<u32, u32>(Duration::from_secs(60), 10);
+        let ints = SITE.cache::<u32, u32>(Duration::from_secs(60), 10, usize::MAX);
         assert_eq!(ints.cache.len(), 0);
-        stale_put(&ints, 1, &10);
+        stale_put(&ints, &b, 1, &10);
         // A second instantiation (a generic fn) gets its own cache at the same site.
-        let strings = SITE.cache::<u32, String>(Duration::from_secs(60), 10);
+        let strings = SITE.cache::<u32, String>(Duration::from_secs(60), 10, usize::MAX);
         assert!(stale_get(&strings, &1, &b).is_none());
-        stale_put(&strings, 1, &"ten".to_owned());
-        let again = SITE.cache::<u32, u32>(Duration::from_secs(60), 10);
+        stale_put(&strings, &b, 1, &"ten".to_owned());
+        let again = SITE.cache::<u32, u32>(Duration::from_secs(60), 10, usize::MAX);
         assert_eq!(stale_get(&again, &1, &b).map(|s| s.value), Some(10));
-        let strings = SITE.cache::<u32, String>(Duration::from_secs(60), 10);
+        let strings = SITE.cache::<u32, String>(Duration::from_secs(60), 10, usize::MAX);
         assert_eq!(stale_get(&strings, &1, &b).unwrap().value, "ten");
         assert_eq!(b.metrics().stale_served, 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_keys_values_are_never_served_to_another_key() {
+        static SITE: StaleSite = StaleSite::new();
+        let t = Breaker::builder("stale-tenants").config().unwrap();
+        let a = crate::registry::registry().register(t.with_key("a"));
+        let b = crate::registry::registry().register(t.with_key("b"));
+        let cache = SITE.cache::<&str, u32>(Duration::from_secs(60), 10, usize::MAX);
+        stale_put(&cache, &a, "item", &1);
+        assert!(
+            stale_get(&cache, &"item", &b).is_none(),
+            "tenant b gets nothing of a's"
+        );
+        assert_eq!(stale_get(&cache, &"item", &a).unwrap().value, 1);
     }
 
     #[test]

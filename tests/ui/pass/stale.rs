@@ -41,7 +41,8 @@ impl Client {
         Ok(format!("{}{path}", self.region))
     }
 
-    #[breaker(name = "client-by-id", stale_for = "1m")]
+    /// A method names its key; here the id alone says which value it is.
+    #[breaker(name = "client-by-id", stale_for = "1m", stale_key = id)]
     pub async fn by_id(&mut self, id: u64) -> Result<u64, MyError> {
         Ok(id)
     }

@@ -3,6 +3,7 @@
 
 use crate::metrics::limit::AdaptiveMetrics;
 use crate::metrics::snapshot::{BreakerMetrics, BulkheadMetrics, Metrics};
+use crate::registry::KeyedNames;
 use crate::state::State;
 
 /// How a figure behaves over time.
@@ -157,6 +158,27 @@ pub(crate) const LIMIT_LATENCY: Family = fam(
     "An adaptive bulkhead's latencies: the last window's average (short) and the long-term average it is compared with (long).",
 );
 
+pub(crate) const KEYS: Family = fam(
+    "fusebox_breaker_keys",
+    Kind::Gauge,
+    "Keys of a keyed breaker with a breaker of their own (at most max_keys).",
+);
+pub(crate) const MAX_KEYS: Family = fam(
+    "fusebox_breaker_max_keys",
+    Kind::Gauge,
+    "The max_keys cap of a keyed breaker.",
+);
+pub(crate) const KEYS_OVERFLOWED: Family = fam(
+    "fusebox_breaker_keys_overflowed_total",
+    Kind::Counter,
+    "Lookups of a new key sent to name/_overflow because the keyed breaker was at max_keys: raise max_keys or key by fewer values.",
+);
+pub(crate) const KEYS_EVICTED: Family = fam(
+    "fusebox_breaker_keys_evicted_total",
+    Kind::Counter,
+    "Keys removed from a keyed breaker: idle ones at max_keys, and evicted by hand.",
+);
+
 /// The breaker label (the name without its key) and the key label, if keyed.
 pub(crate) fn breaker_labels(b: &BreakerMetrics) -> Vec<(&'static str, &str)> {
     match &b.key {
@@ -260,6 +282,17 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
     per_breaker(sink, m, &STUCK, |b, out| out(None, int(u8::from(b.stuck))));
     per_breaker(sink, m, &CONFLICTS, |b, out| out(None, int(b.conflicts)));
     per_breaker(sink, m, &STALE, |b, out| out(None, int(b.stale_served)));
+    for (f, value) in [
+        (&KEYS, (|k| k.keys as u64) as fn(&KeyedNames) -> u64),
+        (&MAX_KEYS, |k| k.max_keys as u64),
+        (&KEYS_OVERFLOWED, |k| k.overflowed),
+        (&KEYS_EVICTED, |k| k.evicted),
+    ] {
+        sink.family(f);
+        for k in &m.keyed {
+            sink.sample(f, &[("breaker", &k.name)], Num::Int(value(k)));
+        }
+    }
     per_bulkhead(sink, m, &POOL, |b| b.pool as u64);
     per_bulkhead(sink, m, &IN_FLIGHT, |b| b.in_flight as u64);
     per_bulkhead(sink, m, &PEAK, |b| b.peak as u64);

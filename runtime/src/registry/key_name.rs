@@ -1,0 +1,117 @@
+//! A key as it appears in a keyed breaker's name (`name/key`): checked like a name, because a
+//! key usually comes from a request (`key = host`) and ends up in logs, metrics and admin paths.
+//!
+//! - Control characters (a newline, an ANSI escape `ESC [`), bidirectional overrides, `/`, `%`
+//!   and a leading `_` are percent-encoded (`a/b` becomes `a%2Fb`), so a key never reaches a log
+//!   verbatim, never adds a path segment to `/breakers/{name}`, and never spells `_overflow`.
+//! - A key longer than [`MAX_KEY_LEN`] bytes is cut at a character boundary and ends in `~` and 16
+//!   hex digits of a hash of the whole key, so long keys stay apart and bounded.
+//!
+//! Keys that need none of this (ids, shard numbers, host names) are used as they are.
+
+use std::fmt::Write as _;
+
+/// The longest key kept in a name, in bytes (the encoded form).
+pub const MAX_KEY_LEN: usize = 128;
+
+/// The key that new keys share once a keyed name holds `max_keys` breakers.
+pub const OVERFLOW_KEY: &str = "_overflow";
+
+/// True when `raw` can be used as it is: the common case, checked byte by byte.
+#[inline]
+fn is_plain(raw: &str) -> bool {
+    raw.len() <= MAX_KEY_LEN
+        && !raw.starts_with('_')
+        && raw
+            .bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'/' && b != b'%')
+}
+
+fn needs_escape(c: char, first: bool) -> bool {
+    c.is_control()
+        || matches!(c, '/' | '%')
+        || (first && c == '_')
+        // Bidirectional overrides and isolates reorder what a terminal shows.
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Writes the name form of `raw` into `out` (cleared first); returns false when `raw` was
+/// usable as it is, in which case `out` is left empty and `raw` is the key.
+pub(crate) fn encode(raw: &str, out: &mut String) -> bool {
+    out.clear();
+    if is_plain(raw) {
+        return false;
+    }
+    for (i, c) in raw.chars().enumerate() {
+        if needs_escape(c, i == 0) {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                let _ = write!(out, "%{b:02X}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    if out.len() > MAX_KEY_LEN {
+        let mut cut = MAX_KEY_LEN - 17;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        let _ = write!(out, "~{:016x}", fnv1a(raw.as_bytes()));
+    }
+    true
+}
+
+/// A fixed hash (FNV-1a, 64 bits): the same long key gets the same name in every process.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(raw: &str) -> String {
+        let mut out = String::new();
+        if encode(raw, &mut out) {
+            out
+        } else {
+            raw.to_owned()
+        }
+    }
+
+    #[test]
+    fn plain_keys_are_kept_as_they_are() {
+        for k in ["3", "db-1.internal:5432", "user 42", "a_b"] {
+            assert_eq!(name(k), k);
+        }
+    }
+
+    #[test]
+    fn control_characters_slashes_and_the_overflow_key_are_encoded() {
+        assert_eq!(name("evil\nINFO fake line"), "evil%0AINFO fake line");
+        assert_eq!(name("\u{1b}[31mred"), "%1B[31mred");
+        assert_eq!(name("a/open"), "a%2Fopen");
+        assert_eq!(name("100%"), "100%25");
+        assert_eq!(name(OVERFLOW_KEY), "%5Foverflow");
+        assert_eq!(name("\u{202E}txt"), "%E2%80%AEtxt");
+        assert_eq!(name("ünï"), "ünï", "non-ASCII letters are fine");
+        // Encoding is injective: `%` itself is encoded, so no two keys share a name.
+        assert_ne!(name("%0A"), name("\n"));
+    }
+
+    #[test]
+    fn long_keys_are_cut_and_stay_apart() {
+        let a = "x".repeat(1000);
+        let b = format!("{}y", "x".repeat(999));
+        let (na, nb) = (name(&a), name(&b));
+        assert_eq!(na.len(), MAX_KEY_LEN);
+        assert_ne!(na, nb);
+        assert_eq!(na, name(&a), "stable");
+        let wide = "ü".repeat(100);
+        assert!(name(&wide).len() <= MAX_KEY_LEN);
+    }
+}
