@@ -16,7 +16,9 @@ use fusebox_sim::BreakerTimeline;
 
 fn main() -> std::io::Result<()> {
     let started = Instant::now();
-    println!("fusebox replays: five outages in virtual time, real breakers and bulkheads\n");
+    println!(
+        "fusebox replays: six replays of outages in virtual time, real breakers and bulkheads\n"
+    );
     let replays = Replays::run(&Setup::default())?;
     let summary = replays.summary();
 
@@ -71,6 +73,17 @@ fn main() -> std::io::Result<()> {
         t.failures_only.closed_while_slow,
         t.whole_rule.closed_while_slow,
         hms(t.whole_rule.recovery),
+    );
+    let a = &replays.adaptive;
+    println!(
+        "6 adaptive pool, not told the pool: the lesson's stuck report server leaves the others {:.1} % of the workers ({:.1} % with the tuned pool), limit back {} after it answers; Semian's 42 instances {:.1} % ({:.1} %)",
+        a.lesson_adaptive.others_share * 100.0,
+        a.lesson_fixed.others_share * 100.0,
+        a.lesson_adaptive
+            .recovered_after
+            .map_or_else(|| "never".to_owned(), |d| format!("{:.1} s", d.as_secs_f64())),
+        a.semian_adaptive.others_share * 100.0,
+        a.semian_fixed.others_share * 100.0,
     );
     println!("\n{}\n", summary.table());
     println!("cold start under each library's default recovery policy (real fusebox breakers configured that way):\n");

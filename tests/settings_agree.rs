@@ -123,6 +123,10 @@ fn the_bulkhead_builder_gives_the_tables_verdict_and_message() {
             match (k.as_str(), v.parse(), parse_duration(&v)) {
                 ("pool", Ok(n), _) => b = b.pool(n),
                 ("max_wait", _, Ok(d)) => b = b.max_wait(d),
+                ("limit", _, _) if v == "adaptive" => b = b.adaptive(),
+                ("limit", _, _) if v == "fixed" => {}
+                ("min_pool", Ok(n), _) => b = b.min_pool(n),
+                ("max_pool", Ok(n), _) => b = b.max_pool(n),
                 _ => expressible = false,
             }
         }

@@ -13,8 +13,8 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use failsafe::futures::CircuitBreaker as _;
 use fusebox_benches::settings::*;
 use fusebox_benches::{
-    attr_both, attr_breaker, attr_bulkhead, attr_keyed, attr_timed, block_on, dependency,
-    dependency_timeout, tenth, Boom,
+    attr_adaptive, attr_both, attr_breaker, attr_bulkhead, attr_keyed, attr_timed, block_on,
+    dependency, dependency_timeout, tenth, Boom,
 };
 use fusebox_runtime::{Breaker, BreakerConfig, Bulkhead, State};
 use tower::{Service, ServiceExt};
@@ -466,6 +466,18 @@ fn bulkhead(c: &mut Criterion) {
         .expect("valid settings");
     g.bench_function("fusebox Bulkhead::call", |b| {
         b.iter(|| block_on(bh.call(dependency(next(), false))))
+    });
+    let adaptive = Bulkhead::builder("bench-adaptive")
+        .adaptive()
+        .pool(POOL)
+        .max_pool(POOL)
+        .build_detached()
+        .expect("valid settings");
+    g.bench_function("fusebox adaptive Bulkhead::call", |b| {
+        b.iter(|| block_on(adaptive.call(dependency(next(), false))))
+    });
+    g.bench_function("fusebox #[bulkhead(limit = \"adaptive\")]", |b| {
+        b.iter(|| block_on(attr_adaptive(next())))
     });
     g.bench_function("fusebox Bulkhead::acquire + call", |b| {
         b.iter(|| {

@@ -65,6 +65,17 @@ pub async fn attr_keyed(shard: u64, x: u64) -> Result<u64, Boom> {
     dependency(x, false).await
 }
 
+/// The dependency behind an adaptive `#[bulkhead]` (issue 17): the same pool, sized by latency.
+#[fusebox::bulkhead(
+    limit = "adaptive",
+    pool = 64,
+    max_pool = 64,
+    name = "bench-attr-adaptive"
+)]
+pub async fn attr_adaptive(x: u64) -> Result<u64, Boom> {
+    dependency(x, false).await
+}
+
 /// The dependency behind `#[bulkhead]` alone.
 #[fusebox::bulkhead(pool = 64, name = "bench-attr-pool")]
 pub async fn attr_bulkhead(x: u64) -> Result<u64, Boom> {

@@ -9,8 +9,12 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+use std::time::Duration;
+
 use fusebox_benches::settings::*;
-use fusebox_benches::{attr_breaker, attr_bulkhead, attr_keyed, attr_timed, block_on, dependency};
+use fusebox_benches::{
+    attr_adaptive, attr_breaker, attr_bulkhead, attr_keyed, attr_timed, block_on, dependency,
+};
 use fusebox_runtime::{registry, Breaker, Bulkhead, State};
 
 thread_local! {
@@ -60,6 +64,21 @@ static GLOBAL: ThreadCounting = ThreadCounting;
 
 const CALLS: u64 = 1_000;
 
+/// Pending once (waking itself at once), then ready: a call that does not answer in its
+/// first poll.
+async fn yield_once() {
+    let mut first = true;
+    std::future::poll_fn(|cx| {
+        if std::mem::take(&mut first) {
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await
+}
+
 /// Allocations made by `CALLS` runs of `call`, after one run to warm caches and statics.
 fn allocations(mut call: impl FnMut(u64)) -> usize {
     call(0);
@@ -108,6 +127,12 @@ fn no_call_path_allocates() {
     forced.force_open();
     let bh = Bulkhead::builder("alloc-bulkhead")
         .pool(POOL)
+        .build_detached()
+        .unwrap();
+    let adaptive = Bulkhead::builder("alloc-adaptive")
+        .adaptive()
+        .pool(POOL)
+        .max_pool(POOL)
         .build_detached()
         .unwrap();
 
@@ -186,7 +211,32 @@ fn no_call_path_allocates() {
                 let _ = block_on(attr_bulkhead(i));
             }),
         ),
+        (
+            // Every 100th call holds its slot 101 ms (a real-clock window is 100 ms), so
+            // windows close; in the second half every 20th does, so the limit falls: the
+            // window's step and a change of limit allocate nothing either.
+            "adaptive Bulkhead::call",
+            allocations(|i| {
+                let _ = block_on(adaptive.call(async {
+                    if i % 100 == 50 || (i > 500 && i % 20 == 0) {
+                        // Timed from the end of the first poll: pend once, then take long.
+                        yield_once().await;
+                        std::thread::sleep(Duration::from_millis(101));
+                    }
+                    dependency(i, false).await
+                }));
+            }),
+        ),
+        (
+            "#[bulkhead(limit = \"adaptive\")]",
+            allocations(|i| {
+                let _ = block_on(attr_adaptive(i));
+            }),
+        ),
     ];
+    let windows = adaptive.metrics().adaptive.unwrap();
+    assert!(windows.changes > 0, "the limit never moved: {windows:?}");
+    println!("adaptive: {} limit changes, {windows:?}", windows.changes);
     for (case, n) in &cases {
         println!("{case}: {n} allocations in {CALLS} calls");
     }

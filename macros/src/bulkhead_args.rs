@@ -1,20 +1,24 @@
-//! `#[bulkhead(...)]` arguments: `pool` and `max_wait` are judged by `fusebox-settings`.
+//! `#[bulkhead(...)]` arguments: `pool`, `max_wait`, `limit`, `min_pool` and `max_pool` are
+//! judged by `fusebox-settings`.
 
 use std::time::Duration;
 
-use fusebox_settings::{Key, RawBulkheadSettings};
+use fusebox_settings::{Key, PoolLimit, RawBulkheadSettings};
 use proc_macro2::Span;
 
 use crate::args::{Arg, Errors};
 use crate::checks;
 
 /// Every key `#[bulkhead]` accepts.
-pub const KEYS: &[&str] = &["pool", "max_wait", "name", "crate"];
+pub const KEYS: &[&str] = &[
+    "pool", "max_wait", "limit", "min_pool", "max_pool", "name", "crate",
+];
 
 /// Validated `#[bulkhead]` arguments.
 pub struct BulkheadArgs {
     pub pool: usize,
     pub max_wait: Duration,
+    pub limit: PoolLimit,
     pub name: Option<(String, Span)>,
     pub krate: Option<syn::Path>,
 }
@@ -25,6 +29,7 @@ impl BulkheadArgs {
         let mut out = BulkheadArgs {
             pool: 1,
             max_wait: Duration::ZERO,
+            limit: PoolLimit::Fixed,
             name: None,
             krate: None,
         };
@@ -43,7 +48,7 @@ impl BulkheadArgs {
             }
             seen.push((known, arg.key.span()));
             let r = match key.as_str() {
-                "pool" | "max_wait" => {
+                "pool" | "max_wait" | "limit" | "min_pool" | "max_pool" => {
                     let k = Key::from_name(&key).unwrap_or(Key::Pool);
                     let r = checks::setting(arg, k).and_then(|(text, span)| {
                         raw.set_text(k.name(), &text)
@@ -62,7 +67,7 @@ impl BulkheadArgs {
         }
         if !bad_value {
             match raw.check() {
-                Ok(s) => (out.pool, out.max_wait) = (s.pool(), s.max_wait()),
+                Ok(s) => (out.pool, out.max_wait, out.limit) = (s.pool(), s.max_wait(), s.limit()),
                 Err(e) => errors.push(checks::config_error(
                     checks::blame(&e, &seen, attr_span),
                     &e,

@@ -23,6 +23,7 @@ pub fn setting(arg: &Arg, key: Key) -> syn::Result<(String, Span)> {
             }
             Kind::Factor => format!("{}, like `{name} = 2.0`", key.expected()),
             Kind::Percent | Kind::Count { .. } => key.expected().to_owned(),
+            Kind::Word { .. } => format!("a string, {}", key.expected()),
         };
         syn::Error::new(span, format!("`{name}` takes {what}"))
     };
@@ -40,7 +41,9 @@ pub fn setting(arg: &Arg, key: Key) -> syn::Result<(String, Span)> {
     };
     let span = syn::spanned::Spanned::span(&arg.value);
     match (key.kind(), lit) {
-        (Kind::Duration { .. } | Kind::Span { .. }, Lit::Str(s)) => Ok((s.value(), s.span())),
+        (Kind::Duration { .. } | Kind::Span { .. } | Kind::Word { .. }, Lit::Str(s)) => {
+            Ok((s.value(), s.span()))
+        }
         (Kind::Duration { .. }, Lit::Int(i)) => Err(syn::Error::new(
             i.span(),
             format!(

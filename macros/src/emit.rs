@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use fusebox_settings::{HalfOpenPolicy, Settings, WindowKind};
+use fusebox_settings::{HalfOpenPolicy, PoolLimit, Settings, WindowKind};
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
@@ -82,9 +82,25 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
     }
 }
 
-/// `BulkheadSettings::__validated(pool, max_wait)` with the checked `pool` and `max_wait`.
-pub fn bulkhead_settings(pool: usize, max_wait: Duration, pv: &TokenStream) -> TokenStream {
+/// `BulkheadSettings::__validated(pool, max_wait)` with the checked `pool` and `max_wait`,
+/// then `.__adaptive(min_pool, max_pool)` for an adaptive limit.
+pub fn bulkhead_settings(
+    pool: usize,
+    max_wait: Duration,
+    limit: PoolLimit,
+    pv: &TokenStream,
+) -> TokenStream {
     let pool = Literal::usize_unsuffixed(pool);
     let max_wait = duration(max_wait);
-    quote!(#pv::BulkheadSettings::__validated(#pool, #max_wait))
+    let fixed = quote!(#pv::BulkheadSettings::__validated(#pool, #max_wait));
+    match limit {
+        PoolLimit::Adaptive { min_pool, max_pool } => {
+            let (min, max) = (
+                Literal::usize_unsuffixed(min_pool),
+                Literal::usize_unsuffixed(max_pool),
+            );
+            quote!(#fixed.__adaptive(#min, #max))
+        }
+        _ => fixed,
+    }
 }

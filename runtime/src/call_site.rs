@@ -8,7 +8,7 @@ use once_cell::sync::OnceCell;
 
 use crate::breaker::core::bump;
 use crate::breaker::{Breaker, Completion};
-use crate::bulkhead::{Bulkhead, BulkheadConfig};
+use crate::bulkhead::{Bulkhead, BulkheadConfig, BulkheadPermit};
 use crate::registry::registry;
 use crate::settings::BreakerConfig;
 
@@ -85,15 +85,15 @@ pub async fn run_bulkhead<T, E, F>(bulkhead: Option<&Bulkhead>, fut: F) -> Compl
 where
     F: Future<Output = Result<T, E>>,
 {
-    let _slot = match bulkhead {
-        Some(b) => match b.acquire().await {
+    let slot = match bulkhead {
+        Some(b) => match b.acquire_untimed().await {
             Ok(p) => Some(p),
             Err(r) => return Completion::Failed(crate::error::Error::Rejected(r)),
         },
         None => None,
     };
     // Without a breaker, the function's own errors are not fusebox's to judge.
-    match fut.await {
+    match BulkheadPermit::run(slot.as_ref(), fut).await {
         Ok(v) => Completion::Ok(v),
         Err(e) => Completion::Ignored(e),
     }

@@ -82,6 +82,8 @@ pub use error::{ConfigError, Error, Rejection};
 /// assert!(matches!(parse_duration("3 s"), Err(ConfigError::BadDuration { .. })));
 /// ```
 pub use fusebox_settings::parse_duration;
+/// How a bulkhead's pool is sized: fixed, or adaptive within bounds ([`BulkheadConfig::limit`]).
+pub use fusebox_settings::PoolLimit;
 /// The validated settings of a breaker without its name ([`BreakerConfig::settings`]).
 pub use fusebox_settings::Settings;
 /// Every key [`BreakerBuilder::from_settings`] understands, as text sources spell them.
@@ -92,7 +94,8 @@ pub use fusebox_settings::Settings;
 pub use fusebox_settings::KEYS as SETTING_KEYS;
 pub use metrics::export;
 pub use metrics::{
-    metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics, RejectedByReason,
+    metrics, stuck_breakers, AdaptiveMetrics, BreakerMetrics, BulkheadMetrics, LimitChange,
+    Metrics, RejectedByReason,
 };
 pub use registry::key_name::{MAX_KEY_LEN, OVERFLOW_KEY};
 pub use registry::{registry, KeyedNames, Registry};

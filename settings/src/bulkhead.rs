@@ -1,10 +1,36 @@
-//! A bulkhead's settings: `pool` (required) and `max_wait`.
+//! A bulkhead's settings: `pool` and `max_wait`, and for a pool that sizes itself
+//! (`limit = "adaptive"`) its bounds `min_pool` and `max_pool`, `pool` being where it starts.
 
 use std::time::Duration;
 
 use crate::defaults;
 use crate::keys::{self, Key, Value};
 use crate::ConfigError;
+
+/// How a bulkhead's pool is sized: fixed at `pool`, or moved by the dependency's latency
+/// between `min_pool` and `max_pool` (the runtime documents the algorithm).
+///
+/// ```
+/// use fusebox_settings::{PoolLimit, RawBulkheadSettings};
+/// let s = RawBulkheadSettings::new().adaptive().max_pool(80).check().unwrap();
+/// assert_eq!(s.limit(), PoolLimit::Adaptive { min_pool: 1, max_pool: 80 });
+/// assert_eq!(s.pool(), 20, "the adaptive limit starts at 20 unless told");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub enum PoolLimit {
+    /// `pool` calls in flight, always.
+    #[default]
+    Fixed,
+    /// A limit that starts at `pool` and moves within these bounds.
+    Adaptive {
+        /// The lowest the limit goes.
+        min_pool: usize,
+        /// The highest the limit goes.
+        max_pool: usize,
+    },
+}
 
 /// The validated settings of one bulkhead.
 ///
@@ -19,10 +45,11 @@ use crate::ConfigError;
 pub struct BulkheadSettings {
     pub(crate) pool: usize,
     pub(crate) max_wait: Duration,
+    pub(crate) limit: PoolLimit,
 }
 
 impl BulkheadSettings {
-    /// Calls allowed in flight at once.
+    /// Calls allowed in flight at once (for an adaptive limit: where it starts).
     pub fn pool(&self) -> usize {
         self.pool
     }
@@ -30,11 +57,25 @@ impl BulkheadSettings {
     pub fn max_wait(&self) -> Duration {
         self.max_wait
     }
+    /// Fixed, or adaptive within its bounds.
+    pub fn limit(&self) -> PoolLimit {
+        self.limit
+    }
     /// Settings that [`RawBulkheadSettings::check`] already accepted, rebuilt by generated
     /// code. Not a public API: the parts are not checked again.
     #[doc(hidden)]
     pub const fn __validated(pool: usize, max_wait: Duration) -> BulkheadSettings {
-        BulkheadSettings { pool, max_wait }
+        BulkheadSettings {
+            pool,
+            max_wait,
+            limit: PoolLimit::Fixed,
+        }
+    }
+    /// The same settings with an adaptive limit the macro already checked. Not a public API.
+    #[doc(hidden)]
+    pub const fn __adaptive(mut self, min_pool: usize, max_pool: usize) -> BulkheadSettings {
+        self.limit = PoolLimit::Adaptive { min_pool, max_pool };
+        self
     }
 }
 
@@ -44,23 +85,33 @@ impl BulkheadSettings {
 /// use fusebox_settings::{ConfigError, RawBulkheadSettings};
 /// let err = RawBulkheadSettings::new().check().unwrap_err();
 /// assert!(matches!(err, ConfigError::OutOfRange { field: "pool", .. }));
+/// let err = RawBulkheadSettings::new().adaptive().min_pool(10).max_pool(5).check().unwrap_err();
+/// assert!(matches!(err, ConfigError::OutOfRange { field: "max_pool", .. }));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[must_use]
 pub struct RawBulkheadSettings {
     pool: Option<u64>,
     max_wait: Option<Duration>,
+    adaptive: Option<bool>,
+    min_pool: Option<u64>,
+    max_pool: Option<u64>,
     texts: u8,
 }
 
+fn count(n: usize) -> Option<u64> {
+    Some(u64::try_from(n).unwrap_or(u64::MAX))
+}
+
 impl RawBulkheadSettings {
-    /// Nothing given (`pool` is required).
+    /// Nothing given (`pool` is required unless the limit is adaptive).
     pub fn new() -> Self {
         Self::default()
     }
-    /// Calls allowed in flight at once (1..=536 870 911).
+    /// Calls allowed in flight at once (1..=536 870 911); with [`adaptive`](Self::adaptive),
+    /// the limit it starts at (default [`defaults::ADAPTIVE_START`], within the bounds).
     pub fn pool(mut self, n: usize) -> Self {
-        self.pool = Some(u64::try_from(n).unwrap_or(u64::MAX));
+        self.pool = count(n);
         self
     }
     /// How long the next call may wait for a slot (default zero: fail at once).
@@ -68,20 +119,40 @@ impl RawBulkheadSettings {
         self.max_wait = Some(d);
         self
     }
-    /// Sets `pool` or `max_wait` from text, as [`RawSettings::set_text`](crate::RawSettings::set_text).
+    /// The pool sizes itself from the dependency's latency (`limit = "adaptive"`).
+    pub fn adaptive(mut self) -> Self {
+        self.adaptive = Some(true);
+        self
+    }
+    /// The lowest an adaptive limit goes (default [`defaults::MIN_POOL`]).
+    pub fn min_pool(mut self, n: usize) -> Self {
+        self.min_pool = count(n);
+        self
+    }
+    /// The highest an adaptive limit goes (default [`defaults::MAX_POOL_ADAPTIVE`]).
+    pub fn max_pool(mut self, n: usize) -> Self {
+        self.max_pool = count(n);
+        self
+    }
+    /// Sets a bulkhead key from text, as [`RawSettings::set_text`](crate::RawSettings::set_text).
     ///
     /// ```
-    /// use fusebox_settings::RawBulkheadSettings;
+    /// use fusebox_settings::{PoolLimit, RawBulkheadSettings};
     /// let mut raw = RawBulkheadSettings::new();
     /// raw.set_text("pool", "8").unwrap();
     /// raw.set_text("max_wait", "5ms").unwrap();
     /// assert_eq!(raw.check().unwrap().pool(), 8);
+    /// raw.set_text("limit", "adaptive").unwrap();
+    /// raw.set_text("max_pool", "40").unwrap();
+    /// assert_eq!(raw.check().unwrap().limit(), PoolLimit::Adaptive { min_pool: 1, max_pool: 40 });
+    /// assert!(raw.set_text("limit", "elastic").is_err());
     /// ```
     pub fn set_text(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
         let k = Key::from_name(key)
             .filter(|k| keys::BULKHEAD_KEYS.contains(&k.name()))
             .ok_or_else(|| ConfigError::UnknownSetting { key: key.into() })?;
-        let bit = if k == Key::Pool { 1 } else { 2 };
+        let index = keys::BULKHEAD_KEYS.iter().position(|n| *n == k.name());
+        let bit = 1u8 << index.unwrap_or(7);
         if self.texts & bit != 0 {
             return Err(ConfigError::Conflict {
                 first: k.name(),
@@ -90,22 +161,69 @@ impl RawBulkheadSettings {
         }
         let v = k.parse(text)?;
         self.texts |= bit;
-        match v {
-            Value::Int(n) => self.pool = Some(n),
-            Value::Duration(d) => self.max_wait = Some(d),
-            Value::Float(_) => unreachable!("no bulkhead key is a factor"),
+        match (k, v) {
+            (Key::Pool, Value::Int(n)) => self.pool = Some(n),
+            (Key::MinPool, Value::Int(n)) => self.min_pool = Some(n),
+            (Key::MaxPool, Value::Int(n)) => self.max_pool = Some(n),
+            (Key::MaxWait, Value::Duration(d)) => self.max_wait = Some(d),
+            (Key::Limit, Value::Word(w)) => self.adaptive = Some(w == "adaptive"),
+            // `parse` gives each key its own kind of value.
+            _ => {}
         }
         Ok(())
     }
-    /// Checks the settings.
+    /// Checks the settings: each value's range, then `min_pool <= pool <= max_pool` for an
+    /// adaptive limit (whose bounds a fixed pool refuses).
     pub fn check(&self) -> Result<BulkheadSettings, ConfigError> {
-        let pool = self.pool.ok_or_else(|| keys::missing("pool"))?;
-        Key::Pool.check(Value::Int(pool))?;
         let max_wait = self.max_wait.unwrap_or(defaults::MAX_WAIT);
         Key::MaxWait.check(Value::Duration(max_wait))?;
+        for (k, v) in [
+            (Key::Pool, self.pool),
+            (Key::MinPool, self.min_pool),
+            (Key::MaxPool, self.max_pool),
+        ] {
+            if let Some(n) = v {
+                k.check(Value::Int(n))?;
+            }
+        }
+        if self.adaptive != Some(true) {
+            if self.min_pool.is_some() || self.max_pool.is_some() {
+                return Err(keys::missing("limit"));
+            }
+            let pool = self.pool.ok_or_else(|| keys::missing("pool"))?;
+            return Ok(BulkheadSettings {
+                pool: pool as usize,
+                max_wait,
+                limit: PoolLimit::Fixed,
+            });
+        }
+        let min = self.min_pool.unwrap_or(defaults::MIN_POOL as u64);
+        let max = self.max_pool.unwrap_or(defaults::MAX_POOL_ADAPTIVE as u64);
+        if max < min {
+            return Err(ConfigError::OutOfRange {
+                field: "max_pool",
+                value: max.to_string(),
+                expected: "a number of calls in flight of at least `min_pool`",
+            });
+        }
+        let pool = match self.pool {
+            Some(p) if p < min || p > max => {
+                return Err(ConfigError::OutOfRange {
+                    field: "pool",
+                    value: p.to_string(),
+                    expected: "a start from `min_pool` to `max_pool` for an adaptive limit",
+                })
+            }
+            Some(p) => p,
+            None => (defaults::ADAPTIVE_START as u64).clamp(min, max),
+        };
         Ok(BulkheadSettings {
             pool: pool as usize,
             max_wait,
+            limit: PoolLimit::Adaptive {
+                min_pool: min as usize,
+                max_pool: max as usize,
+            },
         })
     }
 }

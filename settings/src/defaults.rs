@@ -40,3 +40,11 @@ pub const MAX_WINDOW: Duration = Duration::from_secs(3600);
 /// The largest bulkhead pool: tokio's `Semaphore::MAX_PERMITS` on a 32-bit target, so a
 /// pool valid on one machine is valid on every one.
 pub const MAX_POOL: u32 = u32::MAX >> 3;
+/// Where an adaptive limit starts when `pool` is not given: Netflix concurrency-limits'
+/// `initialLimit` (Gradient2, Vegas and AIMD all start at 20).
+pub const ADAPTIVE_START: u32 = 20;
+/// The lowest an adaptive limit goes unless told: one call, so a stuck dependency holds
+/// as few workers as the algorithm's own floor (its queue allowance) lets it.
+pub const MIN_POOL: u32 = 1;
+/// The highest an adaptive limit goes unless told: Gradient2's `maxConcurrency`.
+pub const MAX_POOL_ADAPTIVE: u32 = 200;

@@ -27,6 +27,11 @@ pub enum Kind {
     },
     /// A finite factor of at least 1.0.
     Factor,
+    /// One of a few words (`limit = "adaptive"`).
+    Word {
+        /// The accepted words.
+        one_of: &'static [&'static str],
+    },
 }
 
 macro_rules! table {
@@ -91,6 +96,9 @@ table! {
     MaxKeys = "max_keys", "max_keys", Kind::Count { max: MAX_KEYS as u64 }, "a number of keys from 1 to 1000000";
     Pool = "pool", "pool", Kind::Count { max: MAX_POOL as u64 }, "a number of calls in flight from 1 to 536870911";
     MaxWait = "max_wait", "max_wait", Kind::Duration { zero_ok: true }, "a duration";
+    Limit = "limit", "limit", Kind::Word { one_of: &["fixed", "adaptive"] }, "\"fixed\" or \"adaptive\"";
+    MinPool = "min_pool", "min_pool", Kind::Count { max: MAX_POOL as u64 }, "a number of calls in flight from 1 to 536870911";
+    MaxPool = "max_pool", "max_pool", Kind::Count { max: MAX_POOL as u64 }, "a number of calls in flight from 1 to 536870911";
 }
 
 /// Every key of `#[breaker]` that is a setting, in the order text settings list them.
@@ -122,7 +130,7 @@ pub const BREAKER_KEYS: [&str; 21] = [
 pub const KEYS: [&str; 21] = BREAKER_KEYS;
 
 /// Every key of `#[bulkhead]` that is a setting.
-pub const BULKHEAD_KEYS: [&str; 2] = ["pool", "max_wait"];
+pub const BULKHEAD_KEYS: [&str; 5] = ["pool", "max_wait", "limit", "min_pool", "max_pool"];
 
 /// The slow-call rules written as a percentile.
 pub(crate) const TRIP_KEYS: &[&str] = &["trip_p50", "trip_p90", "trip_p95", "trip_p99"];
@@ -133,6 +141,7 @@ pub(crate) enum Value {
     Int(u64),
     Float(f64),
     Duration(Duration),
+    Word(&'static str),
 }
 
 impl Key {
@@ -164,6 +173,13 @@ impl Key {
             }
             Kind::Factor => Value::Float(text.parse().map_err(|_| not_a_number())?),
             Kind::Duration { .. } | Kind::Span { .. } => Value::Duration(parse_duration(text)?),
+            Kind::Word { one_of } => Value::Word(
+                one_of
+                    .iter()
+                    .find(|w| **w == text)
+                    .copied()
+                    .ok_or_else(not_a_number)?,
+            ),
         };
         self.check(v)?;
         Ok(v)
@@ -258,10 +274,14 @@ pub(crate) const POOL_MISSING: &str =
 
 /// The error for `missing` not given although `by` was.
 pub(crate) fn missing(missing: &'static str) -> ConfigError {
-    let expected = NEEDS
-        .iter()
-        .find(|n| n.missing == missing)
-        .map_or(POOL_MISSING, |n| n.hint);
+    let expected = NEEDS.iter().find(|n| n.missing == missing).map_or(
+        if missing == "limit" {
+            LIMIT_MISSING
+        } else {
+            POOL_MISSING
+        },
+        |n| n.hint,
+    );
     ConfigError::OutOfRange {
         field: missing,
         value: String::new(),
@@ -269,8 +289,15 @@ pub(crate) fn missing(missing: &'static str) -> ConfigError {
     }
 }
 
+/// What bounds given without `limit = "adaptive"` are told.
+pub(crate) const LIMIT_MISSING: &str =
+    "`min_pool` and `max_pool` bound a pool that sizes itself; add `limit = \"adaptive\"`";
+
 /// The keys that need `field` (for a missing setting's error).
 pub(crate) fn needed_by(field: &str) -> &'static [&'static str] {
+    if field == "limit" {
+        return &["min_pool", "max_pool"];
+    }
     NEEDS
         .iter()
         .find(|n| n.missing == field)

@@ -36,7 +36,7 @@ mod name;
 mod raw;
 mod types;
 
-pub use bulkhead::{BulkheadSettings, RawBulkheadSettings};
+pub use bulkhead::{BulkheadSettings, PoolLimit, RawBulkheadSettings};
 pub use duration::parse_duration;
 pub use error::ConfigError;
 pub use keys::{Key, Kind, BREAKER_KEYS, BULKHEAD_KEYS, KEYS};

@@ -192,6 +192,7 @@ impl RawSettings {
             Value::Int(n) => (Some(n), None, None),
             Value::Duration(d) => (None, Some(d), None),
             Value::Float(f) => (None, None, Some(f)),
+            Value::Word(_) => (None, None, None),
         };
         let trip = |pct| Some((pct, dur.unwrap_or_default()));
         match k {
@@ -224,7 +225,9 @@ impl RawSettings {
             Key::HalfOpenCalls => self.half_open_calls = int,
             Key::AlertAfter => self.alert_after = dur,
             Key::MaxKeys => self.max_keys = int,
-            Key::Pool | Key::MaxWait => unreachable!("filtered to breaker keys above"),
+            Key::Pool | Key::MaxWait | Key::Limit | Key::MinPool | Key::MaxPool => {
+                unreachable!("filtered to breaker keys above")
+            }
         }
         Ok(())
     }

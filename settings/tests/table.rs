@@ -181,6 +181,32 @@ fn every_key_is_in_the_table_with_its_kind() {
 }
 
 #[test]
+fn a_limit_is_a_word() {
+    let mut raw = RawBulkheadSettings::new();
+    let e = raw.set_text("limit", "elastic").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "`limit` = elastic is out of range: expected \"fixed\" or \"adaptive\""
+    );
+    raw.set_text("limit", "fixed").unwrap();
+    raw.set_text("pool", "3").unwrap();
+    assert_eq!(
+        raw.check().unwrap().limit(),
+        fusebox_settings::PoolLimit::Fixed
+    );
+    assert_eq!(
+        RawBulkheadSettings::new()
+            .adaptive()
+            .max_pool(10)
+            .check()
+            .unwrap()
+            .pool(),
+        10,
+        "the default start is clamped into the bounds"
+    );
+}
+
+#[test]
 fn bulkhead_text_and_typed_setters_agree() {
     type Bulk = fn(RawBulkheadSettings) -> RawBulkheadSettings;
     let cases: &[(Pairs, Bulk, Option<&str>)] = &[
@@ -190,6 +216,14 @@ fn bulkhead_text_and_typed_setters_agree() {
         (&[("pool", "0")], |r| r.pool(0), Some("`pool` = 0 is out of range: expected a number of calls in flight from 1 to 536870911")),
         (&[("pool", "536870912")], |r| r.pool(536_870_912), Some("`pool` = 536870912 is out of range: expected a number of calls in flight from 1 to 536870911")),
         (&[("max_wait", "5ms")], |r| r.max_wait(5 * MS), Some("`pool` is missing: a bulkhead needs the most calls allowed in flight at once, like `pool = 60`")),
+        (&[("limit", "adaptive")], |r| r.adaptive(), None),
+        (&[("limit", "adaptive"), ("min_pool", "4"), ("pool", "10"), ("max_pool", "80")], |r| r.adaptive().min_pool(4).pool(10).max_pool(80), None),
+        (&[("limit", "adaptive"), ("min_pool", "0")], |r| r.adaptive().min_pool(0), Some("`min_pool` = 0 is out of range: expected a number of calls in flight from 1 to 536870911")),
+        (&[("limit", "adaptive"), ("max_pool", "536870912")], |r| r.adaptive().max_pool(536_870_912), Some("`max_pool` = 536870912 is out of range: expected a number of calls in flight from 1 to 536870911")),
+        (&[("limit", "adaptive"), ("min_pool", "30"), ("max_pool", "20")], |r| r.adaptive().min_pool(30).max_pool(20), Some("`max_pool` = 20 is out of range: expected a number of calls in flight of at least `min_pool`")),
+        (&[("limit", "adaptive"), ("pool", "300")], |r| r.adaptive().pool(300), Some("`pool` = 300 is out of range: expected a start from `min_pool` to `max_pool` for an adaptive limit")),
+        (&[("limit", "adaptive"), ("min_pool", "30"), ("pool", "10")], |r| r.adaptive().min_pool(30).pool(10), Some("`pool` = 10 is out of range: expected a start from `min_pool` to `max_pool` for an adaptive limit")),
+        (&[("pool", "60"), ("max_pool", "80")], |r| r.pool(60).max_pool(80), Some("`limit` is missing: `min_pool` and `max_pool` bound a pool that sizes itself; add `limit = \"adaptive\"`")),
     ];
     for (pairs, typed, want) in cases {
         let mut raw = RawBulkheadSettings::new();

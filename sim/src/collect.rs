@@ -79,6 +79,7 @@ impl Shared {
         let step = secs(self.bucket);
         let mut series = Series {
             step,
+            pool: b.pool.iter().copied().take(n_buckets).collect(),
             ..Series::default()
         };
         for k in 0..n_buckets {

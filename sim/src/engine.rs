@@ -11,7 +11,7 @@ use super::meter::{Meter, Span};
 use super::report::{Counts, Report};
 use super::server::{Call, CallFn, Server};
 use super::SimError;
-use fusebox_runtime::{Breaker, Error, Rejection, State};
+use fusebox_runtime::{Breaker, Bulkhead, Error, Rejection, State};
 
 /// Runs `server` to the horizon (or until settled) and reports.
 pub(super) async fn drive(server: Server, horizon: Duration) -> Report {
@@ -37,6 +37,9 @@ async fn watch(shared: &Rc<Shared>, server: &Server, horizon: Duration) -> u64 {
     loop {
         t = (t + step).min(horizon);
         sleep_until(shared.t0 + t).await;
+        if let Some(b) = &shared.bulkhead {
+            shared.book.borrow_mut().pool.push(b.pool());
+        }
         let now = nanos(t);
         if now >= horizon_ns {
             return horizon_ns;
@@ -78,6 +81,8 @@ pub(super) struct Book {
     pub(super) window_counts: Vec<Vec<Counts>>,
     pub(super) bucket_counts: Vec<Counts>,
     pub(super) tracks: Vec<Track>,
+    /// The first bulkhead's slots at the end of each bucket.
+    pub(super) pool: Vec<usize>,
 }
 
 pub(super) struct Shared {
@@ -88,6 +93,8 @@ pub(super) struct Shared {
     pub(super) window_names: Vec<String>,
     pub(super) routes: Vec<RouteRt>,
     pub(super) book: RefCell<Book>,
+    /// The first bulkhead a route calls through, sampled into the series.
+    pub(super) bulkhead: Option<Bulkhead>,
 }
 
 #[derive(Clone, Copy)]
@@ -140,8 +147,13 @@ impl Shared {
         }
         let workers = server.workers as u64;
         let n = routes.len();
+        let bulkhead = server
+            .routes
+            .iter()
+            .find_map(|r| r.call.as_ref().and_then(|c| c.bulkhead.clone()));
         Shared {
             t0,
+            bulkhead,
             workers,
             bucket,
             book: RefCell::new(Book {
@@ -151,6 +163,7 @@ impl Shared {
                 window_counts: vec![vec![Counts::default(); spans.len()]; n],
                 bucket_counts: vec![Counts::default(); n_buckets],
                 tracks,
+                pool: Vec::new(),
             }),
             window_names: server.windows.iter().map(|w| w.0.clone()).collect(),
             spans,

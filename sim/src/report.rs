@@ -294,6 +294,9 @@ pub struct Series {
     pub shed: Vec<f64>,
     /// Share of time the breakers were away from closed (averaged over the breakers).
     pub not_closed: Vec<f64>,
+    /// The first bulkhead's slots (its adaptive limit) at the end of each bucket; empty
+    /// when no route calls through a bulkhead.
+    pub pool: Vec<usize>,
 }
 
 /// Everything one [`Server::run_for`](super::Server::run_for) measured.

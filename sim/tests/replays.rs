@@ -197,6 +197,20 @@ fn summary_json_has_the_issue_keys() {
         "json",
     );
     assert!(num("cold_start.new_recovery_s") < 300.0);
+    // Issue 17: the adaptive pool within 2 points of the tuned one, back within 30 s.
+    for case in ["lesson", "semian"] {
+        let fixed = num(&format!("adaptive.{case}_fixed_others_pct"));
+        let adaptive = num(&format!("adaptive.{case}_adaptive_others_pct"));
+        assert!(adaptive >= fixed - 2.0, "{case}: {adaptive} vs {fixed}");
+        assert!(
+            num(&format!("adaptive.{case}_recovery_s")) <= 30.0,
+            "{case}"
+        );
+        assert!(
+            num(&format!("adaptive.{case}_limit_low"))
+                < num(&format!("adaptive.{case}_limit_before"))
+        );
+    }
     for (i, key) in [
         "step1_pct",
         "step2_pct",
@@ -237,7 +251,7 @@ fn summary_json_has_the_issue_keys() {
 fn timelines_are_written_as_svg() {
     let dir = std::env::temp_dir().join(format!("fusebox-sim-test-{}", std::process::id()));
     let paths = replays().write_svgs(&dir).unwrap();
-    assert_eq!(paths.len(), 6);
+    assert_eq!(paths.len(), 7);
     for p in &paths {
         let svg = std::fs::read_to_string(p).unwrap();
         assert!(svg.starts_with("<svg"), "{}", p.display());

@@ -109,4 +109,12 @@ pub const BULKHEAD_CASES: &[(&str, Option<&str>)] = &[
     (r#"pool = 60, max_wait = "5ns""#, None),
     (r#"pool = 60, max_wait = "5 ms""#, Some(r#"bad duration "5 ms": `5` has no unit; expected a number with a unit (h, m, s, ms, us, ns), like "800ms", "3s", "1m30s" or "2h""#)),
     (r#"max_wait = "5ms""#, Some(r#"`pool` is missing: a bulkhead needs the most calls allowed in flight at once, like `pool = 60`"#)),
+    (r#"limit = "adaptive""#, None),
+    (r#"limit = "adaptive", min_pool = 4, pool = 10, max_pool = 80"#, None),
+    (r#"limit = "fixed", pool = 8"#, None),
+    (r#"limit = "elastic""#, Some(r#"`limit` = elastic is out of range: expected "fixed" or "adaptive""#)),
+    (r#"limit = "adaptive", min_pool = 0"#, Some(r#"`min_pool` = 0 is out of range: expected a number of calls in flight from 1 to 536870911"#)),
+    (r#"limit = "adaptive", min_pool = 30, max_pool = 20"#, Some(r#"`max_pool` = 20 is out of range: expected a number of calls in flight of at least `min_pool`"#)),
+    (r#"limit = "adaptive", pool = 300"#, Some(r#"`pool` = 300 is out of range: expected a start from `min_pool` to `max_pool` for an adaptive limit"#)),
+    (r#"pool = 60, max_pool = 80"#, Some(r#"`limit` is missing: `min_pool` and `max_pool` bound a pool that sizes itself; add `limit = "adaptive"`"#)),
 ];

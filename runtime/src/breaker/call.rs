@@ -7,7 +7,7 @@ use std::future::Future;
 
 use super::core::Core;
 use super::permit::{Outcome, Permit};
-use crate::bulkhead::Bulkhead;
+use crate::bulkhead::{Bulkhead, BulkheadPermit};
 use crate::error::{Error, Rejection};
 
 /// How a call through fusebox ended, as the generated code needs to know it.
@@ -46,15 +46,15 @@ where
 {
     let Some(core) = core else {
         // Bulkhead only.
-        let _slot = match bulkhead {
-            Some(b) => match b.acquire().await {
+        let slot = match bulkhead {
+            Some(b) => match b.acquire_untimed().await {
                 Ok(p) => Some(p),
                 Err(r) => return Completion::Failed(Error::Rejected(r)),
             },
             None => None,
         };
         // Without a breaker, the function's own errors are not fusebox's to judge.
-        return match fut.await {
+        return match BulkheadPermit::run(slot.as_ref(), fut).await {
             Ok(v) => Completion::Ok(v),
             Err(e) => Completion::Ignored(e),
         };
@@ -64,8 +64,8 @@ where
         Err(r) => return Completion::Failed(Error::Rejected(r)),
     };
     // An open breaker returned above, so it never takes a bulkhead permit.
-    let _slot = match bulkhead {
-        Some(b) => match b.acquire().await {
+    let slot = match bulkhead {
+        Some(b) => match b.acquire_untimed().await {
             Ok(p) => Some(p),
             Err(r) => {
                 permit.finish(Outcome::BulkheadFull);
@@ -74,7 +74,7 @@ where
         },
         None => None,
     };
-    match permit.drive(fut).await {
+    match permit.drive(BulkheadPermit::run(slot.as_ref(), fut)).await {
         Ok(Ok(v)) => {
             permit.finish(Outcome::Success);
             Completion::Ok(v)

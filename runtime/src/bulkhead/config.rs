@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fusebox_settings::{check_name, BulkheadSettings, ConfigError, RawBulkheadSettings};
+use fusebox_settings::{check_name, BulkheadSettings, ConfigError, PoolLimit, RawBulkheadSettings};
 
 /// Settings of one bulkhead.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +13,7 @@ pub struct BulkheadConfig {
     pub(crate) name: Arc<str>,
     pub(crate) pool: usize,
     pub(crate) max_wait: Duration,
+    pub(crate) limit: PoolLimit,
 }
 
 impl BulkheadConfig {
@@ -20,19 +21,28 @@ impl BulkheadConfig {
     /// macro checked at compile time. Not a public API: use the builder.
     #[doc(hidden)]
     pub fn from_settings(name: &'static str, settings: BulkheadSettings) -> BulkheadConfig {
+        BulkheadConfig::of(name.into(), settings)
+    }
+    fn of(name: Arc<str>, s: BulkheadSettings) -> BulkheadConfig {
         BulkheadConfig {
-            name: name.into(),
-            pool: settings.pool(),
-            max_wait: settings.max_wait(),
+            name,
+            pool: s.pool(),
+            max_wait: s.max_wait(),
+            limit: s.limit(),
         }
     }
     /// Registry name.
     pub fn name(&self) -> &str {
         &self.name
     }
-    /// Calls allowed in flight at once.
+    /// Calls allowed in flight at once; for an adaptive limit, where it starts (the limit
+    /// now is [`Bulkhead::pool`](super::Bulkhead::pool)).
     pub fn pool(&self) -> usize {
         self.pool
+    }
+    /// Fixed, or adaptive within `min_pool..=max_pool`.
+    pub fn limit(&self) -> PoolLimit {
+        self.limit
     }
     /// How long a call waits for a free slot before it is rejected.
     pub fn max_wait(&self) -> Duration {
@@ -72,6 +82,31 @@ impl BulkheadBuilder {
         self.raw = self.raw.max_wait(d);
         self
     }
+    /// The pool sizes itself from the dependency's latency, between
+    /// [`min_pool`](Self::min_pool) and [`max_pool`](Self::max_pool), starting at
+    /// [`pool`](Self::pool) (default 20): `#[bulkhead(limit = "adaptive")]`. The algorithm is
+    /// described in [`Bulkhead`](super::Bulkhead#adaptive-limit).
+    ///
+    /// ```
+    /// use fusebox_runtime::{Bulkhead, PoolLimit};
+    /// let b = Bulkhead::builder("adaptive-doc").adaptive().max_pool(100).build_detached().unwrap();
+    /// assert_eq!(b.pool(), 20);
+    /// assert_eq!(b.config().limit(), PoolLimit::Adaptive { min_pool: 1, max_pool: 100 });
+    /// ```
+    pub fn adaptive(mut self) -> Self {
+        self.raw = self.raw.adaptive();
+        self
+    }
+    /// The lowest an adaptive limit goes (default 1).
+    pub fn min_pool(mut self, n: usize) -> Self {
+        self.raw = self.raw.min_pool(n);
+        self
+    }
+    /// The highest an adaptive limit goes (default 200).
+    pub fn max_pool(mut self, n: usize) -> Self {
+        self.raw = self.raw.max_pool(n);
+        self
+    }
     /// Checks the name, then the settings.
     ///
     /// ```
@@ -82,10 +117,6 @@ impl BulkheadBuilder {
     pub fn config(&self) -> Result<BulkheadConfig, ConfigError> {
         check_name(&self.name)?;
         let s = self.raw.check()?;
-        Ok(BulkheadConfig {
-            name: self.name.as_str().into(),
-            pool: s.pool(),
-            max_wait: s.max_wait(),
-        })
+        Ok(BulkheadConfig::of(self.name.as_str().into(), s))
     }
 }

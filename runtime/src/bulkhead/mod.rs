@@ -2,6 +2,7 @@
 //! every worker: once its pool is full, the next call is refused (or waits at most
 //! `max_wait`) instead of holding one more worker.
 
+mod adaptive;
 mod config;
 mod permit;
 mod pool;
@@ -30,6 +31,62 @@ use crate::sync::atomic::Ordering::*;
 /// assert_eq!(b.call(async { 1 }).await.unwrap(), 1);
 /// # }
 /// ```
+///
+/// # Adaptive limit
+///
+/// With `#[bulkhead(limit = "adaptive")]` (or [`BulkheadBuilder::adaptive`]) the pool sizes
+/// itself from the latency of the calls it lets through, between `min_pool` (default 1) and
+/// `max_pool` (default 200), starting at `pool` (default 20). The algorithm is Netflix
+/// concurrency-limits' **Gradient2**, chosen over AIMD because a stuck dependency shows up as
+/// latency long before it shows up as errors (a hung call only "fails" at its timeout), and
+/// over Vegas because Gradient2 compares averages, not a minimum that one lucky call drags down:
+///
+/// - Each call's latency is the time it held its slot, from the end of its first poll (a call
+///   that answers within it counts as zero and reads no clock, as the breaker measures; a
+///   permit from [`acquire`](Bulkhead::acquire) is timed from the acquire). A **window**
+///   closes once 100 ms passed since the last one, at the next multiple of 10 calls ended (of
+///   the limit, if smaller): Netflix's `WindowedLimit` batches 10 samples; 100 ms is Envoy's
+///   adaptive concurrency interval.
+/// - `short` is the window's average latency; `long` is an exponential average of the windows'
+///   averages over 600 windows, seeded by the plain average of the first 10 (Gradient2's
+///   `longWindow` and warm-up); when `long` exceeds twice `short` it is cut by 10 % per window,
+///   so the baseline follows a recovery quickly (Gradient2).
+/// - `gradient = clamp(1.5 × long / short, 0.5, 1.0)`. Below 1.0 (calls are queueing) the
+///   limit becomes `limit × gradient`; at 1.0 it grows by 4 (Gradient2's `queueSize`): back to
+///   the level a slow spell found it at whether or not it is used (what a spell took is given
+///   back), beyond that only while at least half of it is in use (an idle pool proves nothing
+///   about a larger one). Always within `min_pool..=max_pool`.
+/// - Where fusebox departs from Gradient2, and why: Gradient2's current release compares
+///   `long / short` without a tolerance, smooths every step by 0.2 and adds its 4 on every
+///   step; fusebox keeps a tolerance of 1.5 (as Gradient2's earlier `rttTolerance` did) to
+///   absorb noise, does not smooth (a bulkhead must shrink before the callers' workers fill),
+///   and adds 4 only when nothing queues (otherwise `limit × 0.5 + 4` never falls below 8,
+///   which is the whole of a small pool).
+///
+/// What that gives, each checked by a test on a paused clock (`runtime/tests/adaptive.rs`):
+/// - **Latency doubles**: each window cuts the limit by a quarter (`1.5 × 1 / 2`), so it is
+///   **halved within 3 windows** at the new latency (100, 75, 56, 42), 4 counting the window
+///   open at the change. It keeps falling while the latency stays doubled, to `min_pool` at
+///   worst, until the long-term average has moved a third of the way (about 120 windows): a
+///   dependency that stays slower becomes the new normal, and the limit grows back.
+/// - **Noise of ±20 %** around a steady latency **never lowers the limit** (`1.5 × 0.8 / 1.2 =
+///   1.0`, the clamp's top): the limit stays where it is, or grows by 4 a window while at least
+///   half of it is in use, as with steady latency.
+/// - **A stuck dependency** (every call ends at its timeout, many times its latency) halves
+///   the limit every window, to `min_pool`; when it answers at its old latency again the limit
+///   grows by 4 a window, and windows come faster the more calls it admits.
+///
+/// Every change is logged at DEBUG, a fall to `min_pool` at WARN; the limit and its history are
+/// in [`metrics`](Bulkhead::metrics) (`pool` and `adaptive`), Prometheus and the admin JSON.
+/// A fixed pool reads no clock; an adaptive one reads it when a call takes and gives back its
+/// slot. Pair it with a timeout: calls that never end teach it nothing.
+///
+/// ```
+/// use fusebox_runtime::Bulkhead;
+/// let b = Bulkhead::builder("adaptive-pool").adaptive().min_pool(4).max_pool(64).build_detached().unwrap();
+/// assert_eq!(b.pool(), 20);
+/// assert!(Bulkhead::builder("bad").adaptive().min_pool(10).max_pool(4).build_detached().is_err());
+/// ```
 #[derive(Clone)]
 pub struct Bulkhead(pub(crate) Arc<Pool>);
 
@@ -47,9 +104,9 @@ impl Bulkhead {
     pub fn name(&self) -> &str {
         &self.0.config.name
     }
-    /// Pool size.
+    /// Pool size: the slots there are now (for an adaptive limit, its current value).
     pub fn pool(&self) -> usize {
-        self.0.config.pool
+        self.0.limit.load(Relaxed)
     }
     /// Its settings.
     pub fn config(&self) -> &BulkheadConfig {
@@ -60,8 +117,16 @@ impl Bulkhead {
         self.0.taken.load(Relaxed)
     }
 
-    /// Takes a slot, waiting at most `max_wait`; `Rejection::Full` when none frees up.
+    /// Takes a slot, waiting at most `max_wait`; `Rejection::Full` when none frees up. An
+    /// adaptive pool times the holder from here until the permit is dropped.
     pub async fn acquire(&self) -> Result<BulkheadPermit<'_>, Rejection> {
+        let p = self.acquire_untimed().await?;
+        p.start();
+        Ok(p)
+    }
+
+    /// [`acquire`](Self::acquire) for a call that [`BulkheadPermit::run`] times itself.
+    pub(crate) async fn acquire_untimed(&self) -> Result<BulkheadPermit<'_>, Rejection> {
         let inner = &*self.0;
         if let Some(p) = self.try_acquire_now() {
             return Ok(p);
@@ -90,8 +155,9 @@ impl Bulkhead {
     pub(crate) fn try_acquire_now(&self) -> Option<BulkheadPermit<'_>> {
         let inner = &*self.0;
         let mut cur = inner.taken.load(Relaxed);
+        let limit = inner.limit.load(Relaxed);
         loop {
-            if cur >= inner.config.pool {
+            if cur >= limit {
                 return None;
             }
             match inner
@@ -115,14 +181,14 @@ impl Bulkhead {
         self.0.rejected.fetch_add(1, Relaxed);
         Rejection::Full {
             name: self.0.config.name.clone(),
-            pool: self.0.config.pool,
+            pool: self.pool(),
         }
     }
 
     /// Runs `fut` holding a slot; the slot is freed when it finishes or is dropped.
     pub async fn call<F: Future>(&self, fut: F) -> Result<F::Output, Rejection> {
-        let _slot = self.acquire().await?;
-        Ok(fut.await)
+        let slot = self.acquire_untimed().await?;
+        Ok(BulkheadPermit::run(Some(&slot), fut).await)
     }
 
     /// True when both handles share the same pool.
@@ -142,31 +208,37 @@ impl BulkheadBuilder {
 /// Costs one `Arc` clone more than a [`BulkheadPermit`]; released the same way, on drop.
 // Only the tower layer holds slots this way.
 #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-pub(crate) struct OwnedPermit(Bulkhead);
+pub(crate) struct OwnedPermit(Bulkhead, u64);
 
 #[cfg_attr(not(feature = "tower"), allow(dead_code))]
 impl Bulkhead {
     /// [`try_acquire_now`](Self::try_acquire_now), held by this handle (given back if full).
     pub(crate) fn try_acquire_owned(self) -> Result<OwnedPermit, Bulkhead> {
-        let taken = self.try_acquire_now().map(std::mem::forget).is_some();
-        if taken {
-            Ok(OwnedPermit(self))
-        } else {
-            Err(self)
+        let started = self.try_acquire_now().map(|p| {
+            p.start();
+            let s = p.started();
+            std::mem::forget(p);
+            s
+        });
+        match started {
+            Some(s) => Ok(OwnedPermit(self, s)),
+            None => Err(self),
         }
     }
 
     /// [`acquire`](Self::acquire), held by an owned handle.
     pub(crate) async fn acquire_owned(self) -> Result<OwnedPermit, Rejection> {
-        std::mem::forget(self.acquire().await?);
-        Ok(OwnedPermit(self))
+        let p = self.acquire().await?;
+        let started = p.started();
+        std::mem::forget(p);
+        Ok(OwnedPermit(self, started))
     }
 }
 
 impl Drop for OwnedPermit {
     fn drop(&mut self) {
         // The forgotten permit's own release, so both kinds free a slot identically.
-        drop(BulkheadPermit::taken(&self.0 .0));
+        drop(BulkheadPermit::resumed(&self.0 .0, self.1));
     }
 }
 

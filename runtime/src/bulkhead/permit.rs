@@ -2,25 +2,73 @@
 
 use std::fmt;
 
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::task::Poll;
+
 use super::pool::Pool;
-use crate::sync::atomic::Ordering::Release;
+use crate::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::Release};
 
 /// A slot in a bulkhead's pool, released on drop.
 #[must_use = "the slot is released as soon as the permit is dropped"]
 pub struct BulkheadPermit<'a> {
     pool: &'a Pool,
+    /// When the call started (clock nanoseconds), for an adaptive limit; 0 while not timed.
+    pub(super) started: AtomicU64,
 }
 
 impl<'a> BulkheadPermit<'a> {
     /// A slot already taken from `pool` (counted in `taken`): the permit only gives it back.
+    /// Not timed yet: see [`start`](Self::start) and [`run`](Self::run).
     pub(super) fn taken(pool: &'a Pool) -> Self {
-        BulkheadPermit { pool }
+        BulkheadPermit {
+            pool,
+            started: AtomicU64::new(0),
+        }
+    }
+    /// A slot taken earlier, at `started`, and held by an owned permit since.
+    pub(super) fn resumed(pool: &'a Pool, started: u64) -> Self {
+        BulkheadPermit {
+            pool,
+            started: AtomicU64::new(started),
+        }
+    }
+    /// Times the holder from now (an adaptive pool only: a fixed one reads no clock).
+    pub(super) fn start(&self) {
+        if let Some(a) = &self.pool.adaptive {
+            self.started.store(a.now(), Relaxed);
+        }
+    }
+    /// When the holder started, as [`start`](Self::start) stored it (0: not timed).
+    pub(super) fn started(&self) -> u64 {
+        self.started.load(Relaxed)
+    }
+    /// Runs `fut` under this slot. An adaptive pool times it from the end of its first poll,
+    /// as the breaker times its calls, so a call that answers at once reads no clock.
+    pub(crate) async fn run<F: Future>(permit: Option<&Self>, fut: F) -> F::Output {
+        let Some(p) = permit.filter(|p| p.pool.adaptive.is_some()) else {
+            return fut.await;
+        };
+        let mut fut = pin!(fut);
+        if let Poll::Ready(v) = poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await {
+            return v;
+        }
+        p.start();
+        fut.await
     }
 }
 
 impl Drop for BulkheadPermit<'_> {
     fn drop(&mut self) {
-        self.pool.taken.fetch_sub(1, Release);
+        let in_flight = self.pool.taken.fetch_sub(1, Release);
+        if let Some(a) = &self.pool.adaptive {
+            a.ended(
+                &self.pool.limit,
+                in_flight,
+                self.started.load(Relaxed),
+                &self.pool.config.name,
+            );
+        }
         if !self.pool.config.max_wait.is_zero() {
             self.pool.freed.notify_one();
         }

@@ -2,7 +2,10 @@
 //! ways out of the process (Prometheus text, JSON, the `metrics` crate facade).
 
 pub mod export;
+mod limit;
 mod snapshot;
+
+pub use limit::{AdaptiveMetrics, LimitChange};
 
 pub use snapshot::{
     metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics, RejectedByReason,

@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::breaker::core::{pct, Core};
 use crate::breaker::Breaker;
 use crate::bulkhead::Bulkhead;
+use crate::metrics::limit::AdaptiveMetrics;
 use crate::registry::{registry, KeyedNames};
 use crate::state::State;
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -217,7 +218,7 @@ impl BreakerMetrics {
 pub struct BulkheadMetrics {
     /// Registry name.
     pub name: String,
-    /// Pool size.
+    /// Pool size: the slots there are now (for an adaptive limit, its current value).
     pub pool: usize,
     /// Calls in flight now.
     pub in_flight: usize,
@@ -229,6 +230,8 @@ pub struct BulkheadMetrics {
     pub rejected: u64,
     /// Registrations of this name with other settings.
     pub conflicts: u64,
+    /// For `limit = "adaptive"`: its bounds, latencies and recent history.
+    pub adaptive: Option<AdaptiveMetrics>,
 }
 
 impl BulkheadMetrics {
@@ -242,6 +245,7 @@ impl BulkheadMetrics {
             admitted: i.admitted.load(Relaxed),
             rejected: i.rejected.load(Relaxed),
             conflicts: i.conflicts.load(Relaxed),
+            adaptive: AdaptiveMetrics::of(b),
         }
     }
 }

@@ -13,6 +13,7 @@
 //! std::fs::write("summary.json", summary.to_json()).unwrap();
 //! ```
 
+pub mod adaptive;
 pub mod cold_start;
 pub mod lesson;
 pub mod peers;
@@ -50,6 +51,8 @@ pub struct Setup {
     pub semian: semian::SemianSetup,
     /// Replay 5.
     pub slow_trials: slow_trials::SlowTrialsSetup,
+    /// Replay 6.
+    pub adaptive: adaptive::AdaptiveSetup,
 }
 
 /// The results of all four replays.
@@ -68,6 +71,8 @@ pub struct Replays {
     pub slow_trials: slow_trials::SlowTrials,
     /// Replay 1 again under other libraries' default recovery policies.
     pub peers: peers::Peers,
+    /// Replay 6: the adaptive bulkhead beside the tuned fixed pool (issue 17).
+    pub adaptive: adaptive::Adaptive,
 }
 
 impl Replays {
@@ -80,6 +85,7 @@ impl Replays {
             semian: semian::semian(&setup.semian)?,
             slow_trials: slow_trials::slow_trials(&setup.slow_trials)?,
             peers: peers::peers(&setup.cold_start)?,
+            adaptive: adaptive::adaptive(&setup.adaptive)?,
         })
     }
 
@@ -134,6 +140,24 @@ impl Replays {
                     sent_while_down: r.sent_while_down,
                 })
                 .collect(),
+            adaptive_lesson_others_pct: (
+                self.adaptive.lesson_fixed.others_share * 100.0,
+                self.adaptive.lesson_adaptive.others_share * 100.0,
+            ),
+            adaptive_lesson_limit: (
+                self.adaptive.lesson_adaptive.limit_before as u64,
+                self.adaptive.lesson_adaptive.limit_low as u64,
+            ),
+            adaptive_lesson_recovery_s: self.adaptive.lesson_adaptive.recovered_after.map(secs),
+            adaptive_semian_others_pct: (
+                self.adaptive.semian_fixed.others_share * 100.0,
+                self.adaptive.semian_adaptive.others_share * 100.0,
+            ),
+            adaptive_semian_limit: (
+                self.adaptive.semian_adaptive.limit_before as u64,
+                self.adaptive.semian_adaptive.limit_low as u64,
+            ),
+            adaptive_semian_recovery_s: self.adaptive.semian_adaptive.recovered_after.map(secs),
         }
     }
 
@@ -145,7 +169,8 @@ impl Replays {
         let m = &self.semian;
         let t = &self.slow_trials;
         let p = &self.peers;
-        let files: [(&str, &str, Vec<Panel<'_>>); 6] = [
+        let a = &self.adaptive;
+        let files: [(&str, &str, Vec<Panel<'_>>); 7] = [
             (
                 "cold-start.svg",
                 "Cold start: provider down 2 min, back cold",
@@ -207,6 +232,19 @@ impl Replays {
                 "cold-start-peers.svg",
                 "Cold start under each library's default recovery policy",
                 p.runs.iter().map(|r| panel(r.label, &r.report)).collect(),
+            ),
+            (
+                "adaptive.svg",
+                "Adaptive limit beside the tuned pool: the dependency hangs 60 s, then answers",
+                vec![
+                    panel("lesson step 5, tuned pool of 60", &a.lesson_fixed.report),
+                    panel("lesson step 5, adaptive limit", &a.lesson_adaptive.report),
+                    panel("Semian, 42 instances, tuned pool", &a.semian_fixed.report),
+                    panel(
+                        "Semian, 42 instances, adaptive limit",
+                        &a.semian_adaptive.report,
+                    ),
+                ],
             ),
         ];
         let mut out = Vec::new();

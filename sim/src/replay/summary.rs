@@ -56,6 +56,19 @@ pub struct Summary {
     pub trials_recovery_s: (Option<f64>, Option<f64>),
     /// The cold start under each library's default recovery policy, fusebox's first.
     pub peers: Vec<PeerRow>,
+    /// Adaptive limit, lesson step 5: share of the workers left to the other routes while the
+    /// report server hangs (tuned fixed pool, adaptive limit).
+    pub adaptive_lesson_others_pct: (f64, f64),
+    /// Adaptive limit, lesson: the limit before the stall and its lowest during it.
+    pub adaptive_lesson_limit: (u64, u64),
+    /// Adaptive limit, lesson: from the report server's recovery until the limit is back.
+    pub adaptive_lesson_recovery_s: Option<f64>,
+    /// Adaptive limit, Semian's 42 instances: the others' share (fixed, adaptive).
+    pub adaptive_semian_others_pct: (f64, f64),
+    /// Adaptive limit, Semian: the limit before the outage and its lowest during it.
+    pub adaptive_semian_limit: (u64, u64),
+    /// Adaptive limit, Semian: from Redis' recovery until the limit is back.
+    pub adaptive_semian_recovery_s: Option<f64>,
 }
 
 /// One recovery policy in the cold-start outage (see `replay::peers`).
@@ -81,7 +94,7 @@ impl Summary {
     /// `semian.before_pct`, `semian.after_pct`, `semian.sim_after_pct`), plus a few extras.
     pub fn to_json(&self) -> String {
         let p = &self.lesson_pct;
-        let groups: [Group; 5] = [
+        let groups: [Group; 6] = [
             (
                 "cold_start",
                 vec![
@@ -163,6 +176,45 @@ impl Summary {
                     ),
                     ("failures_only_recovery_s", self.trials_recovery_s.0),
                     ("whole_rule_recovery_s", self.trials_recovery_s.1),
+                ],
+            ),
+            (
+                "adaptive",
+                vec![
+                    (
+                        "lesson_fixed_others_pct",
+                        Some(self.adaptive_lesson_others_pct.0),
+                    ),
+                    (
+                        "lesson_adaptive_others_pct",
+                        Some(self.adaptive_lesson_others_pct.1),
+                    ),
+                    (
+                        "lesson_limit_before",
+                        Some(self.adaptive_lesson_limit.0 as f64),
+                    ),
+                    (
+                        "lesson_limit_low",
+                        Some(self.adaptive_lesson_limit.1 as f64),
+                    ),
+                    ("lesson_recovery_s", self.adaptive_lesson_recovery_s),
+                    (
+                        "semian_fixed_others_pct",
+                        Some(self.adaptive_semian_others_pct.0),
+                    ),
+                    (
+                        "semian_adaptive_others_pct",
+                        Some(self.adaptive_semian_others_pct.1),
+                    ),
+                    (
+                        "semian_limit_before",
+                        Some(self.adaptive_semian_limit.0 as f64),
+                    ),
+                    (
+                        "semian_limit_low",
+                        Some(self.adaptive_semian_limit.1 as f64),
+                    ),
+                    ("semian_recovery_s", self.adaptive_semian_recovery_s),
                 ],
             ),
         ];
@@ -395,6 +447,48 @@ impl Summary {
                     opt_s(self.trials_recovery_s.1)
                 ),
                 "<= 20 s open + 10 s window",
+            ),
+            row(
+                "adaptive pool",
+                "lesson: others' workers, fixed / adaptive",
+                format!(
+                    "{} / {}",
+                    pct(self.adaptive_lesson_others_pct.0),
+                    pct(self.adaptive_lesson_others_pct.1)
+                ),
+                "adaptive >= fixed - 2 points",
+            ),
+            row(
+                "",
+                "lesson: limit before / low / back after",
+                format!(
+                    "{} / {} / {}",
+                    self.adaptive_lesson_limit.0,
+                    self.adaptive_lesson_limit.1,
+                    opt_s(self.adaptive_lesson_recovery_s)
+                ),
+                "back <= 30 s",
+            ),
+            row(
+                "",
+                "semian: others' workers, fixed / adaptive",
+                format!(
+                    "{} / {}",
+                    pct(self.adaptive_semian_others_pct.0),
+                    pct(self.adaptive_semian_others_pct.1)
+                ),
+                "adaptive >= fixed - 2 points",
+            ),
+            row(
+                "",
+                "semian: limit before / low / back after",
+                format!(
+                    "{} / {} / {}",
+                    self.adaptive_semian_limit.0,
+                    self.adaptive_semian_limit.1,
+                    opt_s(self.adaptive_semian_recovery_s)
+                ),
+                "back <= 30 s",
             ),
         ];
         let head = ["replay", "figure", "simulated", "write-up"].map(str::to_owned);

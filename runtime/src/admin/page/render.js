@@ -211,7 +211,9 @@ function bulkheadRow(p) {
   });
   const c = tr.children;
   c[0].textContent = p.name;
-  c[1].textContent = p.pool;
+  // An adaptive pool shows its limit now and its bounds.
+  const a = p.adaptive;
+  c[1].textContent = a ? p.pool + ' (adaptive ' + a.min_pool + '..' + a.max_pool + ')' : p.pool;
   c[2].textContent = p.in_flight;
   c[3].textContent = p.peak;
   c[4].textContent = p.admitted;

@@ -1,6 +1,7 @@
 //! The one list of exported figures: Prometheus text and the `metrics` facade both walk it,
 //! so their names, labels and units cannot drift apart.
 
+use crate::metrics::limit::AdaptiveMetrics;
 use crate::metrics::snapshot::{BreakerMetrics, BulkheadMetrics, Metrics};
 use crate::registry::KeyedNames;
 use crate::state::State;
@@ -135,6 +136,26 @@ pub(crate) const BULKHEAD_CONFLICTS: Family = fam(
     "fusebox_bulkhead_conflicts_total",
     Kind::Counter,
     "Registrations of this name with other settings (ignored; the first settings are kept).",
+);
+pub(crate) const LIMIT_MIN: Family = fam(
+    "fusebox_bulkhead_limit_min",
+    Kind::Gauge,
+    "The lowest an adaptive bulkhead's limit goes (min_pool); fusebox_bulkhead_pool is the limit now.",
+);
+pub(crate) const LIMIT_MAX: Family = fam(
+    "fusebox_bulkhead_limit_max",
+    Kind::Gauge,
+    "The highest an adaptive bulkhead's limit goes (max_pool).",
+);
+pub(crate) const LIMIT_CHANGES: Family = fam(
+    "fusebox_bulkhead_limit_changes_total",
+    Kind::Counter,
+    "Times an adaptive bulkhead's limit changed.",
+);
+pub(crate) const LIMIT_LATENCY: Family = fam(
+    "fusebox_bulkhead_latency_seconds",
+    Kind::Gauge,
+    "An adaptive bulkhead's latencies: the last window's average (short) and the long-term average it is compared with (long).",
 );
 
 pub(crate) const KEYS: Family = fam(
@@ -278,4 +299,33 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
     per_bulkhead(sink, m, &ADMITTED, |b| b.admitted);
     per_bulkhead(sink, m, &FULL, |b| b.rejected);
     per_bulkhead(sink, m, &BULKHEAD_CONFLICTS, |b| b.conflicts);
+    per_adaptive(sink, m, &LIMIT_MIN, |a, out| out(None, int(a.min_pool)));
+    per_adaptive(sink, m, &LIMIT_MAX, |a, out| out(None, int(a.max_pool)));
+    per_adaptive(sink, m, &LIMIT_CHANGES, |a, out| out(None, int(a.changes)));
+    per_adaptive(sink, m, &LIMIT_LATENCY, |a, out| {
+        for (w, d) in [("short", a.short_latency), ("long", a.long_latency)] {
+            if let Some(d) = d {
+                out(Some(("window", w)), Num::Float(d.as_secs_f64()));
+            }
+        }
+    });
+}
+
+/// The samples of adaptive bulkheads only (a fixed pool has no bounds or latencies).
+fn per_adaptive(
+    sink: &mut dyn Sink,
+    m: &Metrics,
+    f: &Family,
+    each: impl Fn(&AdaptiveMetrics, &mut dyn FnMut(Option<(&'static str, &str)>, Num)),
+) {
+    sink.family(f);
+    for b in &m.bulkheads {
+        if let Some(a) = &b.adaptive {
+            each(a, &mut |extra, v| {
+                let mut labels = vec![("bulkhead", b.name.as_str())];
+                labels.extend(extra);
+                sink.sample(f, &labels, v);
+            });
+        }
+    }
 }

@@ -1,0 +1,240 @@
+//! The adaptive limit: a pool that sizes itself from the latency of the calls it lets through.
+//! The algorithm is documented on [`Bulkhead`](super::Bulkhead#adaptive-limit); this file is
+//! its one implementation, and its constants are the ones that page cites.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::clock::{nanos, Clock};
+use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use crate::sync::Mutex;
+
+/// Calls that must end before a window closes (Netflix `WindowedLimit`'s `windowSize`), or
+/// the limit if smaller.
+pub(crate) const WINDOW_CALLS: u64 = 10;
+/// The shortest window (Envoy's adaptive concurrency `concurrency_update_interval`).
+pub(crate) const WINDOW_MIN: Duration = Duration::from_millis(100);
+/// How much slower than the long-term latency a window may be before the limit shrinks.
+pub(crate) const TOLERANCE: f64 = 1.5;
+/// Calls the limit may grow by per window (Gradient2's `queueSize`, default 4).
+pub(crate) const QUEUE: f64 = 4.0;
+/// Windows the long-term latency averages over (Gradient2's `longWindow`, default 600).
+pub(crate) const LONG_WINDOWS: f64 = 600.0;
+/// Windows whose plain average seeds the long-term latency (Gradient2's warm-up, 10).
+pub(crate) const WARMUP: u32 = 10;
+/// Limit changes kept for the snapshot.
+pub(crate) const HISTORY: usize = 64;
+
+/// The limit's moving parts, shared by every handle of one bulkhead.
+pub(crate) struct Adaptive {
+    pub(crate) clock: Clock,
+    pub(crate) min: usize,
+    pub(crate) max: usize,
+    /// Latency summed over the open window, in nanoseconds.
+    sum: AtomicU64,
+    /// Calls ended in the open window.
+    ended: AtomicU64,
+    /// When the open window opened (clock nanoseconds).
+    opened: AtomicU64,
+    pub(crate) changes: AtomicU64,
+    /// Touched once per window by the call that closes it; never on a call's own path.
+    pub(crate) state: Mutex<Estimate>,
+}
+
+/// What the algorithm remembers between windows.
+pub(crate) struct Estimate {
+    limit: f64,
+    /// Long-term latency (ns): an exponential average of the windows' averages.
+    pub(crate) long: f64,
+    /// The last window's average latency (ns).
+    pub(crate) short: f64,
+    windows: u32,
+    /// The limit before the current slow spell's first cut (0: none to give back).
+    restore: f64,
+    /// `(clock nanoseconds, limit)` of the latest changes, oldest first.
+    pub(crate) history: VecDeque<(u64, usize)>,
+}
+
+impl Adaptive {
+    pub(crate) fn new(start: usize, min: usize, max: usize) -> Adaptive {
+        let clock = Clock::new();
+        let mut history = VecDeque::with_capacity(HISTORY);
+        history.push_back((0, start));
+        Adaptive {
+            clock,
+            min,
+            max,
+            sum: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
+            opened: AtomicU64::new(0),
+            changes: AtomicU64::new(0),
+            state: Mutex::new(Estimate {
+                limit: start as f64,
+                long: 0.0,
+                short: 0.0,
+                windows: 0,
+                restore: 0.0,
+                history,
+            }),
+        }
+    }
+
+    /// The start of a call, for its latency (never 0, which means "took no time").
+    pub(crate) fn now(&self) -> u64 {
+        self.clock.now().max(1)
+    }
+
+    /// Records the call that started at `started` and just gave its slot back, with
+    /// `in_flight` calls (itself included) holding slots; closes the window when it is due.
+    pub(crate) fn ended(&self, limit: &AtomicUsize, in_flight: usize, started: u64, name: &str) {
+        // `started == 0`: the call answered within its first poll, so it took no time and
+        // reads no clock (the breaker's measure too).
+        let mut now = 0;
+        if started != 0 {
+            now = self.clock.now();
+            self.sum.fetch_add(now.saturating_sub(started), Relaxed);
+        }
+        let n = self.ended.fetch_add(1, Relaxed) + 1;
+        // A window needs 10 calls, or as many as a smaller limit lets in flight at once.
+        // Checked every `needed` calls, so calls that answer at once read the clock once per
+        // `needed` calls rather than each, while a window waits out its 100 ms.
+        let needed = WINDOW_CALLS.min(limit.load(Relaxed) as u64).max(1);
+        if n < needed || n % needed != 0 {
+            return;
+        }
+        if now == 0 {
+            now = self.clock.now();
+        }
+        if now < self.opened.load(Relaxed).saturating_add(nanos(WINDOW_MIN)) {
+            return;
+        }
+        // One caller closes the window; the others record into the next one.
+        let Ok(mut est) = self.state.try_lock() else {
+            return;
+        };
+        if self.ended.load(Relaxed) < needed {
+            return; // closed by another caller since we counted
+        }
+        let n = self.ended.swap(0, Relaxed).max(1);
+        let sum = self.sum.swap(0, Relaxed);
+        self.opened.store(now, Relaxed);
+        let old = limit.load(Relaxed);
+        let new = est.window(sum as f64 / n as f64, in_flight, self.min, self.max);
+        if new == old {
+            return;
+        }
+        limit.store(new, Relaxed);
+        self.changes.fetch_add(1, Relaxed);
+        if est.history.len() == HISTORY {
+            est.history.pop_front();
+        }
+        est.history.push_back((now, new));
+        let (short_ms, long_ms) = (est.short / 1e6, est.long / 1e6);
+        drop(est);
+        if new == self.min && old > self.min {
+            tracing::warn!(
+                bulkhead = name,
+                from = old,
+                to = new,
+                short_ms,
+                long_ms,
+                "bulkhead limit collapsed to min_pool: the dependency answers far slower than it used to"
+            );
+        } else {
+            tracing::debug!(
+                bulkhead = name,
+                from = old,
+                to = new,
+                short_ms,
+                long_ms,
+                "bulkhead limit changed"
+            );
+        }
+    }
+}
+
+impl Estimate {
+    /// One window's verdict: the new limit from the window's average latency `short` (ns).
+    fn window(&mut self, short: f64, in_flight: usize, min: usize, max: usize) -> usize {
+        self.windows = self.windows.saturating_add(1);
+        self.short = short;
+        let weight = if self.windows <= WARMUP {
+            1.0 / f64::from(self.windows)
+        } else {
+            2.0 / (LONG_WINDOWS + 1.0)
+        };
+        self.long += (short - self.long) * weight;
+        // Back to normal after a long slow spell: let the baseline follow quickly (Gradient2).
+        if self.long > 2.0 * short {
+            self.long *= 0.9;
+        }
+        let gradient = if short <= 0.0 {
+            1.0
+        } else {
+            (TOLERANCE * self.long / short).clamp(0.5, 1.0)
+        };
+        // Grow only in a window that shows no queueing: back to where a slow spell found the
+        // limit whether or not it is used, beyond that only while half of it is used (an
+        // idle pool says nothing about a larger one).
+        let next = if gradient < 1.0 {
+            self.restore = self.restore.max(self.limit);
+            self.limit * gradient
+        } else if self.limit < self.restore {
+            (self.limit + QUEUE).min(self.restore)
+        } else if (in_flight as f64) < self.limit / 2.0 {
+            self.limit
+        } else {
+            self.limit + QUEUE
+        };
+        self.limit = next.clamp(min as f64, max as f64);
+        if gradient >= 1.0 && self.limit >= self.restore {
+            self.restore = 0.0;
+        }
+        self.limit as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(limit: f64) -> Estimate {
+        Estimate {
+            limit,
+            long: 0.0,
+            short: 0.0,
+            windows: 0,
+            restore: 0.0,
+            history: VecDeque::new(),
+        }
+    }
+
+    #[test]
+    fn a_doubled_latency_cuts_a_quarter_per_window() {
+        let mut e = est(100.0);
+        for _ in 0..WARMUP {
+            assert_eq!(e.window(1e6, 100, 1, 100), 100);
+        }
+        assert_eq!(e.window(2e6, 100, 1, 100), 75, "100 x 0.75");
+        assert_eq!(e.window(2e6, 100, 1, 100), 56);
+    }
+
+    #[test]
+    fn a_cut_is_given_back_to_an_idle_pool_and_no_more() {
+        let mut e = est(40.0);
+        for _ in 0..WARMUP {
+            e.window(1e6, 1, 1, 200);
+        }
+        assert_eq!(e.window(4e6, 1, 1, 200), 20, "halved by a slow window");
+        assert_eq!(e.window(4e6, 1, 1, 200), 10);
+        let back: Vec<usize> = (0..9).map(|_| e.window(1e6, 1, 1, 200)).collect();
+        assert_eq!(back, [14, 18, 22, 26, 30, 34, 38, 40, 40]);
+    }
+
+    #[test]
+    fn an_idle_pool_does_not_grow() {
+        let mut e = est(40.0);
+        assert_eq!(e.window(1e6, 19, 1, 200), 40);
+        assert_eq!(e.window(1e6, 20, 1, 200), 44);
+    }
+}
