@@ -44,10 +44,6 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
     };
     let timeout = opt(s.timeout());
     let half_open_timeout = opt(s.half_open_timeout_given());
-    let half_open_slow_ns = Literal::u64_unsuffixed(
-        s.half_open_slow_given()
-            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
-    );
     let open_for = duration(s.open_for());
     let backoff = Literal::f64_unsuffixed(s.backoff());
     let open_for_max = duration(s.open_for_max());
@@ -63,6 +59,12 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
     };
     let alert_after = duration(s.alert_after());
     let max_keys = count(s.max_keys());
+    let ns = |d: Option<Duration>| {
+        Literal::u64_unsuffixed(d.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)))
+    };
+    let half_open_slow_ns = ns(s.half_open_slow_given());
+    let probe_every_ns = ns(s.probe_every());
+    let ramp_ns = ns(s.ramp());
     quote! {
         #pv::Settings::__validated(
             #failure_rate,
@@ -78,6 +80,8 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
             #half_open,
             #alert_after,
             #max_keys,
+            #probe_every_ns,
+            #ramp_ns,
         )
     }
 }

@@ -77,15 +77,43 @@ impl fmt::Display for State {
 ///
 /// Every transition bumps the generation, so a call admitted under one generation
 /// can tell that the breaker moved on while it was in flight and drop its stale result.
+///
+/// Code [`RAMPING`] is `Closed` while the ramp (issue 22) still refuses a share of calls: it
+/// reads as `Closed` everywhere, but the closed fast path compares the raw code with plain
+/// closed's, so a breaker without a ramp pays nothing for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
+
+/// The code of `Closed` while ramping traffic back in (see [`Word`]).
+const RAMPING: u64 = 5;
 
 impl Word {
     pub(crate) fn new(state: State, generation: u64) -> Word {
         Word(generation << 3 | state.code())
     }
     pub(crate) fn state(self) -> State {
-        State::from_code(self.0 & 0b111)
+        match self.0 & 0b111 {
+            RAMPING => State::Closed,
+            code => State::from_code(code),
+        }
+    }
+    /// Plain closed, not ramping: every call goes through without a clock read.
+    #[inline]
+    pub(crate) fn plain_closed(self) -> bool {
+        self.0 & 0b111 == State::Closed as u64
+    }
+    /// Closed and still ramping: a share of calls is refused.
+    pub(crate) fn ramping(self) -> bool {
+        self.0 & 0b111 == RAMPING
+    }
+    /// The next generation, closed and ramping.
+    pub(crate) fn next_ramping(self) -> Word {
+        Word(self.generation().wrapping_add(1) << 3 | RAMPING)
+    }
+    /// The same generation, plain closed: the ramp's end is no transition, so calls admitted
+    /// during the ramp stay current.
+    pub(crate) fn ramp_done(self) -> Word {
+        Word::new(State::Closed, self.generation())
     }
     pub(crate) fn generation(self) -> u64 {
         self.0 >> 3
@@ -107,5 +135,15 @@ mod tests {
             assert_eq!(w.generation(), 41);
             assert_eq!(w.next(State::Open).generation(), 42);
         }
+    }
+
+    #[test]
+    fn a_ramping_word_reads_closed_but_is_not_plain_closed() {
+        let w = Word::new(State::HalfOpen, 7).next_ramping();
+        assert_eq!((w.state(), w.generation()), (State::Closed, 8));
+        assert!(w.ramping() && !w.plain_closed());
+        let done = w.ramp_done();
+        assert_eq!((done.state(), done.generation()), (State::Closed, 8));
+        assert!(done.plain_closed() && !done.ramping());
     }
 }

@@ -21,7 +21,7 @@ pub struct Call<'a> {
 /// Asks `b` to admit one call.
 pub fn admit(b: &Breaker) -> Result<Call<'_>, Rejection> {
     let a = b.0.admit()?;
-    let trial = matches!(a, Admission::Trial(_));
+    let trial = matches!(a, Admission::Trial(_) | Admission::Probe(_));
     Ok(Call {
         permit: Permit::new(&b.0, a),
         trial,

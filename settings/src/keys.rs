@@ -94,6 +94,8 @@ table! {
     HalfOpenCalls = "half_open_calls", "half_open_calls", Kind::Count { max: MAX_COUNT as u64 }, "a number of trial calls from 1 to 1000000";
     AlertAfter = "alert_after", "alert_after", Kind::Duration { zero_ok: false }, "a duration longer than zero";
     MaxKeys = "max_keys", "max_keys", Kind::Count { max: MAX_KEYS as u64 }, "a number of keys from 1 to 1000000";
+    ProbeEvery = "probe_every", "probe_every", Kind::Duration { zero_ok: false }, "a duration longer than zero";
+    Ramp = "ramp", "ramp", Kind::Duration { zero_ok: false }, "a duration longer than zero";
     Pool = "pool", "pool", Kind::Count { max: MAX_POOL as u64 }, "a number of calls in flight from 1 to 536870911";
     MaxWait = "max_wait", "max_wait", Kind::Duration { zero_ok: true }, "a duration";
     Limit = "limit", "limit", Kind::Word { one_of: &["fixed", "adaptive"] }, "\"fixed\" or \"adaptive\"";
@@ -102,7 +104,7 @@ table! {
 }
 
 /// Every key of `#[breaker]` that is a setting, in the order text settings list them.
-pub const BREAKER_KEYS: [&str; 21] = [
+pub const BREAKER_KEYS: [&str; 23] = [
     "failure_rate",
     "window",
     "window_calls",
@@ -124,10 +126,12 @@ pub const BREAKER_KEYS: [&str; 21] = [
     "half_open_calls",
     "alert_after",
     "max_keys",
+    "probe_every",
+    "ramp",
 ];
 
 /// The breaker's keys under the name the runtime exports (`SETTING_KEYS`).
-pub const KEYS: [&str; 21] = BREAKER_KEYS;
+pub const KEYS: [&str; 23] = BREAKER_KEYS;
 
 /// Every key of `#[bulkhead]` that is a setting.
 pub const BULKHEAD_KEYS: [&str; 5] = ["pool", "max_wait", "limit", "min_pool", "max_pool"];

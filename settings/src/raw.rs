@@ -46,6 +46,8 @@ pub struct RawSettings {
     half_open_calls: Option<u64>,
     alert_after: Option<Duration>,
     max_keys: Option<u64>,
+    probe_every: Option<Duration>,
+    ramp: Option<Duration>,
     /// Keys given as text, one bit per key of `Key::all()`, to refuse a key given twice.
     texts: u32,
 }
@@ -126,6 +128,22 @@ impl RawSettings {
     /// default 1000); past that, idle keys make room or new keys share `name/_overflow`.
     pub fn max_keys(mut self, n: u32) -> Self {
         self.max_keys = Some(n.into());
+        self
+    }
+    /// While open, let one real call through as a probe every `d` (off by default): a probe
+    /// that passes (answers, not slow by the trial bound) starts half-open at once, so the
+    /// breaker learns of a recovery within `d` rather than at the end of the open period. A
+    /// failed probe changes nothing: `open_for` stays the upper bound. Must be shorter than
+    /// the longest open period (`open_for`, or `open_for_max` with `backoff`).
+    pub fn probe_every(mut self, d: Duration) -> Self {
+        self.probe_every = Some(d);
+        self
+    }
+    /// After half-open passes, grow the admitted share from the half-open share to 100 %
+    /// linearly over `d` (off by default: all traffic at once), judged by the whole rule all
+    /// along; a breach reopens at once.
+    pub fn ramp(mut self, d: Duration) -> Self {
+        self.ramp = Some(d);
         self
     }
     /// Time open before half-open (default 30 s).
@@ -225,6 +243,8 @@ impl RawSettings {
             Key::HalfOpenCalls => self.half_open_calls = int,
             Key::AlertAfter => self.alert_after = dur,
             Key::MaxKeys => self.max_keys = int,
+            Key::ProbeEvery => self.probe_every = dur,
+            Key::Ramp => self.ramp = dur,
             Key::Pool | Key::MaxWait | Key::Limit | Key::MinPool | Key::MaxPool => {
                 unreachable!("filtered to breaker keys above")
             }
@@ -290,9 +310,7 @@ impl RawSettings {
                     expected: "a slow-call rule for it to loosen (like `trip_p95 = \"500ms\"`, or `slow` with `slow_rate`); add one or remove `half_open_slow`",
                 })
             }
-            // Nanoseconds, 0 when unset: 8 bytes, so a keyed breaker keeps its memory budget.
-            Some(t) => u64::try_from(t.as_nanos()).unwrap_or(u64::MAX),
-            None => 0,
+            t => ns(t),
         };
         let open_for = positive(Key::OpenFor, self.open_for.unwrap_or(defaults::OPEN_FOR))?;
         let (backoff, open_for_max) = match (self.backoff, self.open_for_max) {
@@ -332,6 +350,17 @@ impl RawSettings {
             Key::MaxKeys,
             self.max_keys.unwrap_or(defaults::KEYS_PER_NAME.into()),
         )?;
+        let probe_every = match opt_positive(Key::ProbeEvery, self.probe_every)? {
+            Some(p) if p >= open_for_max => {
+                return Err(ConfigError::OutOfRange {
+                    field: "probe_every",
+                    value: format!("{p:?}"),
+                    expected: "shorter than the open period (`open_for`, or `open_for_max` with `backoff`): probes are only sent while open",
+                })
+            }
+            p => ns(p),
+        };
+        let ramp = ns(opt_positive(Key::Ramp, self.ramp)?);
         Ok(Settings {
             failure_rate,
             window,
@@ -346,6 +375,8 @@ impl RawSettings {
             half_open,
             alert_after,
             max_keys,
+            probe_every,
+            ramp,
         })
     }
 
@@ -390,6 +421,11 @@ impl RawSettings {
             _ => Ok(None),
         }
     }
+}
+
+/// Nanoseconds, 0 when unset: 8 bytes, not 16, so a keyed breaker keeps its memory budget.
+fn ns(d: Option<Duration>) -> u64 {
+    d.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 fn conflict(first: &'static str, second: &'static str) -> ConfigError {

@@ -114,6 +114,12 @@ pub struct Settings {
     pub(crate) half_open: HalfOpenPolicy,
     pub(crate) alert_after: Duration,
     pub(crate) max_keys: u32,
+    /// `probe_every` in nanoseconds, 0 when off.
+    #[cfg_attr(feature = "serde", serde(rename = "probe_every_ns"))]
+    pub(crate) probe_every: u64,
+    /// `ramp` in nanoseconds, 0 when off.
+    #[cfg_attr(feature = "serde", serde(rename = "ramp_ns"))]
+    pub(crate) ramp: u64,
 }
 
 impl Default for Settings {
@@ -135,6 +141,8 @@ impl Default for Settings {
             },
             alert_after: defaults::ALERT_AFTER,
             max_keys: defaults::KEYS_PER_NAME,
+            probe_every: 0,
+            ramp: 0,
         }
     }
 }
@@ -205,6 +213,24 @@ impl Settings {
         self.max_keys
     }
 
+    /// While open, how often one call is let through as a probe (`None`: no probes).
+    pub fn probe_every(&self) -> Option<Duration> {
+        (self.probe_every != 0).then(|| Duration::from_nanos(self.probe_every))
+    }
+    /// Over how long the admitted share grows back to 100 % after half-open passes (`None`:
+    /// all traffic at once).
+    pub fn ramp(&self) -> Option<Duration> {
+        (self.ramp != 0).then(|| Duration::from_nanos(self.ramp))
+    }
+    /// The share the ramp starts from: the half-open share (`half_open_pct`), or the default
+    /// 5 % under `half_open_calls`, which admits a count rather than a share.
+    pub fn ramp_start(&self) -> f64 {
+        match self.half_open {
+            HalfOpenPolicy::Share { pct, .. } => f64::from(pct) / 100.0,
+            HalfOpenPolicy::Calls(_) => f64::from(defaults::HALF_OPEN_PCT) / 100.0,
+        }
+    }
+
     /// The open period after `opened_before` consecutive openings: `open_for × backoff^n`, capped.
     ///
     /// ```
@@ -247,6 +273,8 @@ impl Settings {
         half_open: HalfOpenPolicy,
         alert_after: Duration,
         max_keys: u32,
+        probe_every_ns: u64,
+        ramp_ns: u64,
     ) -> Settings {
         Settings {
             failure_rate,
@@ -262,6 +290,8 @@ impl Settings {
             half_open,
             alert_after,
             max_keys,
+            probe_every: probe_every_ns,
+            ramp: ramp_ns,
         }
     }
 }

@@ -4,12 +4,15 @@
 //! - `word` holds the state and a generation; every transition bumps the generation, under
 //!   `rare`'s lock, so at most one caller performs (and logs) each transition.
 //! - `until` is the current state's deadline: the end of the open period while `Open`, the
-//!   lapse of a forced state while forced (`NEVER`: held until changed). It is written before
+//!   lapse of a forced state while forced (`NEVER`: held until changed), the ramp's end while
+//!   ramping (`recovery.rs`). It is written before
 //!   `word` turns to that state, so an admitter that sees the state reads its deadline. (One
 //!   field for both keeps a breaker within 1 KiB; an admitter holding a stale `Open` word may
 //!   read a forced deadline, which at worst refuses that one call while the breaker is forced.)
 //! - The closed state never takes the lock: admission is one load, recording is a few
 //!   relaxed atomics in the window; only a rate at the threshold takes the lock to trip.
+//!   A ramping breaker is `Closed` under a word code of its own, so it takes the slow path
+//!   and plain closed stays one compare.
 
 use std::time::Duration;
 
@@ -43,6 +46,8 @@ pub(crate) struct Counters {
     pub(crate) rejected_open: AtomicU64,
     pub(crate) rejected_forced: AtomicU64,
     pub(crate) rejected_half_open: AtomicU64,
+    /// Refused while closed and ramping traffic back in (issue 22).
+    pub(crate) rejected_ramp: AtomicU64,
     pub(crate) rejected_full: AtomicU64,
     pub(crate) slow: AtomicU64,
     pub(crate) times_opened: AtomicU64,
@@ -55,26 +60,31 @@ pub(crate) fn bump(c: &AtomicU64) {
 }
 
 /// State only touched on rare paths (transitions, half-open).
-struct Rare {
-    trials: Trials,
-    opened_in_a_row: u32,
+pub(super) struct Rare {
+    pub(super) trials: Trials,
+    /// Openings since the breaker was last healthy: grows the open period under `backoff`.
+    /// Kept through a ramp, so a relapse during one backs off as a failed half-open does.
+    pub(super) opened_in_a_row: u32,
 }
 
 pub(crate) struct Core {
     pub(crate) config: BreakerConfig,
     pub(crate) clock: Clock,
-    word: AtomicU64,
-    until: AtomicU64,
+    pub(super) word: AtomicU64,
+    pub(super) until: AtomicU64,
+    /// While `Open`: when the next probe is due. While ramping: calls that asked, for the
+    /// even spread. Unused otherwise (see `recovery.rs`).
+    pub(super) aux: AtomicU64,
     state_since: AtomicU64,
     /// When the breaker last left `Closed` for `Open`; `NEVER` while healthy. Spans
     /// open/half-open cycles, so a breaker flapping between them for hours is `stuck`.
     /// The stuck ERROR of this episode was logged when bit [`LOGGED`] is set.
     unhealthy_since: AtomicU64,
     pub(crate) window: Window,
-    rare: Mutex<Rare>,
+    pub(super) rare: Mutex<Rare>,
     pub(crate) counters: Counters,
     pub(crate) successes: Successes,
-    events: Events,
+    pub(super) events: Events,
     /// Address of the keyed call-site template last found to match this breaker's settings
     /// (0: none); lets a keyed lookup skip comparing settings field by field.
     pub(crate) origin: std::sync::atomic::AtomicUsize,
@@ -86,6 +96,8 @@ pub(crate) enum Admission {
     Normal(u64),
     /// A half-open trial, under this generation.
     Trial(u64),
+    /// A probe let through while open (`probe_every`), under this generation.
+    Probe(u64),
 }
 
 impl Core {
@@ -98,6 +110,7 @@ impl Core {
             clock,
             word: AtomicU64::new(Word::new(State::Closed, 0).0),
             until: AtomicU64::new(0),
+            aux: AtomicU64::new(0),
             state_since: AtomicU64::new(now),
             unhealthy_since: AtomicU64::new(NEVER),
             rare: Mutex::new(Rare {
@@ -128,11 +141,12 @@ impl Core {
         self.state_since.load(Relaxed)
     }
 
-    fn rejection(&self, state: State, retry_in: Option<Duration>) -> Rejection {
+    pub(super) fn rejection(&self, state: State, retry_in: Option<Duration>) -> Rejection {
         let c = &self.counters;
         bump(match state {
             State::ForcedOpen => &c.rejected_forced,
             State::HalfOpen => &c.rejected_half_open,
+            State::Closed => &c.rejected_ramp,
             _ => &c.rejected_open,
         });
         Rejection::Open {
@@ -146,8 +160,9 @@ impl Core {
     #[inline]
     pub(crate) fn admit(&self) -> Result<Admission, Rejection> {
         let w = self.word();
-        // Plain closed only: forced closed takes the slow path, which checks its expiry.
-        if w.state() == State::Closed {
+        // Plain closed only: forced closed takes the slow path, which checks its expiry, and
+        // a ramping breaker the path that spreads its share.
+        if w.plain_closed() {
             return Ok(Admission::Normal(w.generation()));
         }
         self.admit_slow(w)
@@ -170,6 +185,7 @@ impl Core {
                 continue;
             }
             match w.state() {
+                State::Closed if w.ramping() => return self.admit_ramp(w, now),
                 State::Closed => return Ok(Admission::Normal(w.generation())),
                 State::ForcedClosed => {
                     self.check_stuck(now);
@@ -183,6 +199,9 @@ impl Core {
                 State::Open => {
                     let until = self.until.load(Acquire);
                     if now < until {
+                        if let Some(probe) = self.probe(w, now) {
+                            return Ok(probe);
+                        }
                         self.check_stuck(now);
                         let retry = Duration::from_nanos(until - now);
                         return Err(self.rejection(State::Open, Some(retry)));
@@ -218,7 +237,7 @@ impl Core {
     }
 
     /// What half-open judges its trials by: the breaker's whole rule.
-    fn trial_rule(&self) -> Rule {
+    pub(super) fn trial_rule(&self) -> Rule {
         Rule {
             policy: self.config.half_open(),
             failure_rate: self.config.failure_rate(),
@@ -246,7 +265,13 @@ impl Core {
         }
     }
 
-    fn apply_verdict(&self, rare: &mut Rare, cur: Word, v: Verdict, now: u64) -> Transition {
+    pub(super) fn apply_verdict(
+        &self,
+        rare: &mut Rare,
+        cur: Word,
+        v: Verdict,
+        now: u64,
+    ) -> Transition {
         let (ok, failed) = (rare.trials.ok, rare.trials.failed);
         match v {
             Verdict::Close => self.switch(
@@ -357,7 +382,7 @@ impl Core {
 
     /// Performs a transition; the caller holds the lock and emits the returned event after
     /// releasing it.
-    fn switch(
+    pub(super) fn switch(
         &self,
         rare: &mut Rare,
         cur: Word,
@@ -365,11 +390,18 @@ impl Core {
         reason: Reason,
         now: u64,
     ) -> Transition {
+        // Trials passed and a ramp is set: closed, ramping (`recovery.rs`).
+        let ramps = to == State::Closed
+            && matches!(reason, Reason::TrialsPassed { .. })
+            && self.config.ramp().is_some();
         match to {
             State::Open => {
                 let period = self.config.open_period(rare.opened_in_a_row);
                 rare.opened_in_a_row = rare.opened_in_a_row.saturating_add(1);
                 self.until.store(now.saturating_add(nanos(period)), Release);
+                // The first probe waits one `probe_every`: the dependency just failed.
+                let probe_every = self.config.probe_every().map_or(0, nanos);
+                self.aux.store(now.saturating_add(probe_every), Relaxed);
                 bump(&self.counters.times_opened);
                 if self.unhealthy_since.load(Relaxed) == NEVER {
                     self.unhealthy_since.store(now, Relaxed);
@@ -378,7 +410,11 @@ impl Core {
             State::HalfOpen => rare.trials = Trials::new(now),
             State::Closed => {
                 self.window.reset(now);
-                rare.opened_in_a_row = 0;
+                if ramps {
+                    self.start_ramp(now);
+                } else {
+                    rare.opened_in_a_row = 0;
+                }
                 self.unhealthy_since.store(NEVER, Relaxed);
             }
             // A forced state is an operator's override: held past `alert_after` it is stuck too,
@@ -391,7 +427,12 @@ impl Core {
             rare.opened_in_a_row = 0;
         }
         self.state_since.store(now, Relaxed);
-        self.word.store(cur.next(to).0, Release);
+        let next = if ramps {
+            cur.next_ramping()
+        } else {
+            cur.next(to)
+        };
+        self.word.store(next.0, Release);
         Transition {
             name: self.config.name.clone(),
             from: cur.state(),

@@ -40,6 +40,8 @@ pub enum Reason {
         /// Trials that failed.
         failed: u32,
     },
+    /// A probe let through while open (`probe_every`) passed: half-open starts early.
+    ProbePassed,
     /// The half-open trials failed.
     TrialsFailed {
         /// Trials that succeeded.
@@ -85,6 +87,7 @@ impl fmt::Display for Reason {
                 "slow-call rate {rate:.1}% over {threshold}% over {calls} calls"
             ),
             Reason::OpenElapsed => f.write_str("open period elapsed"),
+            Reason::ProbePassed => f.write_str("a probe passed"),
             Reason::TrialsPassed { ok, failed } => {
                 write!(f, "trials passed ({ok} ok, {failed} failed)")
             }

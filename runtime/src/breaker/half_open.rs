@@ -75,6 +75,16 @@ impl Trials {
         }
     }
 
+    /// An episode a passed probe began (issue 22): the probe is its first passed trial.
+    pub(crate) fn probed(started: u64) -> Trials {
+        Trials {
+            started,
+            granted: 1,
+            ok: 1,
+            ..Trials::default()
+        }
+    }
+
     /// Whether the next caller becomes a trial.
     pub(crate) fn admit(&mut self, now: u64, policy: HalfOpenPolicy) -> bool {
         let admitted = match policy {

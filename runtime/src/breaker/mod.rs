@@ -5,6 +5,7 @@ pub(crate) mod core;
 pub(crate) mod events;
 mod half_open;
 pub(crate) mod permit;
+mod recovery;
 mod successes;
 
 use std::fmt;

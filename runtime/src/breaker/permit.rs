@@ -39,7 +39,10 @@ impl Outcome {
 pub(crate) struct Permit<'a> {
     core: &'a Core,
     gen: u64,
+    /// A half-open trial or a probe: runs under the trial timeout, judged by the trial bound.
     trial: bool,
+    /// A probe let through while open (`probe_every`).
+    probe: bool,
     start: Option<Instant>,
     /// Set once the call was counted as slow while still in flight.
     slow_ticket: Option<Ticket>,
@@ -56,14 +59,16 @@ pub(crate) struct Permit<'a> {
 
 impl<'a> Permit<'a> {
     pub(crate) fn new(core: &'a Core, a: Admission) -> Permit<'a> {
-        let (gen, trial) = match a {
-            Admission::Normal(g) => (g, false),
-            Admission::Trial(g) => (g, true),
+        let (gen, trial, probe) = match a {
+            Admission::Normal(g) => (g, false, false),
+            Admission::Trial(g) => (g, true, false),
+            Admission::Probe(g) => (g, true, true),
         };
         Permit {
             core,
             gen,
             trial,
+            probe,
             start: None,
             slow_ticket: None,
             counted_slow: false,
@@ -237,7 +242,11 @@ impl<'a> Permit<'a> {
                     })
                 }
             };
-            core.finish_trial(self.gen, result);
+            if self.probe {
+                core.finish_probe(self.gen, result);
+            } else {
+                core.finish_trial(self.gen, result);
+            }
             return;
         }
         if matches!(outcome, Outcome::Cancelled | Outcome::BulkheadFull) {

@@ -51,8 +51,8 @@ pub struct BreakerMetrics {
     pub panicked: u64,
     /// Calls dropped before they finished (not failures).
     pub cancelled: u64,
-    /// Calls refused by this breaker (open, forced open, half-open not admitted): the sum of
-    /// the first three of [`rejected_by_reason`](Self::rejected_by_reason).
+    /// Calls refused by this breaker (open, forced open, half-open not admitted, outside a
+    /// ramp's share): the sum of the first four of [`rejected_by_reason`](Self::rejected_by_reason).
     pub rejected: u64,
     /// Rejections by reason, the bulkhead's and the timeout's included.
     pub rejected_by_reason: RejectedByReason,
@@ -112,6 +112,17 @@ pub struct BreakerMetrics {
     )]
     /// Time left of a forced state given a duration (`force_open_for`, `?for=10m`).
     pub force_expires_in: Option<Duration>,
+    /// While `Closed` and ramping traffic back in after half-open passed (`ramp`): the share
+    /// of calls admitted now, from the half-open share up to 1.0. `None` otherwise: every call
+    /// goes through when closed, and the other states say what they admit.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::Breaker;
+    /// let b = Breaker::builder("ramp-share-doc").ramp(Duration::from_secs(20)).build_detached().unwrap();
+    /// assert_eq!(b.metrics().ramp_share, None); // closed, not ramping
+    /// ```
+    pub ramp_share: Option<f64>,
     /// Registrations of this name with other settings (ignored; the first settings are kept).
     pub conflicts: u64,
     /// Rejected or failed calls answered with the last good value (`stale_for`).
@@ -141,6 +152,8 @@ pub struct RejectedByReason {
     pub forced_open: u64,
     /// Refused in half-open: not chosen as a trial.
     pub half_open: u64,
+    /// Refused while closed and ramping traffic back in (`ramp`): outside the ramp's share.
+    pub ramp: u64,
     /// Admitted by the breaker, then refused by a full bulkhead (`rejected_by_bulkhead`).
     pub bulkhead_full: u64,
     /// Cut off by the timeout (`Rejection::TimedOut`; also `timed_out`, a failure).
@@ -163,10 +176,12 @@ impl BreakerMetrics {
             open: load(&c.rejected_open),
             forced_open: load(&c.rejected_forced),
             half_open: load(&c.rejected_half_open),
+            ramp: load(&c.rejected_ramp),
             bulkhead_full: load(&c.rejected_full),
             timed_out,
         };
-        let rejected = by_reason.open + by_reason.forced_open + by_reason.half_open;
+        let rejected =
+            by_reason.open + by_reason.forced_open + by_reason.half_open + by_reason.ramp;
         let rejected_full = by_reason.bulkhead_full;
         BreakerMetrics {
             name: core.config.name().to_owned(),
@@ -200,6 +215,7 @@ impl BreakerMetrics {
             times_opened: load(&c.times_opened),
             stuck: core.check_stuck(now),
             force_expires_in: core.force_expires_in(now),
+            ramp_share: core.ramp_share(now),
             conflicts: load(&c.conflicts),
             stale_served: load(&c.stale_served),
         }

@@ -22,7 +22,6 @@ use super::key_name::OVERFLOW_KEY;
 use crate::breaker::events::Events;
 use crate::breaker::Breaker;
 use crate::settings::BreakerConfig;
-use crate::state::State;
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 use crate::sync::{lock, Mutex, Swap};
 
@@ -310,5 +309,5 @@ impl Family {
 /// breaker would not also know.
 fn is_idle(b: &Breaker) -> bool {
     let core = &b.0;
-    core.state() == State::Closed && core.window.totals(core.clock.now()).calls == 0
+    core.word().plain_closed() && core.window.totals(core.clock.now()).calls == 0
 }

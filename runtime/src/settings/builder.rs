@@ -120,6 +120,42 @@ impl BreakerBuilder {
         /// assert!(Breaker::builder("per-host").max_keys(0).config().is_err());
         /// ```
         max_keys(n: u32);
+        /// While open, let one real call through as a probe every `d` (off by default). Its
+        /// caller gets the dependency's answer (or the fallback); a probe that passes (no
+        /// failure, not slow by the trial bound) starts half-open at once and counts as its
+        /// first passed trial, so the breaker learns of a recovery within `d` instead of at
+        /// the end of `open_for`. A failed probe changes nothing: the open period is never
+        /// extended by it, and `open_for` stays the upper bound. A probe runs under the trial
+        /// timeout. Must be shorter than the longest open period. Use it when a dependency
+        /// usually comes back well before `open_for` ends and one call per `d` is harmless.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use fusebox_runtime::{Breaker, ConfigError};
+        /// let s = Duration::from_secs;
+        /// let cfg = Breaker::builder("probe-doc").probe_every(s(1)).config().unwrap();
+        /// assert_eq!(cfg.probe_every(), Some(s(1)));
+        /// let never = Breaker::builder("probe-doc").open_for(s(5)).probe_every(s(5)).config();
+        /// assert!(matches!(never, Err(ConfigError::OutOfRange { field: "probe_every", .. })));
+        /// ```
+        probe_every(d: Duration);
+        /// After half-open passes, let traffic back in gradually (off by default: all at once).
+        /// The admitted share grows linearly from the half-open share (`half_open_pct`, or 5 %
+        /// under `half_open_calls`) to 100 % over `d`, spread evenly over the calls; the rest
+        /// are refused (`Rejection::Open` with `state: Closed`, so the fallback answers). The
+        /// breaker is `Closed` throughout, with a [`ramp_share`](crate::BreakerMetrics::ramp_share)
+        /// in its metrics, and judges every admitted call by its whole rule: a breach during
+        /// the ramp reopens at once, and the open period then grows with `backoff` as for a
+        /// failed half-open. Use it for a dependency that warms by serving requests (caches,
+        /// JITs, connection pools), which full load at once would knock over again.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use fusebox_runtime::Breaker;
+        /// let cfg = Breaker::builder("ramp-doc").ramp(Duration::from_secs(20)).config().unwrap();
+        /// assert_eq!(cfg.ramp(), Some(Duration::from_secs(20)));
+        /// ```
+        ramp(d: Duration);
     }
 
     /// Checks the name, then every setting, and returns the validated config.

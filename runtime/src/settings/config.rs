@@ -122,6 +122,18 @@ impl BreakerConfig {
         self.settings.max_keys()
     }
 
+    /// While open, how often one call goes through as a probe (see
+    /// [`BreakerBuilder::probe_every`](super::BreakerBuilder::probe_every)); `None`: no probes.
+    pub fn probe_every(&self) -> Option<Duration> {
+        self.settings.probe_every()
+    }
+
+    /// How long traffic takes to ramp back to 100 % after half-open passes (see
+    /// [`BreakerBuilder::ramp`](super::BreakerBuilder::ramp)); `None`: all at once.
+    pub fn ramp(&self) -> Option<Duration> {
+        self.settings.ramp()
+    }
+
     /// The open period after `opened_before` consecutive openings: `open_for × backoff^n`, capped.
     pub fn open_period(&self, opened_before: u32) -> Duration {
         self.settings.open_period(opened_before)

@@ -60,7 +60,7 @@ pub(crate) const CALLS: Family = fam(
 pub(crate) const REJECTED: Family = fam(
     "fusebox_breaker_rejected_total",
     Kind::Counter,
-    "Calls refused, by reason: open, forced_open, half_open (not admitted as a trial), bulkhead_full; timed_out counts calls cut off by the timeout (also in fusebox_breaker_calls_total).",
+    "Calls refused, by reason: open, forced_open, half_open (not admitted as a trial), ramp (closed, outside the ramp's share), bulkhead_full; timed_out counts calls cut off by the timeout (also in fusebox_breaker_calls_total).",
 );
 pub(crate) const SLOW: Family = fam(
     "fusebox_breaker_slow_calls_total",
@@ -96,6 +96,11 @@ pub(crate) const STUCK: Family = fam(
     "fusebox_breaker_stuck",
     Kind::Gauge,
     "1 when the breaker has been away from closed longer than alert_after: page someone.",
+);
+pub(crate) const RAMP_SHARE: Family = fam(
+    "fusebox_breaker_ramp_share",
+    Kind::Gauge,
+    "While closed and ramping traffic back in after half-open passed: the share of calls admitted now, 0 to 1 (absent otherwise).",
 );
 pub(crate) const CONFLICTS: Family = fam(
     "fusebox_breaker_conflicts_total",
@@ -255,6 +260,7 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
             ("open", r.open),
             ("forced_open", r.forced_open),
             ("half_open", r.half_open),
+            ("ramp", r.ramp),
             ("bulkhead_full", r.bulkhead_full),
             ("timed_out", r.timed_out),
         ] {
@@ -280,6 +286,11 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
         }
     });
     per_breaker(sink, m, &STUCK, |b, out| out(None, int(u8::from(b.stuck))));
+    per_breaker(sink, m, &RAMP_SHARE, |b, out| {
+        if let Some(share) = b.ramp_share {
+            out(None, Num::Float(share));
+        }
+    });
     per_breaker(sink, m, &CONFLICTS, |b, out| out(None, int(b.conflicts)));
     per_breaker(sink, m, &STALE, |b, out| out(None, int(b.stale_served)));
     for (f, value) in [
