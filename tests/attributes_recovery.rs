@@ -1,0 +1,77 @@
+//! Issue 22 through the attribute: `probe_every` and `ramp` on an annotated client, with a
+//! typed fallback answering the calls the ramp still refuses.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::Duration;
+
+use common::DepError;
+use fusebox::{breaker, registry, Error, State};
+use tokio::time::advance;
+
+static DOWN: AtomicBool = AtomicBool::new(false);
+
+#[derive(Debug, PartialEq)]
+enum Answer {
+    Verified,
+    ByEmail,
+}
+
+fn by_email(_: Error<DepError>) -> Result<Answer, DepError> {
+    Ok(Answer::ByEmail)
+}
+
+#[breaker(
+    name = "ar-payments",
+    window_calls = 4,
+    min_calls = 4,
+    open_for = "30s",
+    probe_every = "1s",
+    half_open_calls = 1,
+    ramp = "10s",
+    fallback = by_email
+)]
+async fn verify() -> Result<Answer, DepError> {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    if DOWN.load(Relaxed) {
+        Err(DepError::Down)
+    } else {
+        Ok(Answer::Verified)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_finds_the_recovery_and_the_ramp_lets_traffic_back_gradually() {
+    DOWN.store(true, Relaxed);
+    for _ in 0..4 {
+        assert_eq!(verify().await, Ok(Answer::ByEmail));
+    }
+    let b = registry().breaker("ar-payments").unwrap();
+    assert_eq!(b.state(), State::Open);
+    assert_eq!(b.config().probe_every(), Some(Duration::from_secs(1)));
+    // Back after 3 s: the first probe after that closes it (one trial is all it asks for).
+    advance(Duration::from_secs(3)).await;
+    DOWN.store(false, Relaxed);
+    advance(Duration::from_secs(1)).await;
+    assert_eq!(verify().await, Ok(Answer::Verified), "the probe's caller is answered");
+    assert_eq!(b.state(), State::Closed, "26 s before open_for would have ended");
+    // Ramping from 5 %: most callers are told "by email" for now, none sees an error.
+    let answers: Vec<_> = calls(20).await;
+    let verified = answers.iter().filter(|a| **a == Answer::Verified).count();
+    assert!((1..=3).contains(&verified), "{verified} of 20 let through");
+    assert!(b.metrics().ramp_share.is_some());
+    advance(Duration::from_secs(10)).await;
+    let answers = calls(20).await;
+    assert!(answers.iter().all(|a| *a == Answer::Verified));
+    assert_eq!(b.metrics().ramp_share, None);
+}
+
+/// `n` calls one after the other.
+async fn calls(n: usize) -> Vec<Answer> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        out.push(verify().await.unwrap());
+    }
+    out
+}
