@@ -174,3 +174,33 @@ async fn every_action_logs_who_did_what() {
     assert_eq!(log[1].1, "reset");
     assert_eq!(log[1].2, "unknown", "no ConnectInfo: said so");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_ramping_breaker_shows_closed_with_its_share() {
+    // Issue 22: through half-open on the paused clock, then served for real.
+    let b = Breaker::builder("act-ramp")
+        .window_calls(1)
+        .min_calls(1)
+        .open_for(Duration::from_secs(1))
+        .half_open_calls(1)
+        .ramp(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let _ = b.call(async { Err::<(), _>("down") }).await;
+    tokio::time::advance(Duration::from_secs(1)).await;
+    b.call(async { Ok::<_, &str>(()) }).await.unwrap();
+    tokio::time::resume();
+    let base = serve(false).await;
+    let resp = Client::new()
+        .get(format!("{base}/breakers/act-ramp"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let m: Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();
+    assert_eq!(m["state"], "closed");
+    let share = m["ramp_share"].as_f64().unwrap();
+    assert!((0.05..0.06).contains(&share), "{m}");
+    assert!(m["rejected_by_reason"]["ramp"].is_u64(), "{m}");
+}

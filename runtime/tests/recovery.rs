@@ -444,3 +444,23 @@ fn bad_values_are_typed_errors() {
         .unwrap();
     assert_eq!((s.probe_every(), s.ramp()), (Some(secs(2)), Some(secs(20))));
 }
+
+#[tokio::test(start_paused = true)]
+async fn each_key_probes_and_ramps_on_its_own() {
+    let template = breaker("probe-keyed")
+        .probe_every(secs(1))
+        .half_open_calls(1)
+        .ramp(secs(10))
+        .config()
+        .unwrap();
+    let eu = fusebox_runtime::registry().keyed(&template, &"eu");
+    let us = fusebox_runtime::registry().keyed(&template, &"us");
+    trip(&eu).await;
+    trip(&us).await;
+    advance(secs(1)).await;
+    assert_eq!(ok(&eu, MS).await, Ok(()), "eu's probe");
+    assert_eq!((eu.state(), us.state()), (State::Closed, State::Open));
+    assert!(eu.metrics().ramp_share.is_some());
+    assert_eq!(ok(&us, MS).await, Ok(()), "us has a probe of its own");
+    assert_eq!(us.state(), State::Closed);
+}

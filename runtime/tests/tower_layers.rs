@@ -314,3 +314,41 @@ async fn a_bulkhead_with_max_wait_waits_for_a_slot_then_gives_up() {
     assert!(matches!(err, Error::Rejected(Rejection::Full { .. })));
     assert_eq!(dep.calls(), before);
 }
+
+#[tokio::test(start_paused = true)]
+async fn probes_and_the_ramp_work_through_the_layer() {
+    // Issue 22: the layer's calls take the same admission, so probes and the ramp apply.
+    let layer = BreakerLayer::new(
+        Breaker::builder("tl-follow")
+            .window_calls(2)
+            .open_for(Duration::from_secs(30))
+            .probe_every(Duration::from_secs(1))
+            .half_open_calls(1)
+            .ramp(Duration::from_secs(10)),
+    )
+    .unwrap();
+    let breaker = layer.breaker().clone();
+    let dep = Dep::new();
+    let svc = layer.layer(dep.clone());
+    for _ in 0..2 {
+        let _ = svc.clone().oneshot(0).await;
+    }
+    assert_eq!(breaker.state(), State::Open);
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert_eq!(svc.clone().oneshot(200).await.unwrap(), 200, "the probe");
+    assert_eq!(breaker.state(), State::Closed);
+    let before = dep.calls();
+    let mut refused = 0;
+    for _ in 0..100 {
+        if let Err(Error::Rejected(Rejection::Open { state, .. })) = svc.clone().oneshot(200).await
+        {
+            assert_eq!(state, State::Closed);
+            refused += 1;
+        }
+    }
+    assert_eq!(dep.calls() - before, 100 - refused);
+    assert!(
+        (90..=96).contains(&refused),
+        "{refused} refused at a 5 % start"
+    );
+}

@@ -148,6 +148,10 @@ function breakerRow(b, keyed) {
   c[0].textContent = keyed ? b.key : b.name;
   c[0].title = b.name;
   c[1].replaceChildren(el('span', 'state s-' + b.state, LABELS[b.state] || b.state));
+  // A breaker ramping traffic back in after half-open passed (issue 22) is closed, and says how far.
+  if (typeof b.ramp_share === 'number') {
+    c[1].append(el('span', 'small ramp', 'ramping ' + Math.round(b.ramp_share * 100) + ' %'));
+  }
   c[2].textContent = duration(b.time_in_state_s);
   const r = rates.get(b.name);
   const rated = r && r.perSec !== null;
