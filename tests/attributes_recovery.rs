@@ -54,8 +54,16 @@ async fn a_probe_finds_the_recovery_and_the_ramp_lets_traffic_back_gradually() {
     advance(Duration::from_secs(3)).await;
     DOWN.store(false, Relaxed);
     advance(Duration::from_secs(1)).await;
-    assert_eq!(verify().await, Ok(Answer::Verified), "the probe's caller is answered");
-    assert_eq!(b.state(), State::Closed, "26 s before open_for would have ended");
+    assert_eq!(
+        verify().await,
+        Ok(Answer::Verified),
+        "the probe's caller is answered"
+    );
+    assert_eq!(
+        b.state(),
+        State::Closed,
+        "26 s before open_for would have ended"
+    );
     // Ramping from 5 %: most callers are told "by email" for now, none sees an error.
     let answers: Vec<_> = calls(20).await;
     let verified = answers.iter().filter(|a| **a == Answer::Verified).count();
