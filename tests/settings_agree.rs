@@ -71,6 +71,8 @@ fn typed(pairs: &Pairs) -> Option<BreakerBuilder> {
             "half_open_calls" => b.half_open_calls(v.parse().ok()?),
             "alert_after" => b.alert_after(d(v)?),
             "max_keys" => b.max_keys(v.parse().ok()?),
+            "probe_every" => b.probe_every(d(v)?),
+            "ramp" => b.ramp(d(v)?),
             other => panic!("no typed setter for `{other}`"),
         };
     }

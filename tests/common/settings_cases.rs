@@ -97,6 +97,15 @@ pub const BREAKER_CASES: &[(&str, Option<&str>)] = &[
     (r#"key = shard, max_keys = 0"#, Some(r#"`max_keys` = 0 is out of range: expected a number of keys from 1 to 1000000"#)),
     (r#"key = shard, max_keys = 1000001"#, Some(r#"`max_keys` = 1000001 is out of range: expected a number of keys from 1 to 1000000"#)),
     (r#"alert_after = "0m""#, Some(r#"`alert_after` must be longer than zero, like "100ms""#)),
+    (r#"probe_every = "1s""#, None),
+    (r#"open_for = "10s", probe_every = "9999ms""#, None),
+    (r#"backoff = 2.0, open_for_max = "2m", probe_every = "1m""#, None),
+    (r#"probe_every = "0s""#, Some(r#"`probe_every` must be longer than zero, like "100ms""#)),
+    (r#"probe_every = "30s""#, Some(r#"`probe_every` = 30s is out of range: expected shorter than the open period (`open_for`, or `open_for_max` with `backoff`): probes are only sent while open"#)),
+    (r#"open_for = "5s", probe_every = "1m""#, Some(r#"`probe_every` = 60s is out of range: expected shorter than the open period (`open_for`, or `open_for_max` with `backoff`): probes are only sent while open"#)),
+    (r#"ramp = "20s""#, None),
+    (r#"half_open_calls = 1, ramp = "1h""#, None),
+    (r#"ramp = "0ms""#, Some(r#"`ramp` must be longer than zero, like "100ms""#)),
 ];
 
 /// `#[bulkhead]` arguments and the one verdict for them.
