@@ -206,7 +206,7 @@ fn settings_from_text_are_checked_like_the_builder() {
         assert_eq!(field(&err), *want, "{pairs:?}: {err}");
     }
     // Every documented key is understood.
-    assert_eq!(SETTING_KEYS.len(), 21);
+    assert_eq!(SETTING_KEYS.len(), 23);
     for key in SETTING_KEYS {
         let err = BreakerBuilder::from_settings("cfg-text", [(key, "?")]).unwrap_err();
         assert!(!matches!(err, ConfigError::UnknownSetting { .. }), "{key}");

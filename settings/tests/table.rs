@@ -77,6 +77,12 @@ fn cases() -> Vec<Case> {
         (&[("max_keys", "0")], |r| r.max_keys(0), Some("`max_keys` = 0 is out of range: expected a number of keys from 1 to 1000000")),
         (&[("max_keys", "1000001")], |r| r.max_keys(1_000_001), Some("`max_keys` = 1000001 is out of range: expected a number of keys from 1 to 1000000")),
         (&[("alert_after", "0m")], |r| r.alert_after(Duration::ZERO), Some("`alert_after` must be longer than zero, like \"100ms\"")),
+        (&[("probe_every", "1s")], |r| r.probe_every(S), None),
+        (&[("probe_every", "0s")], |r| r.probe_every(Duration::ZERO), Some("`probe_every` must be longer than zero, like \"100ms\"")),
+        (&[("probe_every", "30s")], |r| r.probe_every(30 * S), Some("`probe_every` = 30s is out of range: expected shorter than the open period (`open_for`, or `open_for_max` with `backoff`): probes are only sent while open")),
+        (&[("backoff", "2"), ("open_for_max", "1m"), ("probe_every", "30s")], |r| r.backoff(2.0, 60 * S).probe_every(30 * S), None),
+        (&[("ramp", "20s")], |r| r.ramp(20 * S), None),
+        (&[("ramp", "0s")], |r| r.ramp(Duration::ZERO), Some("`ramp` must be longer than zero, like \"100ms\"")),
     ]
 }
 
@@ -158,8 +164,8 @@ fn text_refuses_what_only_text_can_get_wrong() {
         (&[("slow", "1s")], "`slow_rate` is missing: `slow` needs the percent of slow calls that opens the breaker; add `slow_rate = 20`, or use `trip_p95 = \"...\"` instead"),
         (&[("slow_rate", "5")], "`slow` is missing: `slow_rate` needs the latency that makes a call slow; add `slow = \"500ms\"` (`trip_pNN` sets its own rate)"),
         (&[("timeout", "1s"), ("timeout", "2s")], "`timeout` and `timeout` cannot be used together: give it once"),
-        (&[("TIMEOUT", "1s")], "unknown setting `TIMEOUT`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after, max_keys"),
-        (&[("pool", "3")], "unknown setting `pool`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after, max_keys"),
+        (&[("TIMEOUT", "1s")], "unknown setting `TIMEOUT`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after, max_keys, probe_every, ramp"),
+        (&[("pool", "3")], "unknown setting `pool`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after, max_keys, probe_every, ramp"),
     ];
     for (pairs, want) in table {
         assert_eq!(
