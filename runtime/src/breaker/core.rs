@@ -1,13 +1,15 @@
-//! The shared state machine of one breaker: admission and transitions.
+//! The shared state machine of one breaker: the state word, admission, judging the closed
+//! window, and transitions. Beside it, each an `impl Core` of its own: `trials.rs` (half-open's
+//! side), `forced.rs` (operator overrides), `stuck.rs` (the alert), `recovery.rs` (probes and
+//! the ramp).
 //!
 //! Invariants:
 //! - `word` holds the state and a generation; every transition bumps the generation, under
 //!   `rare`'s lock, so at most one caller performs (and logs) each transition.
 //! - `until` is the current state's deadline: the end of the open period while `Open`, the
 //!   lapse of a forced state while forced (`NEVER`: held until changed), the ramp's end while
-//!   ramping (`recovery.rs`). It is written before
-//!   `word` turns to that state, so an admitter that sees the state reads its deadline. (One
-//!   field for both keeps a breaker within 1 KiB; an admitter holding a stale `Open` word may
+//!   ramping (`recovery.rs`). It is written before `word` turns to that state, so an admitter
+//!   that sees the state reads its deadline. (One field for all keeps a breaker within 1 KiB; an admitter holding a stale `Open` word may
 //!   read a forced deadline, which at worst refuses that one call while the breaker is forced.)
 //! - The closed state never takes the lock: admission is one load, recording is a few
 //!   relaxed atomics in the window; only a rate at the threshold takes the lock to trip.
@@ -17,20 +19,20 @@
 use std::time::Duration;
 
 use super::events::{Events, Reason, Transition};
-use super::half_open::{Rule, TrialEnd, Trials, Verdict};
+use super::half_open::Trials;
 use super::successes::Successes;
 use crate::clock::{nanos, Clock};
 use crate::error::Rejection;
-use crate::settings::{BreakerConfig, HalfOpenPolicy};
+use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
 use crate::sync::atomic::{AtomicU64, Ordering::*};
 use crate::sync::{lock, Mutex};
 use crate::window::{Totals, Window};
 
-const NEVER: u64 = u64::MAX;
+pub(super) const NEVER: u64 = u64::MAX;
 /// Set in `unhealthy_since` once the episode's stuck ERROR is logged (virtual nanoseconds
 /// never reach bit 63: that is 292 years). One word for both keeps a breaker within 1 KiB.
-const LOGGED: u64 = 1 << 63;
+pub(super) const LOGGED: u64 = 1 << 63;
 
 /// Lifetime counters, never reset (Prometheus counters must only grow). Successes are
 /// derived from the window (`successes.rs`), so a healthy call bumps none of these.
@@ -79,7 +81,7 @@ pub(crate) struct Core {
     /// When the breaker last left `Closed` for `Open`; `NEVER` while healthy. Spans
     /// open/half-open cycles, so a breaker flapping between them for hours is `stuck`.
     /// The stuck ERROR of this episode was logged when bit [`LOGGED`] is set.
-    unhealthy_since: AtomicU64,
+    pub(super) unhealthy_since: AtomicU64,
     pub(crate) window: Window,
     pub(super) rare: Mutex<Rare>,
     pub(crate) counters: Counters,
@@ -236,97 +238,6 @@ impl Core {
         }
     }
 
-    /// What half-open judges its trials by: the breaker's whole rule.
-    pub(super) fn trial_rule(&self) -> Rule {
-        Rule {
-            policy: self.config.half_open(),
-            failure_rate: self.config.failure_rate(),
-            slow: self.config.slow(),
-        }
-    }
-
-    /// A trial ended: record it and judge when due.
-    pub(crate) fn finish_trial(&self, gen: u64, result: TrialEnd) {
-        let now = self.clock.now();
-        let mut rare = lock(&self.rare);
-        let cur = self.word();
-        if cur.generation() != gen || cur.state() != State::HalfOpen {
-            return;
-        }
-        match result {
-            TrialEnd::Released => rare.trials.release(),
-            TrialEnd::Judged(r) => rare.trials.finish(r),
-            TrialEnd::Abandoned(late) => rare.trials.abandoned(late),
-        }
-        if let Some(v) = rare.trials.verdict(now, self.trial_rule()) {
-            let event = self.apply_verdict(&mut rare, cur, v, now);
-            drop(rare);
-            self.events.emit(event);
-        }
-    }
-
-    pub(super) fn apply_verdict(
-        &self,
-        rare: &mut Rare,
-        cur: Word,
-        v: Verdict,
-        now: u64,
-    ) -> Transition {
-        let (ok, failed) = (rare.trials.ok, rare.trials.failed);
-        match v {
-            Verdict::Close => self.switch(
-                rare,
-                cur,
-                State::Closed,
-                Reason::TrialsPassed { ok, failed },
-                now,
-            ),
-            Verdict::Reopen => self.switch(
-                rare,
-                cur,
-                State::Open,
-                Reason::TrialsFailed { ok, failed },
-                now,
-            ),
-        }
-    }
-
-    /// Forces `to` (a forced state, or `Closed` for a reset), lapsing after `for_` if given.
-    pub(crate) fn force(&self, to: State, reason: Reason, for_: Option<Duration>, now: u64) {
-        let until = for_.map_or(NEVER, |d| now.saturating_add(nanos(d)));
-        let mut rare = lock(&self.rare);
-        let cur = self.word();
-        self.until.store(until, Release);
-        let event = self.switch(&mut rare, cur, to, reason, now);
-        drop(rare);
-        self.events.emit(event);
-    }
-
-    /// Ends a forced state whose time is up: forced open goes to half-open (trials decide, so a
-    /// dependency still down is not hit by all traffic), forced closed to closed. Checked lazily
-    /// on admission and by the metrics, so no timer task is needed. True if it moved.
-    pub(crate) fn expire_force(&self, w: Word, now: u64) -> bool {
-        let to = match w.state() {
-            State::ForcedOpen => State::HalfOpen,
-            State::ForcedClosed => State::Closed,
-            _ => return false,
-        };
-        if now < self.until.load(Acquire) {
-            return false;
-        }
-        self.transition(Some(w), to, Reason::ForceExpired, now);
-        true
-    }
-
-    /// Time left of a forced state that lapses, if the breaker is in one.
-    pub(crate) fn force_expires_in(&self, now: u64) -> Option<Duration> {
-        if !matches!(self.state(), State::ForcedOpen | State::ForcedClosed) {
-            return None;
-        }
-        let until = self.until.load(Acquire);
-        (until != NEVER).then(|| Duration::from_nanos(until.saturating_sub(now)))
-    }
-
     /// Opens the breaker when the window's totals say so. Called after each recorded call
     /// that could raise a rate (the window returns no totals for one that cannot).
     #[inline]
@@ -440,55 +351,6 @@ impl Core {
             at: self.clock.instant(now),
             reason,
         }
-    }
-
-    /// How long the breaker has been away from closed, if it is.
-    pub(crate) fn unhealthy_for(&self, now: u64) -> Option<Duration> {
-        let since = self.unhealthy_since.load(Relaxed);
-        (since != NEVER).then(|| Duration::from_nanos(now.saturating_sub(since & !LOGGED)))
-    }
-
-    /// True when away from closed longer than `alert_after`; logs at ERROR once per episode.
-    pub(crate) fn check_stuck(&self, now: u64) -> bool {
-        // Every refusal asks: compare raw nanoseconds first, build durations only when stuck.
-        let since = self.unhealthy_since.load(Relaxed);
-        if since == NEVER || now.saturating_sub(since & !LOGGED) < nanos(self.config.alert_after())
-        {
-            return false;
-        }
-        let for_ = self.unhealthy_for(now).unwrap_or_default();
-        if since & LOGGED == 0 && self.unhealthy_since.fetch_or(LOGGED, Relaxed) & LOGGED == 0 {
-            let state = self.state();
-            if matches!(state, State::ForcedOpen | State::ForcedClosed) {
-                tracing::error!(
-                    breaker = %self.config.name,
-                    %state,
-                    forced_for = ?for_,
-                    alert_after = ?self.config.alert_after(),
-                    "circuit breaker stuck: held in a forced state longer than alert_after"
-                );
-            } else {
-                tracing::error!(
-                    breaker = %self.config.name,
-                    %state,
-                    unhealthy_for = ?for_,
-                    alert_after = ?self.config.alert_after(),
-                    "circuit breaker stuck: away from closed longer than alert_after"
-                );
-            }
-        }
-        true
-    }
-
-    /// The timeout of a trial: the configured one, or else the half-open sampling period,
-    /// so that a hung trial can never hold a breaker in half-open forever.
-    pub(crate) fn trial_timeout(&self) -> Duration {
-        self.config
-            .half_open_timeout()
-            .unwrap_or(match self.config.half_open() {
-                HalfOpenPolicy::Share { window, .. } => window,
-                HalfOpenPolicy::Calls(_) => self.config.open_for(),
-            })
     }
 }
 

@@ -3,10 +3,13 @@
 mod call;
 pub(crate) mod core;
 pub(crate) mod events;
+mod forced;
 mod half_open;
 pub(crate) mod permit;
 mod recovery;
+mod stuck;
 mod successes;
+mod trials;
 
 use std::fmt;
 use std::future::Future;

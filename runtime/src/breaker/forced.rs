@@ -1,0 +1,49 @@
+//! Forced states: an operator's override, held until changed or for a given time. A forced
+//! state that lapses is ended lazily, on admission and by the metrics, so no timer task runs.
+
+use std::time::Duration;
+
+use super::core::{Core, NEVER};
+use super::events::Reason;
+use crate::clock::nanos;
+use crate::state::{State, Word};
+use crate::sync::atomic::Ordering::*;
+use crate::sync::lock;
+
+impl Core {
+    /// Forces `to` (a forced state, or `Closed` for a reset), lapsing after `for_` if given.
+    pub(crate) fn force(&self, to: State, reason: Reason, for_: Option<Duration>, now: u64) {
+        let until = for_.map_or(NEVER, |d| now.saturating_add(nanos(d)));
+        let mut rare = lock(&self.rare);
+        let cur = self.word();
+        self.until.store(until, Release);
+        let event = self.switch(&mut rare, cur, to, reason, now);
+        drop(rare);
+        self.events.emit(event);
+    }
+
+    /// Ends a forced state whose time is up: forced open goes to half-open (trials decide, so a
+    /// dependency still down is not hit by all traffic), forced closed to closed. Checked lazily
+    /// on admission and by the metrics, so no timer task is needed. True if it moved.
+    pub(crate) fn expire_force(&self, w: Word, now: u64) -> bool {
+        let to = match w.state() {
+            State::ForcedOpen => State::HalfOpen,
+            State::ForcedClosed => State::Closed,
+            _ => return false,
+        };
+        if now < self.until.load(Acquire) {
+            return false;
+        }
+        self.transition(Some(w), to, Reason::ForceExpired, now);
+        true
+    }
+
+    /// Time left of a forced state that lapses, if the breaker is in one.
+    pub(crate) fn force_expires_in(&self, now: u64) -> Option<Duration> {
+        if !matches!(self.state(), State::ForcedOpen | State::ForcedClosed) {
+            return None;
+        }
+        let until = self.until.load(Acquire);
+        (until != NEVER).then(|| Duration::from_nanos(until.saturating_sub(now)))
+    }
+}
