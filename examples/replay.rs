@@ -24,7 +24,11 @@ fn main() -> std::io::Result<()> {
 
     let c = &replays.cold_start;
     println!("1 cold start: provider down 2 min, back cold (1.5-3 s until warm), 800 ms timeout");
-    for (name, r) in [("old", &c.old), ("new", &c.new)] {
+    for (name, r) in [
+        ("old", &c.old),
+        ("new", &c.new),
+        ("probe + ramp", &c.follow),
+    ] {
         let t = &r.breakers[0];
         let after = r.window("back, cold").map(|w| w.counts).unwrap_or_default();
         println!(
@@ -39,11 +43,14 @@ fn main() -> std::io::Result<()> {
         .collect();
     println!("  old open periods (min): {}", periods.join(", "));
     let a = annotated::cold_start(&Setup::default().cold_start)?;
-    let same = a.recovery == (c.old_recovery, c.new_recovery) && a.conflicts == 0;
+    let same = a.recovery == (c.old_recovery, c.new_recovery)
+        && a.follow == c.follow_recovery
+        && a.conflicts == 0;
     println!(
-        "  the same replay through #[breaker]: old {}, new {} ({})",
+        "  the same replay through #[breaker]: old {}, new {}, probe + ramp {} ({})",
         hms(a.recovery.0),
         hms(a.recovery.1),
+        hms(a.follow),
         if same {
             "identical: same settings, same code path"
         } else {

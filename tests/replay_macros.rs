@@ -21,4 +21,8 @@ fn annotated_cold_start_replay_matches_the_builder_one() {
     assert_eq!(a.recovery, (old, new));
     assert!(a.recovery.0.unwrap() > Duration::from_secs(3600));
     assert!(a.recovery.1.unwrap() < Duration::from_secs(300));
+    // Issue 22: probe_every and ramp through the attribute run as the builder's do.
+    let (_, follow) = cold_start::run_one(&setup, &cold_start::follow_breaker()).unwrap();
+    assert_eq!(a.follow, follow);
+    assert!(a.follow.unwrap() <= Duration::from_secs(15));
 }

@@ -1,4 +1,4 @@
-//! The cold-start replay once more, with its two breakers written as attributes: the replay
+//! The cold-start replay once more, with its three breakers written as attributes: the replay
 //! then runs the code `#[breaker]` generates, not only the builder API.
 
 use std::io;
@@ -41,17 +41,38 @@ pub async fn lookup_new(provider: Dependency) -> Result<(), SimError> {
     provider.call().await
 }
 
+/// fusebox following the provider back (issue 22): the new configuration, probing every
+/// second while open, a 5 s half-open window and a 5 s ramp.
+#[breaker(
+    name = "address-lookup",
+    key = "follow",
+    window_calls = 20,
+    failure_rate = 50,
+    timeout = "800ms",
+    half_open_timeout = "4s",
+    half_open_pct = 5,
+    half_open_window = "5s",
+    open_for = "60s",
+    probe_every = "1s",
+    ramp = "5s"
+)]
+pub async fn lookup_follow(provider: Dependency) -> Result<(), SimError> {
+    provider.call().await
+}
+
 /// What the annotated replay measured.
 #[derive(Debug)]
 pub struct Annotated {
     /// Recovery of the old and the new configuration.
     pub recovery: (Option<Duration>, Option<Duration>),
+    /// Recovery of the follow configuration (probe + ramp).
+    pub follow: Option<Duration>,
     /// Registrations whose settings differed from the builder's: 0 when the attributes
     /// configure exactly the breakers the builder-based replay uses.
     pub conflicts: u64,
 }
 
-/// Runs both annotated functions through the cold-start replay. Call once per process: the
+/// Runs the three annotated functions through the cold-start replay. Call once per process: the
 /// attributes' breakers live in the global registry.
 pub fn cold_start(setup: &ColdStartSetup) -> io::Result<Annotated> {
     // Registered up front with the builder's settings, so the run can watch them; the
@@ -62,14 +83,22 @@ pub fn cold_start(setup: &ColdStartSetup) -> io::Result<Annotated> {
     let new_cfg = cold_start::new_breaker()
         .config()
         .map_err(io::Error::other)?;
+    let follow_cfg = cold_start::follow_breaker()
+        .config()
+        .map_err(io::Error::other)?;
     let old = registry().keyed(&old_cfg, &"old");
+    let follow = registry().keyed(&follow_cfg, &"follow");
     let new = registry().keyed(&new_cfg, &"new");
     let (_, old_recovery) =
         cold_start::run_call(setup, |dep| Call::function(dep, lookup_old).watch(&old))?;
     let (_, new_recovery) =
         cold_start::run_call(setup, |dep| Call::function(dep, lookup_new).watch(&new))?;
+    let (_, follow_recovery) = cold_start::run_call(setup, |dep| {
+        Call::function(dep, lookup_follow).watch(&follow)
+    })?;
     Ok(Annotated {
         recovery: (old_recovery, new_recovery),
-        conflicts: old.metrics().conflicts + new.metrics().conflicts,
+        follow: follow_recovery,
+        conflicts: old.metrics().conflicts + new.metrics().conflicts + follow.metrics().conflicts,
     })
 }

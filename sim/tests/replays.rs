@@ -238,13 +238,27 @@ fn summary_json_has_the_issue_keys() {
     assert!(num("slow_under_timeout.failures_only_closed_while_slow") >= 3.0);
     assert_eq!(num("slow_under_timeout.whole_rule_closed_while_slow"), 0.0);
     assert!(num("slow_under_timeout.whole_rule_recovery_s") <= 30.0);
+    assert_eq!(num("slow_under_timeout.probing_closed_while_slow"), 0.0);
     // One row per peer policy, fusebox's first.
     let peers = v["cold_start_peers"]
         .as_array()
         .expect("an array of policies");
-    assert_eq!(peers.len(), 6);
+    assert_eq!(peers.len(), 7);
     assert!(peers[0]["policy"].as_str().unwrap().starts_with("fusebox"));
     assert!(peers[0]["recovery_s"].as_f64().unwrap() <= 120.0);
+    // Issue 22: probing and a ramp follow the provider back within 15 s, at most one
+    // relapse, fewer fallbacks than the new configuration; its peers row agrees.
+    assert!(num("cold_start.follow_recovery_s") <= 15.0);
+    assert!(num("cold_start.follow_full_traffic_s") <= 15.0);
+    assert!(num("cold_start.follow_relapses") <= 1.0);
+    assert!(num("cold_start.follow_fallback_after_pct") < num("cold_start.new_fallback_after_pct"));
+    assert!(peers[1]["policy"].as_str().unwrap().contains("probe"));
+    close(
+        peers[1]["recovery_s"].as_f64().unwrap(),
+        num("cold_start.follow_recovery_s"),
+        1e-9,
+        "follow row",
+    );
 }
 
 #[test]

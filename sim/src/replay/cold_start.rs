@@ -57,6 +57,18 @@ pub struct ColdStart {
     pub new_recovery: Option<Duration>,
     /// Calls the provider received between being up again and the old breaker closing.
     pub old_trials: u64,
+    /// fusebox following the provider back (issue 22): [`follow_breaker`], probing while
+    /// open and ramping traffic back in.
+    pub follow: Report,
+    /// Recovery time of the follow configuration: until it closed for good, which starts its
+    /// ramp; all traffic is back [`FOLLOW_RAMP`] later ([`follow_full_traffic`](Self::follow_full_traffic)).
+    pub follow_recovery: Option<Duration>,
+    /// From the provider being up again until the follow configuration admits every call.
+    pub follow_full_traffic: Option<Duration>,
+    /// Times the breaker opened again after the provider was back (new, follow).
+    pub relapses: (usize, usize),
+    /// Share of checkouts answered by the fallback after the provider was back (new, follow).
+    pub fallback_after: (f64, f64),
 }
 
 const OUTAGE_AT: Duration = Duration::from_secs(60);
@@ -100,6 +112,28 @@ pub fn new_breaker() -> BreakerBuilder {
         .half_open_window(Duration::from_secs(30))
         .open_for(Duration::from_secs(60))
 }
+
+/// fusebox's breaker that follows the provider back (issue 22): `new_breaker()` plus a probe
+/// every second while open, a 5 s half-open window, and a 5 s ramp from 5 % to all traffic.
+/// The probe finds the provider up within a second of its return (a cold answer of 1.5–3 s
+/// passes under the 4 s trial timeout), half-open judges 5 s of trials, and the ramp lets the
+/// load back gradually while the provider warms.
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_sim::replay::cold_start::follow_breaker().config().unwrap();
+/// assert_eq!(c.probe_every(), Some(Duration::from_secs(1)));
+/// assert_eq!(c.ramp(), Some(Duration::from_secs(5)));
+/// ```
+pub fn follow_breaker() -> BreakerBuilder {
+    new_breaker()
+        .probe_every(Duration::from_secs(1))
+        .half_open_window(Duration::from_secs(5))
+        .ramp(FOLLOW_RAMP)
+}
+
+/// The follow configuration's ramp: all traffic is back this long after it closes.
+pub const FOLLOW_RAMP: Duration = Duration::from_secs(5);
 
 /// The provider: 70–110 ms normally, refusing for two minutes from t = 60 s, then cold.
 ///
@@ -181,6 +215,7 @@ pub fn cold_start(setup: &ColdStartSetup) -> io::Result<ColdStart> {
     let up = OUTAGE_AT + DOWN_FOR;
     let (old, old_recovery) = run_one(setup, &old_breaker())?;
     let (new, new_recovery) = run_one(setup, &new_breaker())?;
+    let (follow, follow_recovery) = run_one(setup, &follow_breaker())?;
     let old_trials = match old_recovery {
         // Requests that reached the provider after it was up, before the close.
         Some(r) => old
@@ -191,12 +226,33 @@ pub fn cold_start(setup: &ColdStartSetup) -> io::Result<ColdStart> {
     };
     Ok(ColdStart {
         up_again: up,
+        relapses: (relapses(&new, up), relapses(&follow, up)),
+        fallback_after: (fallback_after(&new), fallback_after(&follow)),
+        follow_full_traffic: follow_recovery.map(|r| r + FOLLOW_RAMP),
         old,
         new,
+        follow,
         old_recovery,
         new_recovery,
+        follow_recovery,
         old_trials,
     })
+}
+
+/// Times the breaker opened at or after `up`.
+fn relapses(r: &Report, up: Duration) -> usize {
+    r.breakers.first().map_or(0, |t| {
+        t.transitions
+            .iter()
+            .filter(|(at, s)| *s == fusebox_runtime::State::Open && *at >= up)
+            .count()
+    })
+}
+
+/// Share of checkouts the fallback answered once the provider was back.
+pub(crate) fn fallback_after(r: &Report) -> f64 {
+    r.window("back, cold")
+        .map_or(0.0, |w| w.counts.fallback_share())
 }
 
 /// Half-open episodes that started in `[from, to]`: one trial each under `half_open_calls(1)`.
@@ -225,6 +281,38 @@ pub fn latency_breaker() -> BreakerBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn following_the_provider_recovers_within_15_s_without_relapse_and_fewer_fallbacks() {
+        let c = cold_start(&ColdStartSetup::default()).unwrap();
+        let fifteen = Duration::from_secs(15);
+        let follow = c.follow_recovery.unwrap();
+        assert!(
+            follow <= fifteen,
+            "closed {follow:?} after the provider was back"
+        );
+        assert!(c.follow_full_traffic.unwrap() <= fifteen);
+        assert!(
+            c.new_recovery.unwrap() > Duration::from_secs(45),
+            "{:?}",
+            c.new_recovery
+        );
+        assert!(c.relapses.1 <= 1, "{} relapses", c.relapses.1);
+        let (new, follow) = c.fallback_after;
+        assert!(follow < new, "fallback share {follow} vs new {new}");
+        // The probe, not the end of `open_for`, found the provider back: half-open began
+        // within `probe_every` plus one cold answer (under 3 s) of its return.
+        let t = c.follow.breakers.first().unwrap();
+        let half_open = t
+            .transitions
+            .iter()
+            .find(|(at, s)| *s == fusebox_runtime::State::HalfOpen && *at >= c.up_again)
+            .unwrap();
+        assert!(
+            half_open.0 <= c.up_again + Duration::from_secs(4),
+            "{half_open:?}"
+        );
+    }
 
     #[test]
     fn a_latency_rule_with_a_warm_up_bound_still_recovers_within_two_minutes() {

@@ -15,6 +15,7 @@
 
 pub mod adaptive;
 pub mod cold_start;
+mod format;
 pub mod lesson;
 pub mod peers;
 pub mod semian;
@@ -99,6 +100,10 @@ impl Replays {
             cold_old_recovery_s: c.old_recovery.map(secs),
             cold_new_recovery_s: c.new_recovery.map(secs),
             cold_old_trials: c.old_trials,
+            cold_follow_recovery_s: c.follow_recovery.map(secs),
+            cold_follow_full_traffic_s: c.follow_full_traffic.map(secs),
+            cold_relapses: (c.relapses.0 as u64, c.relapses.1 as u64),
+            cold_fallback_after_pct: (c.fallback_after.0 * 100.0, c.fallback_after.1 * 100.0),
             lesson_pct: [l.step1, l.step2, l.step3, l.step4, l.step5].map(|x| x * 100.0),
             lesson_step4_all_stuck_s: l.step4_all_stuck.map(secs),
             lesson_step3_open_after_s: l.step3_open_after.map(secs),
@@ -123,6 +128,10 @@ impl Replays {
             trials_sent_while_open: (
                 self.slow_trials.failures_only.sent_while_open,
                 self.slow_trials.whole_rule.sent_while_open,
+            ),
+            trials_probing: (
+                self.slow_trials.probing.closed_while_slow as u64,
+                self.slow_trials.probing.recovery.map(secs),
             ),
             trials_recovery_s: (
                 self.slow_trials.failures_only.recovery.map(secs),
@@ -177,6 +186,10 @@ impl Replays {
                 vec![
                     panel("old: one trial, open 30 s doubling to 30 min", &c.old),
                     panel("new: 5 % for 30 s, 4 s trial timeout, open 60 s", &c.new),
+                    panel(
+                        "probe + ramp: new, probing every 1 s, 5 s window, 5 s ramp",
+                        &c.follow,
+                    ),
                 ],
             ),
             (
@@ -225,6 +238,10 @@ impl Replays {
                     panel(
                         "trip_p95, trials judged by the whole rule (fusebox)",
                         &t.whole_rule.report,
+                    ),
+                    panel(
+                        "the whole rule, probing every 1 s while open",
+                        &t.probing.report,
                     ),
                 ],
             ),

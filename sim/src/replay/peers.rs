@@ -69,7 +69,7 @@ fn base() -> BreakerBuilder {
 ///
 /// ```
 /// let p = fusebox_sim::replay::peers::policies();
-/// assert_eq!(p.len(), 6);
+/// assert_eq!(p.len(), 7);
 /// assert!(p.iter().all(|(_, b)| b.config().is_ok()));
 /// ```
 pub fn policies() -> Vec<(&'static str, BreakerBuilder)> {
@@ -78,6 +78,10 @@ pub fn policies() -> Vec<(&'static str, BreakerBuilder)> {
         (
             "fusebox: 5 % for 30 s, 4 s trial timeout, open 60 s",
             cold_start::new_breaker(),
+        ),
+        (
+            "fusebox following it: + probe every 1 s, 5 s window, 5 s ramp",
+            cold_start::follow_breaker(),
         ),
         (
             "write-up: 1 probe, open 30 s doubling to 30 min",
@@ -135,9 +139,7 @@ pub fn peers(setup: &ColdStartSetup) -> io::Result<Peers> {
     for (label, breaker) in policies() {
         let (report, recovery) = cold_start::run_one(setup, &breaker)?;
         let times_opened = report.breakers.first().map_or(0, |t| t.times_opened());
-        let fallback_after = report
-            .window("back, cold")
-            .map_or(0.0, |w| w.counts.fallback_share());
+        let fallback_after = cold_start::fallback_after(&report);
         let sent_while_down = report.window("down").map_or(0, |w| w.counts.sent);
         runs.push(PeerRun {
             label,

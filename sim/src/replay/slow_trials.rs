@@ -66,6 +66,9 @@ pub struct SlowTrials {
     pub failures_only: SlowTrialsRun,
     /// Trials judged by the whole rule: failure rate and p95 > 500 ms.
     pub whole_rule: SlowTrialsRun,
+    /// The whole rule with a probe every second while open (issue 22): a 2 s probe is slow
+    /// by the trial bound, so it never starts half-open early.
+    pub probing: SlowTrialsRun,
 }
 
 const SLOW_AT: Duration = Duration::from_secs(30);
@@ -95,6 +98,17 @@ pub fn card_breaker() -> BreakerBuilder {
 /// ```
 pub fn failures_only_breaker() -> BreakerBuilder {
     card_breaker().half_open_slow(Duration::from_secs(3))
+}
+
+/// The design card's breaker probing every second while open (issue 22).
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_sim::replay::slow_trials::probing_breaker().config().unwrap();
+/// assert_eq!(c.probe_every(), Some(Duration::from_secs(1)));
+/// ```
+pub fn probing_breaker() -> BreakerBuilder {
+    card_breaker().probe_every(Duration::from_secs(1))
 }
 
 /// Runs one configuration against the provider.
@@ -163,6 +177,7 @@ pub fn slow_trials(setup: &SlowTrialsSetup) -> io::Result<SlowTrials> {
         healed_at: SLOW_AT + setup.slow_for,
         failures_only: run_one(setup, &failures_only_breaker())?,
         whole_rule: run_one(setup, &card_breaker())?,
+        probing: run_one(setup, &probing_breaker())?,
     })
 }
 
@@ -187,5 +202,30 @@ mod tests {
             f.sent_while_open,
             w.sent_while_open
         );
+    }
+
+    #[test]
+    fn probing_never_closes_early_on_a_provider_slow_under_its_timeout() {
+        let s = slow_trials(&SlowTrialsSetup::default()).unwrap();
+        let (p, w) = (&s.probing, &s.whole_rule);
+        assert_eq!(p.closed_while_slow, 0, "{:?}", p.report.breakers);
+        // The probes did reach it (about one a second), and were judged slow each time.
+        assert!(
+            p.sent_while_open >= w.sent_while_open + 50,
+            "{} vs {}",
+            p.sent_while_open,
+            w.sent_while_open
+        );
+        let opened_while_slow =
+            |r: &SlowTrialsRun| r.report.breaker("payments").map_or(0, |t| t.times_opened());
+        assert_eq!(
+            opened_while_slow(p),
+            opened_while_slow(w),
+            "no extra half-open episode"
+        );
+        // Fast again, the next probe passes: closed sooner than at the end of an open period.
+        let fast = p.recovery.unwrap();
+        assert!(fast <= Duration::from_secs(1 + 10 + 1), "{fast:?}");
+        assert!(fast <= w.recovery.unwrap(), "{fast:?} vs {:?}", w.recovery);
     }
 }

@@ -2,6 +2,8 @@
 
 use std::fmt::Write as _;
 
+use super::format::{dur, json_number, row};
+
 /// The replays' key figures: the table the example prints and `summary.json`.
 /// Percentages are in percent, times in seconds.
 ///
@@ -20,6 +22,14 @@ pub struct Summary {
     pub cold_new_recovery_s: Option<f64>,
     /// Cold start, old configuration: lone trials sent while the provider was cold.
     pub cold_old_trials: u64,
+    /// Cold start, fusebox following the provider back (probe + ramp): until closed for good.
+    pub cold_follow_recovery_s: Option<f64>,
+    /// Cold start, follow configuration: until every call is admitted again (the ramp's end).
+    pub cold_follow_full_traffic_s: Option<f64>,
+    /// Cold start: times opened again after the provider was back (new, follow).
+    pub cold_relapses: (u64, u64),
+    /// Cold start: fallback share of checkouts after the provider was back (new, follow).
+    pub cold_fallback_after_pct: (f64, f64),
     /// Lesson, steps 1–5: busy-worker share (step 5: of the workers outside the report pool).
     pub lesson_pct: [f64; 5],
     /// Lesson, step 4: from the stall until every worker is busy.
@@ -54,6 +64,9 @@ pub struct Summary {
     pub trials_sent_while_open: (u64, u64),
     /// Slow under the timeout: from fast again until closed for good.
     pub trials_recovery_s: (Option<f64>, Option<f64>),
+    /// Slow under the timeout, whole rule probing every second: times closed while slow, and
+    /// from fast again until closed for good.
+    pub trials_probing: (u64, Option<f64>),
     /// The cold start under each library's default recovery policy, fusebox's first.
     pub peers: Vec<PeerRow>,
     /// Adaptive limit, lesson step 5: share of the workers left to the other routes while the
@@ -101,6 +114,18 @@ impl Summary {
                     ("old_recovery_s", self.cold_old_recovery_s),
                     ("new_recovery_s", self.cold_new_recovery_s),
                     ("old_trials_while_cold", Some(self.cold_old_trials as f64)),
+                    ("follow_recovery_s", self.cold_follow_recovery_s),
+                    ("follow_full_traffic_s", self.cold_follow_full_traffic_s),
+                    ("new_relapses", Some(self.cold_relapses.0 as f64)),
+                    ("follow_relapses", Some(self.cold_relapses.1 as f64)),
+                    (
+                        "new_fallback_after_pct",
+                        Some(self.cold_fallback_after_pct.0),
+                    ),
+                    (
+                        "follow_fallback_after_pct",
+                        Some(self.cold_fallback_after_pct.1),
+                    ),
                 ],
             ),
             (
@@ -176,6 +201,11 @@ impl Summary {
                     ),
                     ("failures_only_recovery_s", self.trials_recovery_s.0),
                     ("whole_rule_recovery_s", self.trials_recovery_s.1),
+                    (
+                        "probing_closed_while_slow",
+                        Some(self.trials_probing.0 as f64),
+                    ),
+                    ("probing_recovery_s", self.trials_probing.1),
                 ],
             ),
             (
@@ -318,6 +348,28 @@ impl Summary {
             ),
             row(
                 "",
+                "recovery, probe + ramp (all traffic)",
+                format!(
+                    "{} ({})",
+                    opt_s(self.cold_follow_recovery_s),
+                    opt_s(self.cold_follow_full_traffic_s)
+                ),
+                "(issue 22: within 15 s)",
+            ),
+            row(
+                "",
+                "relapses; fallback share after (new / probe + ramp)",
+                format!(
+                    "{} / {}; {} / {}",
+                    self.cold_relapses.0,
+                    self.cold_relapses.1,
+                    pct(self.cold_fallback_after_pct.0),
+                    pct(self.cold_fallback_after_pct.1)
+                ),
+                "",
+            ),
+            row(
+                "",
                 "lone trials while cold (old)",
                 self.cold_old_trials.to_string(),
                 "1 per open period",
@@ -449,6 +501,16 @@ impl Summary {
                 "<= 20 s open + 10 s window",
             ),
             row(
+                "",
+                "rule + probe every 1 s: closed while slow; after",
+                format!(
+                    "{}; {}",
+                    self.trials_probing.0,
+                    opt_s(self.trials_probing.1)
+                ),
+                "never (issue 22)",
+            ),
+            row(
                 "adaptive pool",
                 "lesson: others' workers, fixed / adaptive",
                 format!(
@@ -523,49 +585,3 @@ impl Summary {
 
 /// One JSON object of the summary: its key and its fields.
 type Group = (&'static str, Vec<(&'static str, Option<f64>)>);
-
-fn row(a: &str, b: &str, c: String, d: &str) -> [String; 4] {
-    [a.to_owned(), b.to_owned(), c, d.to_owned()]
-}
-
-/// `3h 02m 10s`-style, or `never` for `None`.
-fn dur(s: Option<f64>) -> String {
-    let Some(s) = s else {
-        return "never".to_owned();
-    };
-    let t = s.round() as u64;
-    let (h, m, s) = (t / 3600, t / 60 % 60, t % 60);
-    if h > 0 {
-        format!("{h}h {m:02}m {s:02}s")
-    } else if m > 0 {
-        format!("{m}m {s:02}s")
-    } else {
-        format!("{s}s")
-    }
-}
-
-fn json_number(v: Option<f64>) -> String {
-    match v {
-        Some(x) if x.is_finite() => {
-            let r = (x * 1000.0).round() / 1000.0;
-            format!("{r}")
-        }
-        _ => "null".to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_like_the_write_up() {
-        assert_eq!(dur(Some(10_771.0)), "2h 59m 31s");
-        assert_eq!(dur(Some(61.0)), "1m 01s");
-        assert_eq!(dur(Some(9.4)), "9s");
-        assert_eq!(dur(None), "never");
-        assert_eq!(json_number(None), "null");
-        assert_eq!(json_number(Some(2.0)), "2");
-        assert_eq!(json_number(Some(262.5)), "262.5");
-    }
-}
