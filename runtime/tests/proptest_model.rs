@@ -1,6 +1,7 @@
 //! Property test: the real breaker and the reference model in `model/` agree on every
 //! admission and every state, over random configurations and random sequences of outcomes,
-//! latencies, clock advances, cancellations, panics and operator commands.
+//! latencies, clock advances, cancellations, panics and operator commands, with and without
+//! probes while open and a ramp after half-open (issue 22).
 //!
 //! Each case runs on its own current-thread runtime with a paused clock. 256 cases by default;
 //! `PROPTEST_CASES=N` runs more.
@@ -66,6 +67,11 @@ fn config() -> impl Strategy<Value = Config> {
         1u64..120,
         proptest::option::of(1u64..4),
         half_open,
+        // Issue 22: probes (kept shorter than the first open period) and a ramp.
+        (
+            proptest::option::of(1u64..120),
+            proptest::option::of(1u64..200),
+        ),
     )
         .prop_map(
             |(
@@ -77,6 +83,7 @@ fn config() -> impl Strategy<Value = Config> {
                 open_for,
                 grow,
                 half_open,
+                (probe_every, ramp),
             )| Config {
                 window,
                 time_window,
@@ -88,6 +95,8 @@ fn config() -> impl Strategy<Value = Config> {
                 open_for,
                 backoff_max: grow.map(|g| open_for * (1 << g)),
                 half_open,
+                probe_every: probe_every.filter(|p| *p < open_for),
+                ramp,
             },
         )
 }
@@ -120,6 +129,12 @@ fn builder(c: &Config) -> BreakerBuilder {
     }
     if let Some(max) = c.backoff_max {
         b = b.backoff(2.0, ms(max));
+    }
+    if let Some(p) = c.probe_every {
+        b = b.probe_every(ms(p));
+    }
+    if let Some(r) = c.ramp {
+        b = b.ramp(ms(r));
     }
     match c.half_open {
         HalfOpen::Calls(n) => b.half_open_calls(n),

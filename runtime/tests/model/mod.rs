@@ -29,6 +29,10 @@ pub struct Config {
     /// Open periods double up to this cap.
     pub backoff_max: Option<u64>,
     pub half_open: HalfOpen,
+    /// While open, one call per this many ms goes through as a probe (issue 22).
+    pub probe_every: Option<u64>,
+    /// After trials pass, the admitted share grows to all calls over this many ms (issue 22).
+    pub ramp: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -96,6 +100,8 @@ struct Trials {
 pub struct Ticket {
     gen: u64,
     pub trial: bool,
+    /// A probe while open: run as a trial, judged on its own.
+    probe: bool,
     /// When it was admitted.
     start: u64,
 }
@@ -112,6 +118,11 @@ pub struct Model {
     open_until: u64,
     opened_in_a_row: u32,
     trials: Trials,
+    /// While open: when the next probe is due.
+    next_probe: u64,
+    /// While closed and ramping: when the ramp ends, and the calls that asked so far.
+    ramp_until: Option<u64>,
+    ramp_asked: u64,
     pub counters: Counters,
 }
 
@@ -127,6 +138,9 @@ impl Model {
             open_until: 0,
             opened_in_a_row: 0,
             trials: Trials::default(),
+            next_probe: 0,
+            ramp_until: None,
+            ramp_asked: 0,
             counters: Counters::default(),
         }
     }
@@ -165,9 +179,12 @@ impl Model {
     }
 
     fn go(&mut self, to: State) {
+        self.ramp_until = None;
         match to {
             State::Open => {
                 self.open_until = self.now + self.open_period();
+                // The first probe waits one interval: the dependency has just failed.
+                self.next_probe = self.now + self.cfg.probe_every.unwrap_or(0);
                 self.opened_in_a_row += 1;
                 self.counters.times_opened += 1;
             }
@@ -225,9 +242,57 @@ impl Model {
     }
 
     fn judge_trials(&mut self) {
-        if let Some(close) = self.verdict() {
-            self.go(if close { State::Closed } else { State::Open });
+        match self.verdict() {
+            Some(true) => self.close_on_trials(),
+            Some(false) => self.go(State::Open),
+            None => {}
         }
+    }
+
+    /// Trials passed: closed, and with a ramp, ramping (the open period's growth is kept
+    /// until the ramp is done, so a relapse backs off as a failed half-open would).
+    fn close_on_trials(&mut self) {
+        let kept = self.opened_in_a_row;
+        self.go(State::Closed);
+        if let Some(ramp) = self.cfg.ramp {
+            self.opened_in_a_row = kept;
+            self.ramp_until = Some(self.now + ramp);
+            self.ramp_asked = 0;
+        }
+    }
+
+    /// The ramp's share at `now`: linear from the half-open share (5 % under a count of
+    /// trials) to all; `None` once the ramp is over.
+    fn ramp_share(&self) -> Option<f64> {
+        let (until, ramp) = (self.ramp_until?, self.cfg.ramp?);
+        if self.now >= until {
+            return None;
+        }
+        let left = ((until - self.now) as f64 / ramp as f64).min(1.0);
+        let start = match self.cfg.half_open {
+            HalfOpen::Share { pct, .. } => pct as f64 / 100.0,
+            HalfOpen::Calls(_) => 0.05,
+        };
+        Some(start + (1.0 - start) * (1.0 - left))
+    }
+
+    /// Whether the next closed caller is let in by the ramp (always once it is over).
+    fn ramp_admitted(&mut self) -> bool {
+        if self.ramp_until.is_none() {
+            return true;
+        }
+        let Some(share) = self.ramp_share() else {
+            // Over: found by the first caller after its end, which forgets the growth.
+            self.ramp_until = None;
+            self.opened_in_a_row = 0;
+            return true;
+        };
+        // Spread evenly in 1/65536ths, the first admitted: call k goes in when
+        // ceil(k·share) grows.
+        let s = (share * 65536.0) as u64;
+        let k = self.ramp_asked;
+        self.ramp_asked += 1;
+        ((k + 1) * s).div_ceil(65536) > (k * s).div_ceil(65536)
     }
 
     /// Whether the next half-open caller becomes a trial.
@@ -258,16 +323,33 @@ impl Model {
     /// Admission at `now`.
     pub fn admit(&mut self) -> Option<Ticket> {
         loop {
-            match self.state {
+            let state = self.state;
+            match state {
+                State::Closed if !self.ramp_admitted() => break,
                 State::Closed | State::ForcedClosed => {
                     return Some(Ticket {
                         gen: self.gen,
                         trial: false,
+                        probe: false,
                         start: self.now,
                     })
                 }
                 State::ForcedOpen => break,
-                State::Open if self.now < self.open_until => break,
+                State::Open if self.now < self.open_until => {
+                    let Some(every) = self.cfg.probe_every else {
+                        break;
+                    };
+                    if self.now < self.next_probe {
+                        break;
+                    }
+                    self.next_probe = self.now + every;
+                    return Some(Ticket {
+                        gen: self.gen,
+                        trial: true,
+                        probe: true,
+                        start: self.now,
+                    });
+                }
                 State::Open => self.go(State::HalfOpen),
                 State::HalfOpen => {
                     if self.verdict().is_some() {
@@ -278,6 +360,7 @@ impl Model {
                         return Some(Ticket {
                             gen: self.gen,
                             trial: true,
+                            probe: false,
                             start: self.now,
                         });
                     }
@@ -334,8 +417,23 @@ impl Model {
             })
     }
 
+    /// A probe ended: one that answered, not failed and not slow, starts half-open as its
+    /// first passed trial; anything else (failed, slow, cancelled) changes nothing.
+    fn end_probe(&mut self, t: Ticket, result: Option<(bool, bool)>) {
+        if t.gen != self.gen || self.state != State::Open || result != Some((false, false)) {
+            return;
+        }
+        self.go(State::HalfOpen);
+        self.trials.granted = 1;
+        self.trials.ok = 1;
+        self.judge_trials();
+    }
+
     /// A trial ended; `None` when it was cancelled.
     fn end_trial(&mut self, t: Ticket, result: Option<(bool, bool)>) {
+        if t.probe {
+            return self.end_probe(t, result);
+        }
         if t.gen != self.gen || self.state != State::HalfOpen {
             return;
         }
