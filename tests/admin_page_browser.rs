@@ -242,6 +242,34 @@ async fn scenario(
         .unwrap()
         .is_empty());
 
+    // Issue 22: a breaker ramping traffic back in reads "closed" and says how far.
+    let ramping = fusebox::Breaker::builder("page-test-ramping")
+        .half_open_calls(1)
+        .ramp(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    // Forced open for 1 ns, then one passed trial closes it, ramping (bounded, no sleep).
+    ramping.force_open_for(Duration::from_nanos(1));
+    for _ in 0..1000 {
+        let _ = ramping.call(async { Ok::<_, ()>(()) }).await;
+        if ramping.metrics().ramp_share.is_some() {
+            break;
+        }
+    }
+    assert!(
+        ramping.metrics().ramp_share.is_some(),
+        "{:?}",
+        ramping.metrics()
+    );
+    let row = r#"tr[data-name="page-test-ramping"]"#;
+    wait(&c, &format!("{row} .ramp")).await;
+    assert_eq!(text_of(&c, &format!("{row} .state")).await, "closed");
+    let ramp = text_of(&c, &format!("{row} .ramp")).await;
+    assert!(
+        ramp.starts_with("ramping ") && ramp.ends_with(" %"),
+        "{ramp}"
+    );
+
     // At 1280 px the breakers' table fits without a horizontal scroll bar, long names and all.
     let fits = c
         .execute(
