@@ -1,54 +1,15 @@
 //! Alerts: a breaker away from closed longer than `alert_after` is `stuck` in every output and
 //! logs at ERROR once per stuck episode, however many calls and scrapes see it stuck.
 
-use std::sync::{Arc, Mutex};
+#[path = "common/log.rs"]
+mod log;
+
 use std::time::Duration;
 
 use fusebox::{stuck_breakers, Breaker, Error, State};
+use log::log;
 use tokio::time::advance;
-use tracing::field::{Field, Visit};
-use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
-
-/// ERROR events that name a breaker, by message.
-#[derive(Clone, Default)]
-struct Errors(Arc<Mutex<Vec<(String, String)>>>);
-
-#[derive(Default)]
-struct Fields {
-    breaker: String,
-    message: String,
-}
-
-impl Visit for Fields {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        match field.name() {
-            "breaker" => self.breaker = format!("{value:?}"),
-            "message" => self.message = format!("{value:?}"),
-            _ => {}
-        }
-    }
-}
-
-impl<S: Subscriber> Layer<S> for Errors {
-    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        if *event.metadata().level() == Level::ERROR {
-            let mut f = Fields::default();
-            event.record(&mut f);
-            self.0.lock().unwrap().push((f.breaker, f.message));
-        }
-    }
-}
-
-impl Errors {
-    fn stuck_for(&self, breaker: &str) -> usize {
-        let events = self.0.lock().unwrap();
-        events
-            .iter()
-            .filter(|(b, m)| b == breaker && m.contains("stuck"))
-            .count()
-    }
-}
+use tracing::Level;
 
 async fn fail(b: &Breaker) -> Result<(), Error<&'static str>> {
     b.call(async { Err("down") }).await
@@ -74,9 +35,7 @@ fn look_everywhere(name: &str) -> (bool, bool, bool) {
 
 #[tokio::test(start_paused = true)]
 async fn stuck_shows_everywhere_and_logs_one_error_per_episode() {
-    let errors = Errors::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(errors.clone()));
+    let log = log();
     let name = "alert-db";
     let b = Breaker::builder(name)
         .window_calls(2)
@@ -97,7 +56,7 @@ async fn stuck_shows_everywhere_and_logs_one_error_per_episode() {
         (false, false, false),
         "not stuck before alert_after"
     );
-    assert_eq!(errors.stuck_for(name), 0);
+    assert_eq!(log.count(Level::ERROR, name, "stuck"), 0);
     advance(Duration::from_secs(2)).await;
     for _ in 0..20 {
         assert!(matches!(fail(&b).await, Err(Error::Rejected(_))));
@@ -108,14 +67,14 @@ async fn stuck_shows_everywhere_and_logs_one_error_per_episode() {
         "stuck in Prometheus, the helper and JSON"
     );
     assert_eq!(
-        errors.stuck_for(name),
+        log.count(Level::ERROR, name, "stuck"),
         1,
         "one ERROR for the episode, not one per call"
     );
     advance(Duration::from_secs(120)).await;
     let _ = fail(&b).await;
     look_everywhere(name);
-    assert_eq!(errors.stuck_for(name), 1);
+    assert_eq!(log.count(Level::ERROR, name, "stuck"), 1);
 
     // An operator resets it: the episode ends, and the next one alerts again.
     b.reset();
@@ -127,7 +86,7 @@ async fn stuck_shows_everywhere_and_logs_one_error_per_episode() {
     let _ = fail(&b).await;
     assert_eq!(look_everywhere(name), (true, true, true));
     assert_eq!(
-        errors.stuck_for(name),
+        log.count(Level::ERROR, name, "stuck"),
         2,
         "a second episode, a second ERROR"
     );
@@ -135,9 +94,7 @@ async fn stuck_shows_everywhere_and_logs_one_error_per_episode() {
 
 #[test]
 fn a_conflicting_call_site_logs_at_error_with_backoff_and_counts_every_time() {
-    let errors = Errors::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(errors.clone()));
+    let log = log();
     let first = Breaker::builder("alerts-conflict")
         .window_calls(2)
         .config()
@@ -150,13 +107,7 @@ fn a_conflicting_call_site_logs_at_error_with_backoff_and_counts_every_time() {
     for _ in 0..100 {
         fusebox::registry().keyed(&other, &1);
     }
-    let logged = errors
-        .0
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|(b, m)| b.contains("alerts-conflict/1") && m.contains("registered twice"))
-        .count();
+    let logged = log.count(Level::ERROR, "alerts-conflict/1", "registered twice");
     // Occurrences 1, 2, 3, 5, 9, 17, 33, 65: loud at first, then sparser.
     assert_eq!(logged, 8);
     let b = fusebox::registry().breaker("alerts-conflict/1").unwrap();
