@@ -2,7 +2,8 @@
 //! `valgrind --tool=callgrind target/release/deps/profile-* <case> [calls]`.
 //! Cases: bare, time, count, bulkhead, semaphore, keyed, open, attr, attr_bulkhead, attr_keyed,
 //! failsafe, recloser, timed, attr_timed, timeout, recloser_timeout, tripped, tower_bare,
-//! concurrency_limit, bulkhead_layer, breaker_layer, tower_resilience. Run by `cargo bench` it
+//! concurrency_limit, bulkhead_layer, breaker_layer, tower_resilience, metrics (one snapshot of
+//! the 10 000 keyed breakers: run it for 1 and 3 calls, not 1 000). Run by `cargo bench` it
 //! does a short pass.
 
 use std::hint::black_box;
@@ -132,6 +133,8 @@ fn main() {
             "attr_keyed" => drop(black_box(block_on(attr_keyed(i % 10_000, i)))),
             "failsafe" => drop(black_box(block_on(fs.call(dependency(i, false))))),
             "recloser" => drop(black_box(block_on(rc.call(dependency(i, false))))),
+            // One snapshot of every breaker (the 10 000 keys above and a few more).
+            "metrics" => drop(black_box(fusebox_runtime::metrics())),
             other => panic!("unknown case {other}"),
         }
     }
