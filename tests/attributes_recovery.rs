@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
 use common::DepError;
-use fusebox::{breaker, registry, Error, State};
+use fusebox::{breaker, bulkhead, registry, Error, State};
 use tokio::time::advance;
 
 static DOWN: AtomicBool = AtomicBool::new(false);
@@ -82,4 +82,67 @@ async fn calls(n: usize) -> Vec<Answer> {
         out.push(verify().await.unwrap());
     }
     out
+}
+
+static QUOTES_DOWN: AtomicBool = AtomicBool::new(false);
+
+#[breaker(
+    name = "ar-quotes",
+    window_calls = 4,
+    min_calls = 4,
+    open_for = "30s",
+    probe_every = "1s",
+    half_open_calls = 1,
+    ramp = "10s"
+)]
+#[bulkhead(name = "ar-quotes-pool", limit = "adaptive", pool = 8, max_pool = 16)]
+async fn quote() -> Result<u32, DepError> {
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    if QUOTES_DOWN.load(Relaxed) {
+        Err(DepError::Down)
+    } else {
+        Ok(42)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn probes_and_the_ramp_take_bulkhead_slots_only_for_the_calls_they_let_through() {
+    QUOTES_DOWN.store(true, Relaxed);
+    for _ in 0..4 {
+        assert_eq!(quote().await, Err(DepError::Down));
+    }
+    let b = registry().breaker("ar-quotes").unwrap();
+    let pool = registry().bulkhead("ar-quotes-pool").unwrap();
+    assert_eq!(b.state(), State::Open);
+    let admitted = |p: &fusebox::Bulkhead| p.metrics().admitted;
+    let before = admitted(&pool);
+    // Ten refusals and one probe a second for five seconds, still down.
+    for _ in 0..5 {
+        for _ in 0..10 {
+            let _ = quote().await;
+        }
+        advance(Duration::from_secs(1)).await;
+    }
+    assert_eq!(admitted(&pool) - before, 4, "only the probes took a slot");
+    assert_eq!(b.state(), State::Open);
+    QUOTES_DOWN.store(false, Relaxed);
+    assert_eq!(quote().await, Ok(42), "the probe passes");
+    assert_eq!(b.state(), State::Closed);
+    let before = admitted(&pool);
+    let mut answered = 0;
+    for _ in 0..100 {
+        if quote().await.is_ok() {
+            answered += 1;
+        }
+    }
+    assert_eq!(
+        admitted(&pool) - before,
+        answered,
+        "refused by the ramp: no slot"
+    );
+    assert!(
+        (1..=10).contains(&answered),
+        "{answered} of 100 at the ramp's start"
+    );
+    assert!(pool.metrics().adaptive.is_some());
 }
