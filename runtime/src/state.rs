@@ -16,7 +16,9 @@ use std::fmt;
     serde(rename_all = "snake_case")
 )]
 pub enum State {
-    /// Calls go through; results are counted in the window.
+    /// Calls go through; results are counted in the window. Right after half-open passes,
+    /// a breaker with a `ramp` admits a growing share of calls instead of all of them (see
+    /// `BreakerMetrics::ramp_share`); it is closed all the same, and judges what it admits.
     Closed,
     /// Calls are rejected at once until the open period ends.
     Open,
@@ -38,7 +40,8 @@ impl State {
         State::ForcedClosed,
     ];
 
-    /// True when every call is let through (closed or forced closed).
+    /// True for the states that let calls through unjudged by trials (closed or forced
+    /// closed); a closed breaker still ramping traffic back in refuses a shrinking share.
     pub fn admits_all(self) -> bool {
         matches!(self, State::Closed | State::ForcedClosed)
     }
