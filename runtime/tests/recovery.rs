@@ -464,3 +464,29 @@ async fn each_key_probes_and_ramps_on_its_own() {
     assert_eq!(ok(&us, MS).await, Ok(()), "us has a probe of its own");
     assert_eq!(us.state(), State::Closed);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_runs_under_the_trial_timeout_not_the_call_timeout() {
+    // A cold dependency answering in 1 s: too slow for the 100 ms call timeout, in time for
+    // the 2 s `half_open_timeout` that trials (and so probes) run under.
+    let b = breaker("probe-trial-timeout")
+        .timeout(100 * MS)
+        .half_open_timeout(secs(2))
+        .probe_every(secs(1))
+        .half_open_calls(1)
+        .build_detached()
+        .unwrap();
+    trip(&b).await;
+    advance(secs(1)).await;
+    assert_eq!(
+        ok(&b, secs(1)).await,
+        Ok(()),
+        "the probe waited for the answer"
+    );
+    assert_eq!(b.state(), State::Closed);
+    let r = ok(&b, secs(1)).await;
+    assert!(
+        matches!(r, Err(Error::Rejected(Rejection::TimedOut { .. }))),
+        "{r:?}"
+    );
+}
