@@ -168,7 +168,7 @@ impl BreakerMetrics {
         let c = &core.counters;
         let load = |a: &AtomicU64| a.load(Relaxed);
         let totals = core.window.totals(now);
-        let latency = core.window.latency(now);
+        let [p50, p95, p99] = core.window.latency(now).quantiles([0.50, 0.95, 0.99]);
         let (succeeded, failed, ignored) = (core.succeeded(), load(&c.failed), load(&c.ignored));
         let (timed_out, panicked, cancelled) =
             (load(&c.timeouts), load(&c.panicked), load(&c.cancelled));
@@ -209,9 +209,9 @@ impl BreakerMetrics {
             window_calls: totals.calls,
             failure_rate: pct(totals.failures, totals.calls),
             slow_rate: pct(totals.slow, totals.calls),
-            p50: latency.quantile(0.50),
-            p95: latency.quantile(0.95),
-            p99: latency.quantile(0.99),
+            p50,
+            p95,
+            p99,
             times_opened: load(&c.times_opened),
             stuck: core.check_stuck(now),
             force_expires_in: core.force_expires_in(now),
