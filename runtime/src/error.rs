@@ -64,6 +64,13 @@ impl fmt::Display for Rejection {
                 state,
                 retry_in,
             } => {
+                if *state == State::Closed {
+                    // Only a ramp refuses while closed (`ramp`, issue 22).
+                    return write!(
+                        f,
+                        "circuit breaker `{name}` is closed, ramping traffic back in: this call is outside the share admitted now"
+                    );
+                }
                 write!(f, "circuit breaker `{name}` is {state}")?;
                 if let Some(d) = retry_in {
                     write!(f, " (retrying in {d:?})")?;

@@ -109,6 +109,11 @@ impl Word {
     pub(crate) fn ramping(self) -> bool {
         self.0 & 0b111 == RAMPING
     }
+    /// The same state in the same generation: a ramping word and the plain closed word its end
+    /// swaps in are one state to a transition (so a trip judged across the swap still lands).
+    pub(crate) fn same_state(self, other: Word) -> bool {
+        self.generation() == other.generation() && self.state() == other.state()
+    }
     /// The next generation, closed and ramping.
     pub(crate) fn next_ramping(self) -> Word {
         Word(self.generation().wrapping_add(1) << 3 | RAMPING)

@@ -29,7 +29,7 @@ pub fn admit(b: &Breaker) -> Result<Call<'_>, Rejection> {
 }
 
 impl Call<'_> {
-    /// True for a half-open trial.
+    /// True for a half-open trial or a probe while open (both run as trials).
     pub fn is_trial(&self) -> bool {
         self.trial
     }

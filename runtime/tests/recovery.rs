@@ -490,3 +490,62 @@ async fn a_probe_runs_under_the_trial_timeout_not_the_call_timeout() {
         "{r:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_forced_open_breaker_sends_no_probes() {
+    let b = breaker("probe-forced")
+        .probe_every(secs(1))
+        .build_detached()
+        .unwrap();
+    b.force_open();
+    let dep = Dep::default();
+    for _ in 0..20 {
+        advance(secs(1)).await;
+        assert!(is_rejected(&dep.call(&b, false, MS).await));
+    }
+    assert_eq!(dep.reached(), 0, "an operator's hold is not probed");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_ramp_refusal_says_so() {
+    let b = breaker("ramp-says")
+        .half_open_calls(1)
+        .ramp(secs(10))
+        .build_detached()
+        .unwrap();
+    trip(&b).await;
+    advance(secs(30)).await;
+    assert_eq!(ok(&b, MS).await, Ok(()));
+    assert!(b.ramp_share().is_some());
+    let refused = loop {
+        if let Err(Error::Rejected(r)) = ok(&b, MS).await {
+            break r;
+        }
+    };
+    let text = refused.to_string();
+    assert!(text.contains("ramping traffic back in"), "{text}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_key_whose_ramp_ran_out_unseen_is_idle_again() {
+    // Nobody called `a` during or after its ramp: the ramp is over all the same, so at the
+    // cap `a` is idle and makes room instead of sending a new key to the overflow breaker.
+    let template = breaker("ramp-idle")
+        .probe_every(secs(1))
+        .half_open_calls(1)
+        .ramp(secs(5))
+        .max_keys(2)
+        .config()
+        .unwrap();
+    let reg = fusebox_runtime::registry();
+    let a = reg.keyed(&template, &"a");
+    trip(&a).await;
+    advance(secs(1)).await;
+    assert_eq!(ok(&a, MS).await, Ok(()), "the probe closes it, ramping");
+    assert!(a.ramp_share().is_some());
+    let b = reg.keyed(&template, &"b");
+    assert_eq!(ok(&b, MS).await, Ok(()), "b is busy: not idle");
+    advance(secs(6)).await;
+    let c = reg.keyed(&template, &"c");
+    assert_eq!(c.name(), "ramp-idle/c", "a made room");
+}

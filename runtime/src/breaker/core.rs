@@ -187,7 +187,12 @@ impl Core {
                 continue;
             }
             match w.state() {
-                State::Closed if w.ramping() => return self.admit_ramp(w, now),
+                State::Closed if w.ramping() => {
+                    if let Some(admission) = self.admit_ramp(w, now) {
+                        return admission;
+                    }
+                    // The ramp was over and the word had moved on: look again.
+                }
                 State::Closed => return Ok(Admission::Normal(w.generation())),
                 State::ForcedClosed => {
                     self.check_stuck(now);
@@ -201,7 +206,7 @@ impl Core {
                 State::Open => {
                     let until = self.until.load(Acquire);
                     if now < until {
-                        if let Some(probe) = self.probe(w, now) {
+                        if let Some(probe) = self.probe(now) {
                             return Ok(probe);
                         }
                         self.check_stuck(now);
@@ -272,7 +277,8 @@ impl Core {
         }
     }
 
-    /// Moves to `to` if the word is still `expected` (or unconditionally for `None`).
+    /// Moves to `to` if the word is still `expected`'s state and generation (or unconditionally
+    /// for `None`).
     pub(crate) fn transition(
         &self,
         expected: Option<Word>,
@@ -282,7 +288,7 @@ impl Core {
     ) -> bool {
         let mut rare = lock(&self.rare);
         let cur = self.word();
-        if expected.is_some_and(|e| e != cur) {
+        if expected.is_some_and(|e| !e.same_state(cur)) {
             return false;
         }
         let event = self.switch(&mut rare, cur, to, reason, now);

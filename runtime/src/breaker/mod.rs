@@ -168,10 +168,25 @@ impl Breaker {
         self.force(State::Closed, Reason::Reset, None);
     }
 
+    /// While closed and ramping traffic back in after half-open passed (`ramp`): the share of
+    /// calls admitted now; `None` otherwise. The same figure as
+    /// [`BreakerMetrics::ramp_share`](crate::BreakerMetrics::ramp_share), without a snapshot.
+    ///
+    /// ```
+    /// use fusebox_runtime::Breaker;
+    /// let b = Breaker::builder("ramp-share-handle-doc").build_detached().unwrap();
+    /// assert_eq!(b.ramp_share(), None);
+    /// ```
+    pub fn ramp_share(&self) -> Option<f64> {
+        self.0.ramp_share(self.0.clock.now())
+    }
+
     /// Opens a `Closed` breaker as if its own window had tripped (fleet quorum): it then
     /// probes on its own schedule. Any other state is left alone; returns whether it opened.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn open_from_closed(&self, reason: Reason) -> bool {
+        // A ramp whose time is up ends first, so the open period's growth is the fresh one.
+        self.0.settle_ramp(self.0.clock.now());
         let w = self.0.word();
         w.state() == State::Closed
             && self

@@ -165,6 +165,7 @@ impl BreakerMetrics {
         let now = core.clock.now();
         // A forced state whose time ran out ends before it is reported (no timer task).
         core.expire_force(core.word(), now);
+        core.settle_ramp(now);
         let c = &core.counters;
         let load = |a: &AtomicU64| a.load(Relaxed);
         let totals = core.window.totals(now);

@@ -309,5 +309,7 @@ impl Family {
 /// breaker would not also know.
 fn is_idle(b: &Breaker) -> bool {
     let core = &b.0;
+    // A ramp whose time is up is over, even if no call came since to end it.
+    core.settle_ramp(core.clock.now());
     core.word().plain_closed() && core.window.totals(core.clock.now()).calls == 0
 }

@@ -126,7 +126,11 @@ impl BreakerBuilder {
         /// first passed trial, so the breaker learns of a recovery within `d` instead of at
         /// the end of `open_for`. A failed probe changes nothing: the open period is never
         /// extended by it, and `open_for` stays the upper bound. A probe runs under the trial
-        /// timeout. Must be shorter than the longest open period. Use it when a dependency
+        /// timeout (`half_open_timeout`, else `timeout`, else the half-open window or
+        /// `open_for`): against a dependency that hangs, give one, or probes pile up in flight
+        /// (one per `d`). A probe its caller cancels early, or a full bulkhead refuses, uses
+        /// its interval all the same, so callers that give up cannot raise the probe rate.
+        /// Must be shorter than the longest open period. Use it when a dependency
         /// usually comes back well before `open_for` ends and one call per `d` is harmless.
         ///
         /// ```
