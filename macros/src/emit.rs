@@ -59,9 +59,7 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
     };
     let alert_after = duration(s.alert_after());
     let max_keys = count(s.max_keys());
-    let ns = |d: Option<Duration>| {
-        Literal::u64_unsuffixed(d.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)))
-    };
+    let ns = |d: Option<Duration>| Literal::u64_unsuffixed(d.map_or(0, fusebox_settings::nanos));
     let half_open_slow_ns = ns(s.half_open_slow_given());
     let probe_every_ns = ns(s.probe_every());
     let ramp_ns = ns(s.ramp());

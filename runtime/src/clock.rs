@@ -36,6 +36,5 @@ impl Clock {
     }
 }
 
-pub(crate) fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
+/// A duration in nanoseconds, saturating: the settings crate's, so settings and deadlines agree.
+pub(crate) use fusebox_settings::nanos;

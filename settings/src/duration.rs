@@ -14,6 +14,18 @@ const UNITS: [(&str, u64); 6] = [
     ("ns", 1),
 ];
 
+/// A duration in whole nanoseconds, saturating at `u64::MAX` (584 years): how settings,
+/// deadlines and generated code store durations in 8 bytes.
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(fusebox_settings::nanos(Duration::from_millis(3)), 3_000_000);
+/// assert_eq!(fusebox_settings::nanos(Duration::MAX), u64::MAX);
+/// ```
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// What a bad duration is told to look like (part of [`ConfigError::BadDuration`]'s message).
 pub(crate) const EXPECTED: &str =
     "a number with a unit (h, m, s, ms, us, ns), like \"800ms\", \"3s\", \"1m30s\" or \"2h\"";

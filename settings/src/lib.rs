@@ -37,7 +37,7 @@ mod raw;
 mod types;
 
 pub use bulkhead::{BulkheadSettings, PoolLimit, RawBulkheadSettings};
-pub use duration::parse_duration;
+pub use duration::{nanos, parse_duration};
 pub use error::ConfigError;
 pub use keys::{Key, Kind, BREAKER_KEYS, BULKHEAD_KEYS, KEYS};
 pub use name::check_name;

@@ -425,7 +425,7 @@ impl RawSettings {
 
 /// Nanoseconds, 0 when unset: 8 bytes, not 16, so a keyed breaker keeps its memory budget.
 fn ns(d: Option<Duration>) -> u64 {
-    d.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    d.map_or(0, crate::nanos)
 }
 
 fn conflict(first: &'static str, second: &'static str) -> ConfigError {
