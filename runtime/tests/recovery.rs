@@ -22,6 +22,14 @@ fn breaker(name: &str) -> BreakerBuilder {
         .open_for(secs(30))
 }
 
+/// The `retry_in` of a call refused while open.
+fn retry_in(r: Result<(), Error<&'static str>>) -> Option<Duration> {
+    match r {
+        Err(Error::Rejected(Rejection::Open { retry_in, .. })) => retry_in,
+        other => panic!("refused while open, got {other:?}"),
+    }
+}
+
 async fn trip(b: &Breaker) {
     for _ in 0..4 {
         let _ = fail(b, MS).await;
@@ -110,10 +118,7 @@ async fn a_failed_probe_never_extends_the_open_period() {
     }
     assert!(dep.reached() >= 28, "{} probes", dep.reached());
     assert_eq!(b.state(), State::Open);
-    let Err(Error::Rejected(Rejection::Open { retry_in, .. })) = dep.call(&b, false, MS).await
-    else {
-        panic!("refused while open");
-    };
+    let retry_in = retry_in(dep.call(&b, false, MS).await);
     // 30 s from opening, whatever the probes said.
     assert!(retry_in.unwrap() <= secs(1), "{retry_in:?}");
     advance(secs(1)).await;
@@ -337,10 +342,7 @@ async fn a_breach_during_the_ramp_reopens_at_once_and_backs_off() {
     assert_eq!(b.state(), State::Open, "reopened 2 s into a 20 s ramp");
     assert_eq!(b.metrics().times_opened, 2);
     // A relapse continues the episode: the open period doubled.
-    let Err(Error::Rejected(Rejection::Open { retry_in, .. })) = ok(&b, MS).await else {
-        panic!("open");
-    };
-    assert_eq!(retry_in, Some(secs(60)));
+    assert_eq!(retry_in(ok(&b, MS).await), Some(secs(60)));
 }
 
 #[tokio::test(start_paused = true)]
@@ -356,10 +358,7 @@ async fn once_the_ramp_is_done_the_backoff_is_forgotten() {
     advance(secs(5)).await;
     assert_eq!(admitted_of(&b, 10).await, 10);
     trip(&b).await;
-    let Err(Error::Rejected(Rejection::Open { retry_in, .. })) = ok(&b, MS).await else {
-        panic!("open");
-    };
-    assert_eq!(retry_in, Some(secs(30)));
+    assert_eq!(retry_in(ok(&b, MS).await), Some(secs(30)));
 }
 
 #[tokio::test(start_paused = true)]
