@@ -37,6 +37,9 @@ mod settings;
 mod bulkhead;
 mod window;
 
+// Retries on a budget: attempts, backoff, the budget of each name.
+pub mod retry;
+
 // The breaker: state machine, half-open trials, permit, the one call path, events, handle.
 mod breaker;
 

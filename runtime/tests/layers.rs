@@ -19,6 +19,7 @@ const STACK: &[(&str, &str)] = &[
     ("settings", "settings"),
     ("window", "window"),
     ("bulkhead", "bulkhead"),
+    ("retry", "retry"),
     ("breaker", "breaker"),
     ("stale", "stale"),
     ("registry", "registry"),
