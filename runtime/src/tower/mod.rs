@@ -16,6 +16,7 @@
 //! | [`BreakerLayer::bulkhead`] | a bulkhead behind the breaker, in one service |
 //! | [`BulkheadLayer`] | a bulkhead alone |
 //! | [`FallbackLayer`] | answers an error (a rejection included) with a response |
+//! | [`RetryLayer`] | retries through the breaker, on its name's budget ([`crate::retry`]) |
 //! | [`rejection`], [`box_error`] | the [`Rejection`](crate::Rejection) through tower's `BoxError` |
 //!
 //! Errors are [`crate::Error<E>`]: `Rejected(Rejection)` when fusebox refused or timed out the
@@ -69,6 +70,7 @@ mod classify;
 mod error;
 mod fallback;
 mod key;
+mod retry;
 
 pub use breaker::{BreakerFuture, BreakerLayer, BreakerService};
 pub use bulkhead::{BulkheadFuture, BulkheadLayer, BulkheadService};
@@ -76,3 +78,4 @@ pub use classify::{Classify, ErrorsFail};
 pub use error::{box_error, rejection, BoxError};
 pub use fallback::{Fallback, FallbackFuture, FallbackLayer};
 pub use key::{Keyed, Select, Single};
+pub use retry::{RetryLayer, RetryService};

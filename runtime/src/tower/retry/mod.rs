@@ -1,0 +1,8 @@
+//! `RetryLayer`: a [`Retry`](crate::retry::Retry) around a breaker's service, on the same
+//! budgets as every other retry of its name.
+
+mod layer;
+mod service;
+
+pub use layer::RetryLayer;
+pub use service::RetryService;

@@ -1,0 +1,60 @@
+//! [`RetryService`]: the attempt loop of [`Retry::run`](crate::retry::Retry::run) around a
+//! tower service.
+
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tower_service::Service;
+
+use crate::error::Error;
+use crate::retry::Retry;
+
+/// The service a [`RetryLayer`](super::RetryLayer) makes. Its future is boxed, like the
+/// breaker's: it runs the very `async` loop of the builder API.
+#[derive(Debug, Clone)]
+pub struct RetryService<S> {
+    pub(super) inner: S,
+    pub(super) retry: Retry,
+}
+
+impl<S, Req, E> Service<Req> for RetryService<S>
+where
+    S: Service<Req, Error = Error<E>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Response: Send,
+    Req: Clone + Send + 'static,
+    E: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = Error<E>;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, Error<E>>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Req) -> Self::Future {
+        // The service polled ready makes the first attempt; a clone stays here for the next
+        // caller, and each retry waits for a clone's own readiness.
+        let clone = self.inner.clone();
+        let mut ready = Some(std::mem::replace(&mut self.inner, clone));
+        let spare = self.inner.clone();
+        let retry = self.retry.clone();
+        Box::pin(async move {
+            retry
+                .run(move || {
+                    let first = ready.take();
+                    let mut svc = first.clone().unwrap_or_else(|| spare.clone());
+                    let req = req.clone();
+                    async move {
+                        if first.is_none() {
+                            poll_fn(|cx| svc.poll_ready(cx)).await?;
+                        }
+                        svc.call(req).await
+                    }
+                })
+                .await
+        })
+    }
+}

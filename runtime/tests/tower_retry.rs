@@ -1,0 +1,86 @@
+//! `RetryLayer` outside a `BreakerLayer`: each attempt is a call of the breaker, a refusal is
+//! never retried, and the layer draws on the same budget as every retry of its name.
+#![cfg(feature = "tower")]
+
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::sync::Arc;
+
+use fusebox_runtime::retry::{BudgetConfig, Retry};
+use fusebox_runtime::tower::{BreakerLayer, RetryLayer};
+use fusebox_runtime::{registry, Breaker, Error, Rejection, State};
+use tower::{service_fn, ServiceBuilder, ServiceExt};
+
+fn counting(
+    calls: &Arc<AtomicU32>,
+) -> impl tower::Service<u32, Response = u32, Error = &'static str, Future = impl Send> + Clone {
+    let calls = calls.clone();
+    service_fn(move |x: u32| {
+        calls.fetch_add(1, SeqCst);
+        async move {
+            if x == 0 {
+                Err("down")
+            } else {
+                Ok(x)
+            }
+        }
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_attempt_is_a_call_of_the_breaker_and_an_open_breaker_stops_the_retries() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let svc = ServiceBuilder::new()
+        .layer(RetryLayer::new(
+            Retry::builder("tower-retry-open")
+                .attempts(5)
+                .build()
+                .unwrap(),
+        ))
+        .layer(BreakerLayer::new(Breaker::builder("tower-retry-open").window_calls(2)).unwrap())
+        .service(counting(&calls));
+    // Two failed attempts fill the window of two at 100 %: the breaker opens, and the third
+    // attempt is refused, which ends the retries at once.
+    let r = svc.clone().oneshot(0).await;
+    assert!(
+        matches!(r, Err(Error::Rejected(Rejection::Open { .. }))),
+        "{r:?}"
+    );
+    assert_eq!(calls.load(SeqCst), 2);
+    let b = registry().breaker("tower-retry-open").unwrap();
+    assert_eq!(b.state(), State::Open);
+    assert_eq!(b.metrics().failed, 2, "each attempt judged as a call");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_layer_draws_on_the_names_budget() {
+    let budget = BudgetConfig {
+        share_pct: 0,
+        floor_per_s: 1,
+        window: std::time::Duration::from_secs(3),
+    };
+    let retry = Retry::builder("tower-retry-budget")
+        .attempts(3)
+        .budget(budget)
+        .build()
+        .unwrap();
+    let calls = Arc::new(AtomicU32::new(0));
+    let svc = ServiceBuilder::new()
+        .layer(RetryLayer::new(retry.clone()))
+        .layer(
+            BreakerLayer::new(
+                Breaker::builder("tower-retry-budget")
+                    .failure_rate(100)
+                    .min_calls(100),
+            )
+            .unwrap(),
+        )
+        .service(counting(&calls));
+    for _ in 0..5 {
+        let _ = svc.clone().oneshot(0).await;
+    }
+    // The floor allows 3 retries in the window: the first call retries twice, the second
+    // once and is then refused, and the last three are refused their first retry.
+    assert_eq!(calls.load(SeqCst), 8);
+    assert_eq!(retry.budget().retries(), 3);
+    assert_eq!(retry.budget().exhausted(), 4);
+}
