@@ -98,7 +98,7 @@ pub use fusebox_settings::KEYS as SETTING_KEYS;
 pub use metrics::export;
 pub use metrics::{
     metrics, stuck_breakers, AdaptiveMetrics, BreakerMetrics, BulkheadMetrics, LimitChange,
-    Metrics, RejectedByReason,
+    Metrics, RejectedByReason, RetryMetrics,
 };
 pub use registry::key_name::{MAX_KEY_LEN, OVERFLOW_KEY};
 pub use registry::{registry, KeyedNames, Registry};

@@ -284,3 +284,33 @@ async fn a_first_success_makes_no_retry_and_deposits_one_call() {
     assert_eq!(r, Ok(7));
     assert_eq!((retry.budget().calls(), retry.budget().retries()), (1, 0));
 }
+
+#[tokio::test(start_paused = true)]
+async fn attempts_retries_and_refusals_show_in_metrics_and_prometheus() {
+    let retry = Retry::builder("retry-metrics")
+        .attempts(3)
+        .budget(BudgetConfig {
+            share_pct: 0,
+            floor_per_s: 1,
+            window: Duration::from_secs(1),
+        })
+        .build()
+        .unwrap();
+    let log = Rc::new(RefCell::new(Vec::new()));
+    // One retry granted by the floor, then refused: 2 attempts, 1 retry, 1 refusal.
+    assert!(retry.run(|| failing(&log)).await.is_err());
+    let m = fusebox_runtime::metrics();
+    let r = m.retry("retry-metrics").unwrap();
+    assert_eq!(
+        (r.calls, r.attempts, r.retries, r.budget_exhausted),
+        (1, 2, 1, 1)
+    );
+    let text = m.to_prometheus();
+    for line in [
+        "fusebox_retry_attempts_total{retry=\"retry-metrics\"} 2",
+        "fusebox_retry_retries_total{retry=\"retry-metrics\"} 1",
+        "fusebox_retry_budget_exhausted_total{retry=\"retry-metrics\"} 1",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing {line}");
+    }
+}

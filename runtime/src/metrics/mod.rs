@@ -3,9 +3,11 @@
 
 pub mod export;
 mod limit;
+mod retry;
 mod snapshot;
 
 pub use limit::{AdaptiveMetrics, LimitChange};
+pub use retry::RetryMetrics;
 
 pub use snapshot::{
     metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics, RejectedByReason,

@@ -6,6 +6,7 @@ use crate::breaker::core::{pct, Core};
 use crate::breaker::Breaker;
 use crate::bulkhead::Bulkhead;
 use crate::metrics::limit::AdaptiveMetrics;
+use crate::metrics::retry::RetryMetrics;
 use crate::registry::{registry, KeyedNames};
 use crate::state::State;
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -278,6 +279,8 @@ pub struct Metrics {
     pub bulkheads: Vec<BulkheadMetrics>,
     /// Every keyed name (`key = ...`): keys held, the cap, overflowed and evicted keys.
     pub keyed: Vec<KeyedNames>,
+    /// Every name's retries ([`crate::retry`]).
+    pub retries: Vec<RetryMetrics>,
 }
 
 impl Metrics {
@@ -288,6 +291,10 @@ impl Metrics {
     /// The bulkhead of that name, if in the snapshot.
     pub fn bulkhead(&self, name: &str) -> Option<&BulkheadMetrics> {
         self.bulkheads.iter().find(|b| b.name == name)
+    }
+    /// The retries of that name, if a retry of it was built.
+    pub fn retry(&self, name: &str) -> Option<&RetryMetrics> {
+        self.retries.iter().find(|r| r.name == name)
     }
 }
 
@@ -305,6 +312,7 @@ pub fn metrics() -> Metrics {
         breakers: r.breakers().iter().map(Breaker::metrics).collect(),
         bulkheads: r.bulkheads().iter().map(Bulkhead::metrics).collect(),
         keyed: r.keyed_names(),
+        retries: RetryMetrics::all(),
     }
 }
 

@@ -50,6 +50,9 @@ struct Store {
 
 pub(crate) struct TimeWindow {
     slot_nanos: u64,
+    /// The clock reading at creation: slots are tenths of the window counted from it, so a
+    /// breaker's slots begin when it was made, whatever the process-wide clock base.
+    origin: u64,
     store: Box<Store>,
     head: AtomicU64,
     /// A success must be judged too (see the module's header).
@@ -61,7 +64,8 @@ pub(crate) struct TimeWindow {
 impl TimeWindow {
     pub(crate) fn new(window: Duration, now: u64) -> TimeWindow {
         let slot_nanos = (crate::clock::nanos(window) / SLOTS).max(1);
-        let head = now / slot_nanos;
+        let origin = now;
+        let head = 0;
         let gen = head / PER_GEN;
         let store = Box::new(Store {
             slots: std::array::from_fn(|_| Slot {
@@ -80,6 +84,7 @@ impl TimeWindow {
         }
         TimeWindow {
             slot_nanos,
+            origin,
             store,
             head: AtomicU64::new(head),
             armed: AtomicBool::new(false),
@@ -152,6 +157,7 @@ impl TimeWindow {
 
     /// Records a call; the totals come back only when it could raise a rate (module header).
     pub(crate) fn record(&self, now: u64, sample: Sample) -> (Ticket, Option<Totals>) {
+        let now = self.since_origin(now);
         let head = self.head.load(Acquire);
         // Most calls land in the head slot: one multiply tells, where a division costs ~40 cycles.
         let (epoch, turned, head) =
@@ -229,7 +235,14 @@ impl TimeWindow {
         }
     }
 
+    /// A clock reading as time since the window began (zero for a reading before it: another
+    /// runtime's paused clock may lag the one that made the breaker).
+    fn since_origin(&self, now: u64) -> u64 {
+        now.saturating_sub(self.origin)
+    }
+
     pub(crate) fn totals(&self, now: u64) -> Totals {
+        let now = self.since_origin(now);
         self.advance(now / self.slot_nanos);
         self.totals_now()
     }
@@ -246,6 +259,7 @@ impl TimeWindow {
     }
 
     pub(crate) fn latency(&self, now: u64) -> Counts {
+        let now = self.since_origin(now);
         let epoch = now / self.slot_nanos;
         self.advance(epoch);
         let head = self.head.load(Acquire);
@@ -271,6 +285,7 @@ impl TimeWindow {
     }
 
     pub(crate) fn reset(&self, now: u64) {
+        let now = self.since_origin(now);
         let epoch = now / self.slot_nanos;
         self.advance(epoch);
         for e in epoch.saturating_sub(SLOTS - 1)..=epoch {

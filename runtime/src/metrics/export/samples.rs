@@ -2,6 +2,7 @@
 //! so their names, labels and units cannot drift apart.
 
 use crate::metrics::limit::AdaptiveMetrics;
+use crate::metrics::retry::RetryMetrics;
 use crate::metrics::snapshot::{BreakerMetrics, BulkheadMetrics, Metrics};
 use crate::registry::KeyedNames;
 use crate::state::State;
@@ -184,6 +185,22 @@ pub(crate) const KEYS_EVICTED: Family = fam(
     "Keys removed from a keyed breaker: idle ones at max_keys, and evicted by hand.",
 );
 
+pub(crate) const RETRY_ATTEMPTS: Family = fam(
+    "fusebox_retry_attempts_total",
+    Kind::Counter,
+    "Attempts made by retries of this name: first attempts and retries.",
+);
+pub(crate) const RETRY_RETRIES: Family = fam(
+    "fusebox_retry_retries_total",
+    Kind::Counter,
+    "Retries the name's budget granted.",
+);
+pub(crate) const RETRY_EXHAUSTED: Family = fam(
+    "fusebox_retry_budget_exhausted_total",
+    Kind::Counter,
+    "Retries the name's budget refused (the failure was returned without another attempt).",
+);
+
 /// The breaker label (the name without its key) and the key label, if keyed.
 pub(crate) fn breaker_labels(b: &BreakerMetrics) -> Vec<(&'static str, &str)> {
     match &b.key {
@@ -310,6 +327,19 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
     per_bulkhead(sink, m, &ADMITTED, |b| b.admitted);
     per_bulkhead(sink, m, &FULL, |b| b.rejected);
     per_bulkhead(sink, m, &BULKHEAD_CONFLICTS, |b| b.conflicts);
+    for (f, value) in [
+        (
+            &RETRY_ATTEMPTS,
+            (|r| r.attempts) as fn(&RetryMetrics) -> u64,
+        ),
+        (&RETRY_RETRIES, |r| r.retries),
+        (&RETRY_EXHAUSTED, |r| r.budget_exhausted),
+    ] {
+        sink.family(f);
+        for r in &m.retries {
+            sink.sample(f, &[("retry", &r.name)], Num::Int(value(r)));
+        }
+    }
     per_adaptive(sink, m, &LIMIT_MIN, |a, out| out(None, int(a.min_pool)));
     per_adaptive(sink, m, &LIMIT_MAX, |a, out| out(None, int(a.max_pool)));
     per_adaptive(sink, m, &LIMIT_CHANGES, |a, out| out(None, int(a.changes)));
