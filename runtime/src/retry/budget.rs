@@ -35,13 +35,16 @@ const SLOTS: u64 = 10;
 
 /// What a budget allows: `share` percent of calls over `window`, plus `floor` per second.
 ///
-/// The default is Finagle's: 20 % of the calls of the last 10 s, plus 10 retries a second.
+/// The default: 20 % of the calls of the last 10 s (Finagle's share), plus 1 retry a second.
+/// Finagle's floor is 10 a second, sized for its busy RPC clients; for a dependency called 20
+/// times a second that alone would let retries add half the load while it struggles (the
+/// retry replay), so the floor here is one a second: enough for a quiet name's occasional retry.
 ///
 /// ```
 /// use std::time::Duration;
 /// use fusebox_runtime::retry::BudgetConfig;
 /// let b = BudgetConfig::default();
-/// assert_eq!((b.share_pct, b.floor_per_s, b.window), (20, 10, Duration::from_secs(10)));
+/// assert_eq!((b.share_pct, b.floor_per_s, b.window), (20, 1, Duration::from_secs(10)));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BudgetConfig {
@@ -57,7 +60,7 @@ impl Default for BudgetConfig {
     fn default() -> Self {
         BudgetConfig {
             share_pct: 20,
-            floor_per_s: 10,
+            floor_per_s: 1,
             window: Duration::from_secs(10),
         }
     }

@@ -99,7 +99,7 @@ impl RetryBuilder {
     }
 
     /// The name's retry budget (default [`BudgetConfig::default`]: 20 % of calls over 10 s
-    /// plus 10 a second).
+    /// plus 1 a second).
     pub fn budget(mut self, b: BudgetConfig) -> Self {
         self.budget = Some(b);
         self

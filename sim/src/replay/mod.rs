@@ -18,6 +18,7 @@ pub mod cold_start;
 mod format;
 pub mod lesson;
 pub mod peers;
+pub mod retry;
 pub mod semian;
 pub mod slow;
 pub mod slow_trials;
