@@ -57,16 +57,8 @@ impl State {
         }
     }
 
-    pub(crate) fn code(self) -> u64 {
+    pub(crate) const fn code(self) -> u64 {
         self as u64
-    }
-
-    pub(crate) fn from_code(code: u64) -> State {
-        // Codes only ever come from `code()`, so the fallback arm is unreachable in practice.
-        State::ALL
-            .get(code as usize)
-            .copied()
-            .unwrap_or(State::Closed)
     }
 }
 
@@ -76,38 +68,70 @@ impl fmt::Display for State {
     }
 }
 
-/// The breaker's state word: the state in the low 3 bits, a generation above.
+/// The breaker's state word: a code in the low [`CODE_BITS`] bits, a generation above.
 ///
 /// Every transition bumps the generation, so a call admitted under one generation
 /// can tell that the breaker moved on while it was in flight and drop its stale result.
 ///
-/// Code [`RAMPING`] is `Closed` while the ramp (issue 22) still refuses a share of calls: it
-/// reads as `Closed` everywhere, but the closed fast path compares the raw code with plain
-/// closed's, so a breaker without a ramp pays nothing for it.
+/// The codes are the five [`State`]s' own and [`RAMPING`]: `Closed` while the ramp still
+/// refuses a share of calls. It reads as `Closed` everywhere, but the closed fast path compares
+/// the raw code with plain closed's, so a breaker without a ramp pays nothing for it. A word is
+/// only ever made from a `State` or `RAMPING` (no constructor takes a raw code), so the two
+/// codes the bits leave free are never seen; the checks below keep it so at compile time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
 
-/// The code of `Closed` while ramping traffic back in (see [`Word`]).
-const RAMPING: u64 = 5;
+/// Bits of the word that hold the code.
+const CODE_BITS: u32 = 3;
+/// The code's bits.
+const CODE_MASK: u64 = (1 << CODE_BITS) - 1;
+/// The code of `Closed` while ramping traffic back in (see [`Word`]): the first after the states'.
+const RAMPING: u64 = State::ALL.len() as u64;
+
+// Every state's code and `RAMPING` fit the code bits, and no two of them are equal.
+const _: () = {
+    assert!(RAMPING <= CODE_MASK, "the codes outgrew the code bits");
+    let mut i = 0;
+    while i < State::ALL.len() {
+        assert!(
+            State::ALL[i].code() == i as u64,
+            "State::ALL is in code order"
+        );
+        assert!(
+            State::ALL[i].code() != RAMPING,
+            "RAMPING collides with a state"
+        );
+        i += 1;
+    }
+};
 
 impl Word {
     pub(crate) fn new(state: State, generation: u64) -> Word {
-        Word(generation << 3 | state.code())
+        Word(generation << CODE_BITS | state.code())
+    }
+    fn code(self) -> u64 {
+        self.0 & CODE_MASK
     }
     pub(crate) fn state(self) -> State {
-        match self.0 & 0b111 {
+        match self.code() {
             RAMPING => State::Closed,
-            code => State::from_code(code),
+            code => {
+                debug_assert!(
+                    (code as usize) < State::ALL.len(),
+                    "no constructor makes code {code}"
+                );
+                State::ALL[(code as usize).min(State::ALL.len() - 1)]
+            }
         }
     }
     /// Plain closed, not ramping: every call goes through without a clock read.
     #[inline]
     pub(crate) fn plain_closed(self) -> bool {
-        self.0 & 0b111 == State::Closed as u64
+        self.code() == State::Closed.code()
     }
     /// Closed and still ramping: a share of calls is refused.
     pub(crate) fn ramping(self) -> bool {
-        self.0 & 0b111 == RAMPING
+        self.code() == RAMPING
     }
     /// The same state in the same generation: a ramping word and the plain closed word its end
     /// swaps in are one state to a transition (so a trip judged across the swap still lands).
@@ -116,7 +140,7 @@ impl Word {
     }
     /// The next generation, closed and ramping.
     pub(crate) fn next_ramping(self) -> Word {
-        Word(self.generation().wrapping_add(1) << 3 | RAMPING)
+        Word(self.generation().wrapping_add(1) << CODE_BITS | RAMPING)
     }
     /// The same generation, plain closed: the ramp's end is no transition, so calls admitted
     /// during the ramp stay current.
@@ -124,7 +148,7 @@ impl Word {
         Word::new(State::Closed, self.generation())
     }
     pub(crate) fn generation(self) -> u64 {
-        self.0 >> 3
+        self.0 >> CODE_BITS
     }
     pub(crate) fn next(self, state: State) -> Word {
         Word::new(state, self.generation().wrapping_add(1))
