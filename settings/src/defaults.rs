@@ -48,3 +48,57 @@ pub const ADAPTIVE_START: u32 = 20;
 pub const MIN_POOL: u32 = 1;
 /// The highest an adaptive limit goes unless told: Gradient2's `maxConcurrency`.
 pub const MAX_POOL_ADAPTIVE: u32 = 200;
+
+// What a breaker given its call's `timeout` (and nothing else it needs) derives from it.
+// Each figure is measured on the replays (`cargo run --release --example replay`, "defaults").
+
+/// Given only a `timeout`, the breaker keeps the last this many calls (`window_calls`).
+///
+/// A count window reacts at the speed of the traffic: in lesson step 3 (a price server that
+/// hangs under 400 calls a second) the first half of a hundred calls are past the slow bound
+/// 0.2 s after the hang, where a 30 s time window holding 12 000 healthy calls needs 15 s;
+/// behind a pool of 5 (issue 26's real run) the six slow calls that breach a p95 rule fill
+/// it in about 2 s, where the 30 s window needed 10 s. A hundred calls keep a 1 % error
+/// rate and ±20 % jitter from ever reaching 50 % (healthy-with-noise: no false opening in
+/// an hour).
+pub const DERIVED_WINDOW_CALLS: u32 = 100;
+/// Given a `timeout` and no slow rule, a call taking half its timeout is slow...
+///
+/// An answer at half the timeout is already spending the caller's budget: seed 002's 8 s
+/// answers (80 ms usually) hold a worker each, and seed 015's 2 s answers under a 3 s
+/// timeout never fail at all; a breaker counting only failures never trips on either.
+pub const DERIVED_SLOW_DIVISOR: u32 = 2;
+/// ... and half the window slow opens it (`slow_rate`), as half of it failing does
+/// (`failure_rate`): the healthy tail is far from half the timeout, a sick dependency is
+/// past it on nearly every call.
+pub const DERIVED_SLOW_RATE: u8 = 50;
+/// Given a `timeout`, a trial (and a probe) gets this many times it (`half_open_timeout`)
+/// when the breaker has no explicit slow rule: seed 000's provider comes back cold and answers
+/// its first calls in 1.5–3 s against an 800 ms timeout; trials cut at 800 ms kept it cold
+/// for three hours, trials allowed 3.2 s warm it. With an explicit slow rule a trial is
+/// judged slow at its trial bound (`half_open_slow`, else the rule's) anyway, so it gets at
+/// most twice that bound, and never less than `timeout` (its caller still wants the answer).
+pub const DERIVED_TRIAL_FACTOR: u32 = 4;
+/// Given a `timeout`, one real call probes the dependency this often while open
+/// (`probe_every`): seed 000's provider was back after 2 minutes and the breaker learns it
+/// within a second. A probe that fails fast (refused) costs nothing and keeps this pace; a
+/// probe that was slow or timed out backs off (see [`PROBE_BACKOFF_SHARE`]).
+pub const DERIVED_PROBE_EVERY: Duration = Duration::from_secs(1);
+/// A derived probe that was slow or timed out pushes the next one to a quarter of the time
+/// the breaker has been away from closed (never beyond the open period cap): seed 003's
+/// 42 hanging Redis instances on 2 threads then waste under 4 % in steady state, while a
+/// dependency slow for 25 s (issue 26's real run) is probed again within about 6 s of
+/// healing.
+pub const PROBE_BACKOFF_SHARE: u32 = 4;
+/// Given a `timeout`, half-open samples this long (`half_open_window`) after a probe passed:
+/// the probe already showed the dependency answering; seed 000's tuned run needed 5 s.
+pub const DERIVED_HALF_OPEN_WINDOW: Duration = Duration::from_secs(2);
+/// Given a `timeout`, traffic comes back over this long (`ramp`): seed 000's provider warms
+/// by serving requests (12 here) and all of its traffic at once would meet it cold.
+pub const DERIVED_RAMP: Duration = Duration::from_secs(5);
+/// Given a `timeout`, repeated open periods grow by this factor (`backoff`)...
+pub const DERIVED_BACKOFF: f64 = 2.0;
+/// ... up to this long (`open_for_max`): with probes on, the open period is only the
+/// backstop, and each one ending in half-open costs a dead dependency a few trials; an hour
+/// keeps seed 003's 42 dead instances under 4 % of 2 threads.
+pub const DERIVED_OPEN_FOR_MAX: Duration = Duration::from_secs(3600);

@@ -281,6 +281,17 @@ impl RawSettings {
             (_, Some(n)) => WindowKind::Calls(count(Key::WindowCalls, n)?),
             (w, None) => WindowKind::Time(positive(Key::Window, w.unwrap_or(defaults::WINDOW))?),
         };
+        // Given a call `timeout` and no window, judge the last calls: see
+        // `defaults::DERIVED_WINDOW_CALLS`.
+        let window = match (self.window, self.window_calls, self.timeout) {
+            (None, None, Some(_)) => WindowKind::Calls(
+                defaults::DERIVED_WINDOW_CALLS.max(
+                    self.min_calls
+                        .map_or(0, |n| n.min(u64::from(u32::MAX)) as u32),
+                ),
+            ),
+            _ => window,
+        };
         let min_calls = match (self.min_calls, window) {
             (Some(n), w) => {
                 let n = count(Key::MinCalls, n)?;
@@ -299,10 +310,31 @@ impl RawSettings {
         if self.rules > 1 {
             return Err(conflict("slow", "trip_pNN"));
         }
-        let slow = self.slow_rule()?;
+        let given_rule = self.slow_rule()?;
         let timeout = opt_positive(Key::Timeout, self.timeout)?;
-        let half_open_timeout = opt_positive(Key::HalfOpenTimeout, self.half_open_timeout)?;
-        let half_open_slow = match opt_positive(Key::HalfOpenSlow, self.half_open_slow)? {
+        let derived = timeout.map(Derived::of);
+        // The recovery policy is derived as a whole, and only when none of it was given: a
+        // user who chose an open period or a half-open policy keeps exactly what they chose.
+        let recovery = derived.filter(|_| !self.recovery_given());
+        let slow = given_rule.or(derived.map(|d| d.slow));
+        let given_half_open_slow = opt_positive(Key::HalfOpenSlow, self.half_open_slow)?;
+        let half_open_timeout = match (
+            opt_positive(Key::HalfOpenTimeout, self.half_open_timeout)?,
+            derived,
+        ) {
+            (Some(t), _) => Some(t),
+            (None, None) => None,
+            (None, Some(d)) => Some(match given_rule {
+                None => d.trial_timeout,
+                // Judged slow at its trial bound anyway: no longer than twice that bound,
+                // never shorter than a normal call's (its caller still wants the answer).
+                Some(r) => d
+                    .trial_timeout
+                    .min(given_half_open_slow.unwrap_or(r.bound).saturating_mul(2))
+                    .max(timeout.unwrap_or_default()),
+            }),
+        };
+        let half_open_slow = match given_half_open_slow {
             Some(t) if slow.is_none() => {
                 return Err(ConfigError::OutOfRange {
                     field: "half_open_slow",
@@ -310,6 +342,9 @@ impl RawSettings {
                     expected: "a slow-call rule for it to loosen (like `trip_p95 = \"500ms\"`, or `slow` with `slow_rate`); add one or remove `half_open_slow`",
                 })
             }
+            // A derived slow rule judges trials by answering at all within the trial
+            // timeout, so a provider that warms by serving requests recovers (seed 000).
+            None if given_rule.is_none() && derived.is_some() => ns(half_open_timeout),
             t => ns(t),
         };
         let open_for = positive(Key::OpenFor, self.open_for.unwrap_or(defaults::OPEN_FOR))?;
@@ -326,6 +361,10 @@ impl RawSettings {
                 }
                 (f, max)
             }
+            (None, None) if recovery.is_some() => (
+                defaults::DERIVED_BACKOFF,
+                defaults::DERIVED_OPEN_FOR_MAX.max(open_for),
+            ),
             _ => (defaults::BACKOFF, open_for),
         };
         let half_open = match (self.half_open_calls, self.half_open_pct) {
@@ -338,7 +377,10 @@ impl RawSettings {
                 pct: pct(Key::HalfOpenPct, p, defaults::HALF_OPEN_PCT)?,
                 window: positive(
                     Key::HalfOpenWindow,
-                    self.half_open_window.unwrap_or(defaults::HALF_OPEN_WINDOW),
+                    self.half_open_window.unwrap_or(match recovery {
+                        Some(_) => defaults::DERIVED_HALF_OPEN_WINDOW,
+                        None => defaults::HALF_OPEN_WINDOW,
+                    }),
                 )?,
             },
         };
@@ -358,9 +400,15 @@ impl RawSettings {
                     expected: "shorter than the open period (`open_for`, or `open_for_max` with `backoff`): probes are only sent while open",
                 })
             }
-            p => ns(p),
+            Some(p) => ns(Some(p)),
+            // Derived probes only where they fit in the open period.
+            None => ns(recovery
+                .map(|_| defaults::DERIVED_PROBE_EVERY)
+                .filter(|p| *p < open_for_max)),
         };
-        let ramp = ns(opt_positive(Key::Ramp, self.ramp)?);
+        let probe_backs_off = self.probe_every.is_none() && probe_every != 0;
+        let ramp =
+            ns(opt_positive(Key::Ramp, self.ramp)?.or(recovery.map(|_| defaults::DERIVED_RAMP)));
         Ok(Settings {
             failure_rate,
             window,
@@ -377,7 +425,21 @@ impl RawSettings {
             max_keys,
             probe_every,
             ramp,
+            probe_backs_off,
         })
+    }
+
+    /// Whether any setting of the recovery policy was given: the open period, its growth,
+    /// the half-open policy, probes or the ramp.
+    fn recovery_given(&self) -> bool {
+        self.open_for.is_some()
+            || self.backoff.is_some()
+            || self.open_for_max.is_some()
+            || self.half_open_pct.is_some()
+            || self.half_open_window.is_some()
+            || self.half_open_calls.is_some()
+            || self.probe_every.is_some()
+            || self.ramp.is_some()
     }
 
     /// The settings that only make sense together (text gives them one by one).
@@ -419,6 +481,26 @@ impl RawSettings {
                 strict: false,
             })),
             _ => Ok(None),
+        }
+    }
+}
+
+/// What a call `timeout` alone implies for the settings left unset (`defaults::DERIVED_*`).
+#[derive(Clone, Copy)]
+struct Derived {
+    slow: SlowRule,
+    trial_timeout: Duration,
+}
+
+impl Derived {
+    fn of(timeout: Duration) -> Derived {
+        Derived {
+            slow: SlowRule {
+                bound: timeout / defaults::DERIVED_SLOW_DIVISOR,
+                rate: defaults::DERIVED_SLOW_RATE,
+                strict: false,
+            },
+            trial_timeout: timeout.saturating_mul(defaults::DERIVED_TRIAL_FACTOR),
         }
     }
 }

@@ -120,6 +120,9 @@ pub struct Settings {
     /// `ramp` in nanoseconds, 0 when off.
     #[cfg_attr(feature = "serde", serde(rename = "ramp_ns"))]
     pub(crate) ramp: u64,
+    /// The probes are the derived ones (`probe_every` not given): a slow or timed-out probe
+    /// backs the next one off (`defaults::PROBE_BACKOFF_SHARE`).
+    pub(crate) probe_backs_off: bool,
 }
 
 impl Default for Settings {
@@ -143,6 +146,7 @@ impl Default for Settings {
             max_keys: defaults::KEYS_PER_NAME,
             probe_every: 0,
             ramp: 0,
+            probe_backs_off: false,
         }
     }
 }
@@ -217,6 +221,25 @@ impl Settings {
     pub fn probe_every(&self) -> Option<Duration> {
         (self.probe_every != 0).then(|| Duration::from_nanos(self.probe_every))
     }
+    /// Whether a probe that was slow or timed out backs the next one off: only the probes
+    /// derived from `timeout` do (see `defaults::PROBE_BACKOFF_SHARE`); a `probe_every` given
+    /// keeps its pace.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_settings::RawSettings;
+    /// let derived = RawSettings::new().timeout(Duration::from_secs(1)).check().unwrap();
+    /// assert!(derived.probe_backs_off());
+    /// let given = RawSettings::new()
+    ///     .timeout(Duration::from_secs(1))
+    ///     .probe_every(Duration::from_secs(1))
+    ///     .check()
+    ///     .unwrap();
+    /// assert!(!given.probe_backs_off());
+    /// ```
+    pub fn probe_backs_off(&self) -> bool {
+        self.probe_backs_off
+    }
     /// Over how long the admitted share grows back to 100 % after half-open passes (`None`:
     /// all traffic at once).
     pub fn ramp(&self) -> Option<Duration> {
@@ -275,6 +298,7 @@ impl Settings {
         max_keys: u32,
         probe_every_ns: u64,
         ramp_ns: u64,
+        probe_backs_off: bool,
     ) -> Settings {
         Settings {
             failure_rate,
@@ -292,6 +316,7 @@ impl Settings {
             max_keys,
             probe_every: probe_every_ns,
             ramp: ramp_ns,
+            probe_backs_off,
         }
     }
 }
