@@ -62,8 +62,7 @@ fn config() -> impl Strategy<Value = Config> {
         (1usize..7, 0.0f64..1.0, proptest::option::of(1u64..200)),
         prop_oneof![Just(1u64), Just(50), Just(100), 1u64..=100],
         slow,
-        // Even: a derived slow bound (half the timeout) stays a whole millisecond.
-        proptest::option::of((1u64..35).prop_map(|t| 2 * t)),
+        proptest::option::of(1u64..70),
         proptest::option::of(1u64..90),
         1u64..120,
         proptest::option::of(1u64..4),

@@ -283,13 +283,12 @@ impl RawSettings {
         };
         // Given a call `timeout` and no window, judge the last calls: see
         // `defaults::DERIVED_WINDOW_CALLS`.
-        let window = match (self.window, self.window_calls, self.timeout) {
-            (None, None, Some(_)) => WindowKind::Calls(
-                defaults::DERIVED_WINDOW_CALLS.max(
-                    self.min_calls
-                        .map_or(0, |n| n.min(u64::from(u32::MAX)) as u32),
-                ),
-            ),
+        // Given a call `timeout` and no window, judge the last calls: see
+        // `defaults::DERIVED_WINDOW_CALLS`.
+        let window_given =
+            self.window.is_some() || self.window_calls.is_some() || self.min_calls.is_some();
+        let window = match self.timeout {
+            Some(_) if !window_given => WindowKind::Calls(defaults::DERIVED_WINDOW_CALLS),
             _ => window,
         };
         let min_calls = match (self.min_calls, window) {
@@ -313,14 +312,16 @@ impl RawSettings {
         let given_rule = self.slow_rule()?;
         let timeout = opt_positive(Key::Timeout, self.timeout)?;
         let derived = timeout.map(Derived::of);
-        // The recovery policy is derived as a whole, and only when none of it was given: a
-        // user who chose an open period or a half-open policy keeps exactly what they chose.
+        // Detection and recovery are each derived as a whole, and only when none of their
+        // settings was given: a user who chose a window, a threshold, an open period or a
+        // half-open policy keeps exactly today's behaviour for the rest of it.
+        let detection = derived.filter(|_| !window_given && self.failure_rate.is_none());
         let recovery = derived.filter(|_| !self.recovery_given());
-        let slow = given_rule.or(derived.map(|d| d.slow));
+        let slow = given_rule.or(detection.map(|d| d.slow));
         let given_half_open_slow = opt_positive(Key::HalfOpenSlow, self.half_open_slow)?;
         let half_open_timeout = match (
             opt_positive(Key::HalfOpenTimeout, self.half_open_timeout)?,
-            derived,
+            recovery,
         ) {
             (Some(t), _) => Some(t),
             (None, None) => None,
@@ -344,7 +345,7 @@ impl RawSettings {
             }
             // A derived slow rule judges trials by answering at all within the trial
             // timeout, so a provider that warms by serving requests recovers (seed 000).
-            None if given_rule.is_none() && derived.is_some() => ns(half_open_timeout),
+            None if given_rule.is_none() && slow.is_some() => ns(half_open_timeout.or(timeout)),
             t => ns(t),
         };
         let open_for = positive(Key::OpenFor, self.open_for.unwrap_or(defaults::OPEN_FOR))?;

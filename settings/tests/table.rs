@@ -133,8 +133,8 @@ fn an_accepted_value_is_the_value_that_runs() {
     assert_eq!(s.open_period(1), 60 * S);
     assert_eq!(
         s.half_open_timeout(),
-        Some(360 * S),
-        "derived from `timeout`: four times it (no slow rule given)"
+        Some(90 * S),
+        "falls back to `timeout`"
     );
 }
 

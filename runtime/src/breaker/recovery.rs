@@ -83,7 +83,7 @@ impl Core {
 
     /// Starts the ramp; called under the lock as the breaker closes on passed trials.
     /// A derived probe that held its caller (slow, timed out, or late when abandoned) pushes
-    /// the next one to a quarter of the time away from closed, at most the open period cap:
+    /// the next one to an eighth of the time away from closed, at most the open period cap:
     /// a dependency that hangs is probed ever more rarely, one that refuses at once (free)
     /// keeps the plain pace (`defaults::PROBE_BACKOFF_SHARE`).
     fn back_off_probes(&self, end: TrialEnd) {

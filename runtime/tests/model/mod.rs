@@ -120,8 +120,6 @@ pub struct Model {
     trials: Trials,
     /// While open: when the next probe is due.
     next_probe: u64,
-    /// The bound trials and probes are judged slow by (a derived slow rule: the trial timeout).
-    trial_slow: Option<u64>,
     /// While closed and ramping: when the ramp ends, and the calls that asked so far.
     ramp_until: Option<u64>,
     ramp_asked: u64,
@@ -129,25 +127,8 @@ pub struct Model {
 }
 
 impl Model {
-    pub fn new(mut cfg: Config) -> Model {
-        // Issue 26: what a `timeout` derives for the settings left unset (the model's configs
-        // always give a recovery policy, so only the slow rule and the trial timeout).
-        let mut trial_slow = cfg.slow.map(|(b, _, _)| b);
-        if let Some(t) = cfg.timeout {
-            match cfg.slow {
-                None => {
-                    cfg.slow = Some((t / 2, 50, false));
-                    let hot = *cfg.half_open_timeout.get_or_insert(4 * t);
-                    trial_slow = Some(hot);
-                }
-                Some((b, _, _)) => {
-                    cfg.half_open_timeout
-                        .get_or_insert(t.max((4 * t).min(2 * b)));
-                }
-            }
-        }
+    pub fn new(cfg: Config) -> Model {
         Model {
-            trial_slow,
             cfg,
             now: 0,
             state: State::Closed,
@@ -503,7 +484,7 @@ impl Model {
             // Trials run to completion under their own timeout and are judged by the whole
             // rule when they end: slow at the slow bound (no `half_open_slow` in the model).
             self.now = start + ran;
-            let slow = timed_out || self.trial_slow.is_some_and(|b| ran >= b);
+            let slow = timed_out || self.cfg.slow.is_some_and(|(b, _, _)| ran >= b);
             if slow {
                 self.counters.slow += 1;
             }
@@ -557,7 +538,7 @@ impl Model {
             let ran = self.now - t.start;
             let late = if ran >= self.trial_timeout() {
                 Some((true, true))
-            } else if self.trial_slow.is_some_and(|b| ran >= b) {
+            } else if self.cfg.slow.is_some_and(|(b, _, _)| ran >= b) {
                 Some((false, true))
             } else {
                 None
