@@ -107,12 +107,15 @@ impl RawSettings {
     pub fn trip_p99(self, bound: Duration) -> Self {
         self.trip_percentile(99, bound)
     }
-    /// Per-call timeout.
+    /// Per-call timeout. The settings left unset are derived from it: see
+    /// [`defaults`](crate::defaults)' `DERIVED_*` and [`check`](Self::check).
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = Some(d);
         self
     }
-    /// Timeout of trial calls in half-open (default: `timeout`).
+    /// Timeout of trial calls in half-open (default: 4 × `timeout` when no recovery setting
+    /// is given, at most twice an explicit slow rule's trial bound and never under
+    /// `timeout`; otherwise `timeout`).
     pub fn half_open_timeout(mut self, d: Duration) -> Self {
         self.half_open_timeout = Some(d);
         self
@@ -130,7 +133,9 @@ impl RawSettings {
         self.max_keys = Some(n.into());
         self
     }
-    /// While open, let one real call through as a probe every `d` (off by default): a probe
+    /// While open, let one real call through as a probe every `d` (off by default; derived
+    /// from `timeout` when no recovery setting is given, backing off: see
+    /// [`defaults::DERIVED_PROBE_EVERY`](crate::defaults::DERIVED_PROBE_EVERY)): a probe
     /// that passes (answers, not slow by the trial bound) starts half-open at once, so the
     /// breaker learns of a recovery within `d` rather than at the end of the open period. A
     /// failed probe changes nothing: `open_for` stays the upper bound. Must be shorter than
@@ -140,7 +145,8 @@ impl RawSettings {
         self
     }
     /// After half-open passes, grow the admitted share from the half-open share to 100 %
-    /// linearly over `d` (off by default: all traffic at once), judged by the whole rule all
+    /// linearly over `d` (off by default: all traffic at once; 5 s derived from `timeout` when
+    /// no recovery setting is given), judged by the whole rule all
     /// along; a breach reopens at once.
     pub fn ramp(mut self, d: Duration) -> Self {
         self.ramp = Some(d);
@@ -273,6 +279,27 @@ impl RawSettings {
     }
 
     /// Checks every setting and every rule between them; the first problem is the error.
+    ///
+    /// With a `timeout`, the settings left unset are derived (issue 26): a window of the last
+    /// 100 calls (no window, `window_calls` or `min_calls` given); a slow rule at half the
+    /// timeout, 50 % (nor `failure_rate` nor a slow rule given); and, when no recovery setting
+    /// is given (`open_for`, `backoff`, `open_for_max`, `half_open_pct`, `half_open_window`,
+    /// `half_open_calls`, `probe_every`, `ramp`), the trial timeout, probes that back off, a
+    /// 2 s half-open window, a 5 s ramp and open periods doubling up to an hour.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_settings::{RawSettings, WindowKind};
+    /// let ms = Duration::from_millis;
+    /// let derived = RawSettings::new().timeout(ms(800)).check().unwrap();
+    /// assert_eq!(derived.window(), WindowKind::Calls(100));
+    /// assert_eq!(derived.slow().unwrap().bound, ms(400));
+    /// assert_eq!(derived.half_open_timeout(), Some(ms(3200)));
+    /// // A recovery setting given: the rest of recovery is today's, trials under `timeout`.
+    /// let chosen = RawSettings::new().timeout(ms(800)).open_for(ms(60_000)).check().unwrap();
+    /// assert_eq!((chosen.probe_every(), chosen.ramp()), (None, None));
+    /// assert_eq!(chosen.half_open_timeout(), Some(ms(800)));
+    /// ```
     pub fn check(&self) -> Result<Settings, ConfigError> {
         self.pairs()?;
         let failure_rate = pct(Key::FailureRate, self.failure_rate, defaults::FAILURE_RATE)?;

@@ -172,11 +172,13 @@ impl Settings {
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
     }
-    /// Timeout of a half-open trial call (falls back to `timeout`).
+    /// Timeout of a half-open trial call (falls back to `timeout`; derived by
+    /// [`RawSettings::check`](crate::RawSettings::check) when unset, see its rustdoc).
     pub fn half_open_timeout(&self) -> Option<Duration> {
         self.half_open_timeout.or(self.timeout)
     }
-    /// `half_open_timeout` as given, without the fall-back to `timeout`.
+    /// `half_open_timeout` as checked (given, or derived from `timeout`), without the
+    /// fall-back to `timeout`.
     pub fn half_open_timeout_given(&self) -> Option<Duration> {
         self.half_open_timeout
     }
