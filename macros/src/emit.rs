@@ -63,7 +63,7 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
     let half_open_slow_ns = ns(s.half_open_slow_given());
     let probe_every_ns = ns(s.probe_every());
     let ramp_ns = ns(s.ramp());
-    let probe_backs_off = s.probe_backs_off();
+    let derived_bits = Literal::u8_unsuffixed(s.__derived_bits());
     quote! {
         #pv::Settings::__validated(
             #failure_rate,
@@ -81,7 +81,7 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
             #max_keys,
             #probe_every_ns,
             #ramp_ns,
-            #probe_backs_off,
+            #derived_bits,
         )
     }
 }

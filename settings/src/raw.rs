@@ -434,7 +434,9 @@ impl RawSettings {
                 .map(|_| defaults::DERIVED_PROBE_EVERY)
                 .filter(|p| *p < open_for_max)),
         };
-        let probe_backs_off = self.probe_every.is_none() && probe_every != 0;
+        let probes_back_off = self.probe_every.is_none() && probe_every != 0;
+        let derived = u8::from(probes_back_off) * crate::types::PROBES_BACK_OFF
+            + u8::from(given_rule.is_none() && slow.is_some()) * crate::types::REFUSALS_COUNT;
         let ramp =
             ns(opt_positive(Key::Ramp, self.ramp)?.or(recovery.map(|_| defaults::DERIVED_RAMP)));
         Ok(Settings {
@@ -453,7 +455,7 @@ impl RawSettings {
             max_keys,
             probe_every,
             ramp,
-            probe_backs_off,
+            derived,
         })
     }
 

@@ -4,6 +4,12 @@ use std::time::Duration;
 
 use crate::defaults;
 
+/// [`Settings`]' derived bit: the probes were derived from `timeout` and back off.
+pub(crate) const PROBES_BACK_OFF: u8 = 1;
+/// [`Settings`]' derived bit: the slow rule was derived from `timeout`, and a full bulkhead's
+/// refusal behind slow calls counts as slow.
+pub(crate) const REFUSALS_COUNT: u8 = 2;
+
 /// How the closed-state window remembers calls.
 ///
 /// ```
@@ -120,9 +126,12 @@ pub struct Settings {
     /// `ramp` in nanoseconds, 0 when off.
     #[cfg_attr(feature = "serde", serde(rename = "ramp_ns"))]
     pub(crate) ramp: u64,
-    /// The probes are the derived ones (`probe_every` not given): a slow or timed-out probe
-    /// backs the next one off (`defaults::PROBE_BACKOFF_SHARE`).
-    pub(crate) probe_backs_off: bool,
+    /// What was derived from `timeout` that the runtime treats apart: bit [`PROBES_BACK_OFF`]
+    /// (the probes are derived, so a slow or timed-out one backs the next off) and bit
+    /// [`REFUSALS_COUNT`] (the slow rule is derived, so a full bulkhead's refusal behind slow
+    /// calls counts as slow).
+    #[cfg_attr(feature = "serde", serde(rename = "derived_bits"))]
+    pub(crate) derived: u8,
 }
 
 impl Default for Settings {
@@ -146,7 +155,7 @@ impl Default for Settings {
             max_keys: defaults::KEYS_PER_NAME,
             probe_every: 0,
             ramp: 0,
-            probe_backs_off: false,
+            derived: 0,
         }
     }
 }
@@ -240,7 +249,33 @@ impl Settings {
     /// assert!(!given.probe_backs_off());
     /// ```
     pub fn probe_backs_off(&self) -> bool {
-        self.probe_backs_off
+        self.derived & PROBES_BACK_OFF != 0
+    }
+    /// Whether a call a full bulkhead refuses while every one of its slots is held by this
+    /// breaker's calls already past the slow bound counts as a slow call: only under the slow
+    /// rule derived from `timeout`. Behind a small pool, few slow calls reach the window (the
+    /// rest are refused), so without this a timeout alone behind `pool = 5` opened 19 s into
+    /// issue 26's slowdown; with it, within 3 s. A slow rule given keeps today's count.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_settings::RawSettings;
+    /// let s = RawSettings::new().timeout(Duration::from_secs(2)).check().unwrap();
+    /// assert!(s.refusals_count_as_slow());
+    /// let card = RawSettings::new()
+    ///     .timeout(Duration::from_secs(2))
+    ///     .trip_p95(Duration::from_millis(300))
+    ///     .check()
+    ///     .unwrap();
+    /// assert!(!card.refusals_count_as_slow());
+    /// ```
+    pub fn refusals_count_as_slow(&self) -> bool {
+        self.derived & REFUSALS_COUNT != 0
+    }
+    /// The bits of what was derived from `timeout`, as `__validated` takes them.
+    #[doc(hidden)]
+    pub fn __derived_bits(&self) -> u8 {
+        self.derived
     }
     /// Over how long the admitted share grows back to 100 % after half-open passes (`None`:
     /// all traffic at once).
@@ -300,7 +335,7 @@ impl Settings {
         max_keys: u32,
         probe_every_ns: u64,
         ramp_ns: u64,
-        probe_backs_off: bool,
+        derived_bits: u8,
     ) -> Settings {
         Settings {
             failure_rate,
@@ -318,7 +353,7 @@ impl Settings {
             max_keys,
             probe_every: probe_every_ns,
             ramp: ramp_ns,
-            probe_backs_off,
+            derived: derived_bits,
         }
     }
 }

@@ -96,6 +96,16 @@ fn slow_behind_a_pool_of_5_opens_within_3_s_and_is_back_within_15_s_of_healing()
 }
 
 #[test]
+fn a_timeout_alone_behind_a_pool_of_5_opens_within_3_s_and_is_back_within_15_s() {
+    // Refusals while every slot holds a call past half the timeout count as slow.
+    let run = behind_bulkhead(&timeout_only("payments", 2 * S)).unwrap();
+    let open = run.open_after.expect("opens while slow");
+    assert!(open <= 3 * S, "opened after {open:?}");
+    let back = run.back_after.expect("closes after healing");
+    assert!(back <= 15 * S, "back after {back:?}");
+}
+
+#[test]
 fn healthy_with_noise_for_an_hour_never_opens() {
     for b in [
         timeout_only("search", 500 * MS),
