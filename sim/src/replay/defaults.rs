@@ -439,6 +439,27 @@ pub fn defaults(setup: &Setup, tuned: &Tuned) -> io::Result<Defaults> {
         opt(before.all_traffic_after),
         true,
     ));
+    let only = behind_bulkhead(&timeout_only("payments", Duration::from_secs(2)))?;
+    let given = "timeout = 2s; pool = 5";
+    let within = |d: Option<Duration>, s: u64| d.is_some_and(|d| d <= Duration::from_secs(s));
+    rows.push(row(
+        "slow behind a pool of 5",
+        "time to open (s)",
+        "<= 3",
+        given,
+        opt(only.open_after),
+        opt(before.open_after),
+        within(only.open_after, 3),
+    ));
+    rows.push(row(
+        "slow behind a pool of 5",
+        "closed again after healing (s)",
+        "<= 15",
+        given,
+        opt(only.back_after),
+        opt(before.back_after),
+        within(only.back_after, 15),
+    ));
     reports.push((
         "behind a pool of 5, before issue 26: the card's line",
         before.report,
