@@ -272,7 +272,15 @@ impl Settings {
     pub fn refusals_count_as_slow(&self) -> bool {
         self.derived & REFUSALS_COUNT != 0
     }
-    /// The bits of what was derived from `timeout`, as `__validated` takes them.
+    /// Settings rebuilt by [`__validated`](Self::__validated) with what `check` derived from
+    /// `timeout` (the bits of [`__derived_bits`](Self::__derived_bits)); generated code calls
+    /// it only when some were derived. Not a public API.
+    #[doc(hidden)]
+    pub const fn __with_derived(mut self, bits: u8) -> Settings {
+        self.derived = bits;
+        self
+    }
+    /// The bits of what was derived from `timeout`, as `__with_derived` takes them.
     #[doc(hidden)]
     pub fn __derived_bits(&self) -> u8 {
         self.derived
@@ -335,7 +343,6 @@ impl Settings {
         max_keys: u32,
         probe_every_ns: u64,
         ramp_ns: u64,
-        derived_bits: u8,
     ) -> Settings {
         Settings {
             failure_rate,
@@ -353,7 +360,7 @@ impl Settings {
             max_keys,
             probe_every: probe_every_ns,
             ramp: ramp_ns,
-            derived: derived_bits,
+            derived: 0,
         }
     }
 }
