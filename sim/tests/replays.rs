@@ -280,7 +280,10 @@ fn defaults_reach_every_target() {
     let rows = &replays().defaults.rows;
     let missed: Vec<_> = rows
         .iter()
-        .filter(|r| !r.met && !(r.replay == "slow under the timeout" && r.given == "timeout = 3s"))
+        // The one known miss: a timeout alone judges trials by answering (seed 000 needs it),
+        // so 2 s answers under a 3 s timeout pass them; the card's line never closes.
+        .filter(|r| !r.met)
+        .filter(|r| r.replay != "slow under the timeout" || r.given != "timeout = 3s")
         .collect();
     assert!(missed.is_empty(), "{missed:#?}");
     let semian = rows
