@@ -63,6 +63,15 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
     let half_open_slow_ns = ns(s.half_open_slow_given());
     let probe_every_ns = ns(s.probe_every());
     let ramp_ns = ns(s.ramp());
+    // What `check` derived from `timeout` rides on a call of its own, only when there is some,
+    // so settings that derive nothing expand exactly as before issue 26.
+    let derived = match s.__derived_bits() {
+        0 => quote!(),
+        bits => {
+            let bits = Literal::u8_unsuffixed(bits);
+            quote!(.__with_derived(#bits))
+        }
+    };
     quote! {
         #pv::Settings::__validated(
             #failure_rate,
@@ -81,6 +90,7 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
             #probe_every_ns,
             #ramp_ns,
         )
+        #derived
     }
 }
 

@@ -1,26 +1,40 @@
 //! The documented defaults, written once: [`Settings::default`](crate::Settings) and
 //! [`RawSettings::check`](crate::RawSettings::check) both read them from here.
 //!
+//! Two kinds (issue 26). The plain ones (`FAILURE_RATE`, `WINDOW`, `OPEN_FOR`...) apply to a
+//! breaker given no `timeout`. A breaker given its call's `timeout` derives the settings left
+//! unset from it, the `DERIVED_*` constants below, each justified by the replays
+//! (`cargo run --release --example replay`, table "the defaults"): detection (a window of the
+//! last calls, a slow rule at half the timeout) unless a window, threshold or slow rule was
+//! given, and recovery (trial timeout, probes that back off, short half-open, ramp, growing
+//! open periods) unless any recovery setting was given. A setting given is never changed.
+//!
 //! ```
-//! use fusebox_settings::{defaults, Settings};
+//! use std::time::Duration;
+//! use fusebox_settings::{defaults, RawSettings, Settings, WindowKind};
 //! assert_eq!(Settings::default().failure_rate(), defaults::FAILURE_RATE);
+//! let derived = RawSettings::new().timeout(Duration::from_secs(2)).check().unwrap();
+//! assert_eq!(derived.window(), WindowKind::Calls(defaults::DERIVED_WINDOW_CALLS));
+//! assert_eq!(derived.probe_every(), Some(defaults::DERIVED_PROBE_EVERY));
 //! ```
 
 use std::time::Duration;
 
 /// Percent of failed calls that opens the breaker.
 pub const FAILURE_RATE: u8 = 50;
-/// The time-based window.
+/// The time-based window (without a `timeout`: see [`DERIVED_WINDOW_CALLS`]).
 pub const WINDOW: Duration = Duration::from_secs(30);
 /// Calls in the window before a rate is judged (or the count window's size if smaller).
 pub const MIN_CALLS: u32 = 20;
-/// Time open before half-open.
+/// Time open before half-open (also the first period with a `timeout`, then growing: see
+/// [`DERIVED_OPEN_FOR_MAX`]).
 pub const OPEN_FOR: Duration = Duration::from_secs(30);
 /// Growth factor of repeated open periods: none.
 pub const BACKOFF: f64 = 1.0;
 /// Share of traffic admitted in half-open, in percent.
 pub const HALF_OPEN_PCT: u8 = 5;
-/// How long half-open samples before judging.
+/// How long half-open samples before judging (with a `timeout`: see
+/// [`DERIVED_HALF_OPEN_WINDOW`]).
 pub const HALF_OPEN_WINDOW: Duration = Duration::from_secs(30);
 /// A breaker away from closed longer than this is `stuck`.
 pub const ALERT_AFTER: Duration = Duration::from_secs(300);
@@ -48,3 +62,60 @@ pub const ADAPTIVE_START: u32 = 20;
 pub const MIN_POOL: u32 = 1;
 /// The highest an adaptive limit goes unless told: Gradient2's `maxConcurrency`.
 pub const MAX_POOL_ADAPTIVE: u32 = 200;
+
+// What a breaker given its call's `timeout` (and nothing else it needs) derives from it.
+// Each figure is measured on the replays (`cargo run --release --example replay`, "defaults").
+
+/// Given only a `timeout`, the breaker keeps the last this many calls (`window_calls`).
+///
+/// A count window reacts at the speed of the traffic: in lesson step 3 (a price server that
+/// hangs under 400 calls a second) it opens 0.27 s after the hang, where a 30 s time window
+/// holding 12 000 healthy calls needs 15 s; behind a pool of 5 (issue 26's real run) the six
+/// slow calls that breach a p95 rule open it 2.3 s in, where the 30 s window took 14 s (10.4 s
+/// in the issue's real run). A hundred calls keep a 1 % error rate and ±20 % jitter far from
+/// 50 % (healthy with noise: no false opening in an hour).
+pub const DERIVED_WINDOW_CALLS: u32 = 100;
+/// Given a `timeout` and no slow rule, a call taking half its timeout is slow...
+///
+/// An answer at half the timeout is already spending the caller's budget: seed 002's 8 s
+/// answers (80 ms usually) hold a worker each, and issue 15's 2 s answers under a 3 s
+/// timeout never fail at all; a breaker counting only failures never trips on either. With
+/// it, a timeout alone opens on the latter (replay "slow under the timeout").
+pub const DERIVED_SLOW_DIVISOR: u32 = 2;
+/// ... and half the window slow opens it (`slow_rate`), as half of it failing does
+/// (`failure_rate`): the healthy tail is far from half the timeout, a sick dependency is
+/// past it on nearly every call.
+pub const DERIVED_SLOW_RATE: u8 = 50;
+/// Given a `timeout`, a trial (and a probe) gets this many times it (`half_open_timeout`)
+/// when the breaker has no explicit slow rule: seed 000's provider comes back cold and answers
+/// its first calls in 1.5–3 s against an 800 ms timeout; trials cut at 800 ms kept it cold
+/// for three hours, trials allowed 3.2 s warm it. With an explicit slow rule a trial is
+/// judged slow at its trial bound (`half_open_slow`, else the rule's) anyway, so it gets at
+/// most twice that bound, and never less than `timeout` (its caller still wants the answer).
+pub const DERIVED_TRIAL_FACTOR: u32 = 4;
+/// Given a `timeout`, one real call probes the dependency this often while open
+/// (`probe_every`): seed 000's provider was back after 2 minutes and the breaker learns it
+/// within a second. A probe that fails fast (refused) costs nothing and keeps this pace; a
+/// probe that was slow or timed out backs off (see [`PROBE_BACKOFF_SHARE`]).
+pub const DERIVED_PROBE_EVERY: Duration = Duration::from_secs(1);
+/// A derived probe that was slow or timed out pushes the next one to an eighth of the time
+/// the breaker has been away from closed (never beyond the open period cap): seed 003's 42
+/// hanging Redis instances on 2 threads then waste 2.9 % in steady state (the tuned
+/// configuration: 3.5 %), while a dependency slow for 25 s (issue 26's real run) is probed
+/// again within about 4 s of healing, and one slow for 10 minutes (seed 002) within 75 s.
+pub const PROBE_BACKOFF_SHARE: u32 = 8;
+/// Given a `timeout`, half-open samples this long (`half_open_window`) after a probe passed:
+/// the probe already showed the dependency answering; seed 000's tuned run needed 5 s.
+pub const DERIVED_HALF_OPEN_WINDOW: Duration = Duration::from_secs(2);
+/// Given a `timeout`, traffic comes back over this long (`ramp`): seed 000's provider warms
+/// by serving requests (12 here) and all of its traffic at once would meet it cold. With the
+/// 1 s probes, the 2 s half-open window and this ramp, a timeout alone has all of seed 000's
+/// traffic back 9.7 s after the provider returns, no relapse, 1.2 % fallback after (the tuned
+/// configuration: 12.2 s, 0, 1.5 %).
+pub const DERIVED_RAMP: Duration = Duration::from_secs(5);
+/// Given a `timeout`, repeated open periods grow by this factor (`backoff`)...
+pub const DERIVED_BACKOFF: f64 = 2.0;
+/// ... up to this long (`open_for_max`): with probes on, the open period is only the
+/// backstop, and each one ending in half-open costs a dead dependency a few trials; an hour
+/// keeps seed 003's 42 dead instances under 4 % of 2 threads.
+pub const DERIVED_OPEN_FOR_MAX: Duration = Duration::from_secs(3600);

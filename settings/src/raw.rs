@@ -107,12 +107,15 @@ impl RawSettings {
     pub fn trip_p99(self, bound: Duration) -> Self {
         self.trip_percentile(99, bound)
     }
-    /// Per-call timeout.
+    /// Per-call timeout. The settings left unset are derived from it: see
+    /// [`defaults`](crate::defaults)' `DERIVED_*` and [`check`](Self::check).
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = Some(d);
         self
     }
-    /// Timeout of trial calls in half-open (default: `timeout`).
+    /// Timeout of trial calls in half-open (default: 4 × `timeout` when no recovery setting
+    /// is given, at most twice an explicit slow rule's trial bound and never under
+    /// `timeout`; otherwise `timeout`).
     pub fn half_open_timeout(mut self, d: Duration) -> Self {
         self.half_open_timeout = Some(d);
         self
@@ -130,7 +133,9 @@ impl RawSettings {
         self.max_keys = Some(n.into());
         self
     }
-    /// While open, let one real call through as a probe every `d` (off by default): a probe
+    /// While open, let one real call through as a probe every `d` (off by default; derived
+    /// from `timeout` when no recovery setting is given, backing off: see
+    /// [`defaults::DERIVED_PROBE_EVERY`](crate::defaults::DERIVED_PROBE_EVERY)): a probe
     /// that passes (answers, not slow by the trial bound) starts half-open at once, so the
     /// breaker learns of a recovery within `d` rather than at the end of the open period. A
     /// failed probe changes nothing: `open_for` stays the upper bound. Must be shorter than
@@ -140,7 +145,8 @@ impl RawSettings {
         self
     }
     /// After half-open passes, grow the admitted share from the half-open share to 100 %
-    /// linearly over `d` (off by default: all traffic at once), judged by the whole rule all
+    /// linearly over `d` (off by default: all traffic at once; 5 s derived from `timeout` when
+    /// no recovery setting is given), judged by the whole rule all
     /// along; a breach reopens at once.
     pub fn ramp(mut self, d: Duration) -> Self {
         self.ramp = Some(d);
@@ -273,6 +279,27 @@ impl RawSettings {
     }
 
     /// Checks every setting and every rule between them; the first problem is the error.
+    ///
+    /// With a `timeout`, the settings left unset are derived (issue 26): a window of the last
+    /// 100 calls (no window, `window_calls` or `min_calls` given); a slow rule at half the
+    /// timeout, 50 % (nor `failure_rate` nor a slow rule given); and, when no recovery setting
+    /// is given (`open_for`, `backoff`, `open_for_max`, `half_open_pct`, `half_open_window`,
+    /// `half_open_calls`, `probe_every`, `ramp`), the trial timeout, probes that back off, a
+    /// 2 s half-open window, a 5 s ramp and open periods doubling up to an hour.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_settings::{RawSettings, WindowKind};
+    /// let ms = Duration::from_millis;
+    /// let derived = RawSettings::new().timeout(ms(800)).check().unwrap();
+    /// assert_eq!(derived.window(), WindowKind::Calls(100));
+    /// assert_eq!(derived.slow().unwrap().bound, ms(400));
+    /// assert_eq!(derived.half_open_timeout(), Some(ms(3200)));
+    /// // A recovery setting given: the rest of recovery is today's, trials under `timeout`.
+    /// let chosen = RawSettings::new().timeout(ms(800)).open_for(ms(60_000)).check().unwrap();
+    /// assert_eq!((chosen.probe_every(), chosen.ramp()), (None, None));
+    /// assert_eq!(chosen.half_open_timeout(), Some(ms(800)));
+    /// ```
     pub fn check(&self) -> Result<Settings, ConfigError> {
         self.pairs()?;
         let failure_rate = pct(Key::FailureRate, self.failure_rate, defaults::FAILURE_RATE)?;
@@ -280,6 +307,16 @@ impl RawSettings {
             (Some(_), Some(_)) => return Err(conflict("window", "window_calls")),
             (_, Some(n)) => WindowKind::Calls(count(Key::WindowCalls, n)?),
             (w, None) => WindowKind::Time(positive(Key::Window, w.unwrap_or(defaults::WINDOW))?),
+        };
+        // Given a call `timeout` and no window, judge the last calls: see
+        // `defaults::DERIVED_WINDOW_CALLS`.
+        // Given a call `timeout` and no window, judge the last calls: see
+        // `defaults::DERIVED_WINDOW_CALLS`.
+        let window_given =
+            self.window.is_some() || self.window_calls.is_some() || self.min_calls.is_some();
+        let window = match self.timeout {
+            Some(_) if !window_given => WindowKind::Calls(defaults::DERIVED_WINDOW_CALLS),
+            _ => window,
         };
         let min_calls = match (self.min_calls, window) {
             (Some(n), w) => {
@@ -299,10 +336,33 @@ impl RawSettings {
         if self.rules > 1 {
             return Err(conflict("slow", "trip_pNN"));
         }
-        let slow = self.slow_rule()?;
+        let given_rule = self.slow_rule()?;
         let timeout = opt_positive(Key::Timeout, self.timeout)?;
-        let half_open_timeout = opt_positive(Key::HalfOpenTimeout, self.half_open_timeout)?;
-        let half_open_slow = match opt_positive(Key::HalfOpenSlow, self.half_open_slow)? {
+        let derived = timeout.map(Derived::of);
+        // Detection and recovery are each derived as a whole, and only when none of their
+        // settings was given: a user who chose a window, a threshold, an open period or a
+        // half-open policy keeps exactly today's behaviour for the rest of it.
+        let detection = derived.filter(|_| !window_given && self.failure_rate.is_none());
+        let recovery = derived.filter(|_| !self.recovery_given());
+        let slow = given_rule.or(detection.map(|d| d.slow));
+        let given_half_open_slow = opt_positive(Key::HalfOpenSlow, self.half_open_slow)?;
+        let half_open_timeout = match (
+            opt_positive(Key::HalfOpenTimeout, self.half_open_timeout)?,
+            recovery,
+        ) {
+            (Some(t), _) => Some(t),
+            (None, None) => None,
+            (None, Some(d)) => Some(match given_rule {
+                None => d.trial_timeout,
+                // Judged slow at its trial bound anyway: no longer than twice that bound,
+                // never shorter than a normal call's (its caller still wants the answer).
+                Some(r) => d
+                    .trial_timeout
+                    .min(given_half_open_slow.unwrap_or(r.bound).saturating_mul(2))
+                    .max(timeout.unwrap_or_default()),
+            }),
+        };
+        let half_open_slow = match given_half_open_slow {
             Some(t) if slow.is_none() => {
                 return Err(ConfigError::OutOfRange {
                     field: "half_open_slow",
@@ -310,6 +370,9 @@ impl RawSettings {
                     expected: "a slow-call rule for it to loosen (like `trip_p95 = \"500ms\"`, or `slow` with `slow_rate`); add one or remove `half_open_slow`",
                 })
             }
+            // A derived slow rule judges trials by answering at all within the trial
+            // timeout, so a provider that warms by serving requests recovers (seed 000).
+            None if given_rule.is_none() && slow.is_some() => ns(half_open_timeout.or(timeout)),
             t => ns(t),
         };
         let open_for = positive(Key::OpenFor, self.open_for.unwrap_or(defaults::OPEN_FOR))?;
@@ -326,6 +389,10 @@ impl RawSettings {
                 }
                 (f, max)
             }
+            (None, None) if recovery.is_some() => (
+                defaults::DERIVED_BACKOFF,
+                defaults::DERIVED_OPEN_FOR_MAX.max(open_for),
+            ),
             _ => (defaults::BACKOFF, open_for),
         };
         let half_open = match (self.half_open_calls, self.half_open_pct) {
@@ -338,7 +405,10 @@ impl RawSettings {
                 pct: pct(Key::HalfOpenPct, p, defaults::HALF_OPEN_PCT)?,
                 window: positive(
                     Key::HalfOpenWindow,
-                    self.half_open_window.unwrap_or(defaults::HALF_OPEN_WINDOW),
+                    self.half_open_window.unwrap_or(match recovery {
+                        Some(_) => defaults::DERIVED_HALF_OPEN_WINDOW,
+                        None => defaults::HALF_OPEN_WINDOW,
+                    }),
                 )?,
             },
         };
@@ -358,9 +428,17 @@ impl RawSettings {
                     expected: "shorter than the open period (`open_for`, or `open_for_max` with `backoff`): probes are only sent while open",
                 })
             }
-            p => ns(p),
+            Some(p) => ns(Some(p)),
+            // Derived probes only where they fit in the open period.
+            None => ns(recovery
+                .map(|_| defaults::DERIVED_PROBE_EVERY)
+                .filter(|p| *p < open_for_max)),
         };
-        let ramp = ns(opt_positive(Key::Ramp, self.ramp)?);
+        let probes_back_off = self.probe_every.is_none() && probe_every != 0;
+        let derived = u8::from(probes_back_off) * crate::types::PROBES_BACK_OFF
+            + u8::from(given_rule.is_none() && slow.is_some()) * crate::types::REFUSALS_COUNT;
+        let ramp =
+            ns(opt_positive(Key::Ramp, self.ramp)?.or(recovery.map(|_| defaults::DERIVED_RAMP)));
         Ok(Settings {
             failure_rate,
             window,
@@ -377,7 +455,21 @@ impl RawSettings {
             max_keys,
             probe_every,
             ramp,
+            derived,
         })
+    }
+
+    /// Whether any setting of the recovery policy was given: the open period, its growth,
+    /// the half-open policy, probes or the ramp.
+    fn recovery_given(&self) -> bool {
+        self.open_for.is_some()
+            || self.backoff.is_some()
+            || self.open_for_max.is_some()
+            || self.half_open_pct.is_some()
+            || self.half_open_window.is_some()
+            || self.half_open_calls.is_some()
+            || self.probe_every.is_some()
+            || self.ramp.is_some()
     }
 
     /// The settings that only make sense together (text gives them one by one).
@@ -419,6 +511,26 @@ impl RawSettings {
                 strict: false,
             })),
             _ => Ok(None),
+        }
+    }
+}
+
+/// What a call `timeout` alone implies for the settings left unset (`defaults::DERIVED_*`).
+#[derive(Clone, Copy)]
+struct Derived {
+    slow: SlowRule,
+    trial_timeout: Duration,
+}
+
+impl Derived {
+    fn of(timeout: Duration) -> Derived {
+        Derived {
+            slow: SlowRule {
+                bound: timeout / defaults::DERIVED_SLOW_DIVISOR,
+                rate: defaults::DERIVED_SLOW_RATE,
+                strict: false,
+            },
+            trial_timeout: timeout.saturating_mul(defaults::DERIVED_TRIAL_FACTOR),
         }
     }
 }

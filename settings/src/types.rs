@@ -4,6 +4,12 @@ use std::time::Duration;
 
 use crate::defaults;
 
+/// [`Settings`]' derived bit: the probes were derived from `timeout` and back off.
+pub(crate) const PROBES_BACK_OFF: u8 = 1;
+/// [`Settings`]' derived bit: the slow rule was derived from `timeout`, and a full bulkhead's
+/// refusal behind slow calls counts as slow.
+pub(crate) const REFUSALS_COUNT: u8 = 2;
+
 /// How the closed-state window remembers calls.
 ///
 /// ```
@@ -120,6 +126,12 @@ pub struct Settings {
     /// `ramp` in nanoseconds, 0 when off.
     #[cfg_attr(feature = "serde", serde(rename = "ramp_ns"))]
     pub(crate) ramp: u64,
+    /// What was derived from `timeout` that the runtime treats apart: bit [`PROBES_BACK_OFF`]
+    /// (the probes are derived, so a slow or timed-out one backs the next off) and bit
+    /// [`REFUSALS_COUNT`] (the slow rule is derived, so a full bulkhead's refusal behind slow
+    /// calls counts as slow).
+    #[cfg_attr(feature = "serde", serde(rename = "derived_bits"))]
+    pub(crate) derived: u8,
 }
 
 impl Default for Settings {
@@ -143,6 +155,7 @@ impl Default for Settings {
             max_keys: defaults::KEYS_PER_NAME,
             probe_every: 0,
             ramp: 0,
+            derived: 0,
         }
     }
 }
@@ -168,11 +181,13 @@ impl Settings {
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
     }
-    /// Timeout of a half-open trial call (falls back to `timeout`).
+    /// Timeout of a half-open trial call (falls back to `timeout`; derived by
+    /// [`RawSettings::check`](crate::RawSettings::check) when unset, see its rustdoc).
     pub fn half_open_timeout(&self) -> Option<Duration> {
         self.half_open_timeout.or(self.timeout)
     }
-    /// `half_open_timeout` as given, without the fall-back to `timeout`.
+    /// `half_open_timeout` as checked (given, or derived from `timeout`), without the
+    /// fall-back to `timeout`.
     pub fn half_open_timeout_given(&self) -> Option<Duration> {
         self.half_open_timeout
     }
@@ -216,6 +231,59 @@ impl Settings {
     /// While open, how often one call is let through as a probe (`None`: no probes).
     pub fn probe_every(&self) -> Option<Duration> {
         (self.probe_every != 0).then(|| Duration::from_nanos(self.probe_every))
+    }
+    /// Whether a probe that was slow or timed out backs the next one off: only the probes
+    /// derived from `timeout` do (see `defaults::PROBE_BACKOFF_SHARE`); a `probe_every` given
+    /// keeps its pace.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_settings::RawSettings;
+    /// let derived = RawSettings::new().timeout(Duration::from_secs(1)).check().unwrap();
+    /// assert!(derived.probe_backs_off());
+    /// let given = RawSettings::new()
+    ///     .timeout(Duration::from_secs(1))
+    ///     .probe_every(Duration::from_secs(1))
+    ///     .check()
+    ///     .unwrap();
+    /// assert!(!given.probe_backs_off());
+    /// ```
+    pub fn probe_backs_off(&self) -> bool {
+        self.derived & PROBES_BACK_OFF != 0
+    }
+    /// Whether a call a full bulkhead refuses while every one of its slots is held by this
+    /// breaker's calls already past the slow bound counts as a slow call: only under the slow
+    /// rule derived from `timeout`. Behind a small pool, few slow calls reach the window (the
+    /// rest are refused), so without this a timeout alone behind `pool = 5` opened 19 s into
+    /// issue 26's slowdown; with it, within 3 s. A slow rule given keeps today's count.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_settings::RawSettings;
+    /// let s = RawSettings::new().timeout(Duration::from_secs(2)).check().unwrap();
+    /// assert!(s.refusals_count_as_slow());
+    /// let card = RawSettings::new()
+    ///     .timeout(Duration::from_secs(2))
+    ///     .trip_p95(Duration::from_millis(300))
+    ///     .check()
+    ///     .unwrap();
+    /// assert!(!card.refusals_count_as_slow());
+    /// ```
+    pub fn refusals_count_as_slow(&self) -> bool {
+        self.derived & REFUSALS_COUNT != 0
+    }
+    /// Settings rebuilt by [`__validated`](Self::__validated) with what `check` derived from
+    /// `timeout` (the bits of [`__derived_bits`](Self::__derived_bits)); generated code calls
+    /// it only when some were derived. Not a public API.
+    #[doc(hidden)]
+    pub const fn __with_derived(mut self, bits: u8) -> Settings {
+        self.derived = bits;
+        self
+    }
+    /// The bits of what was derived from `timeout`, as `__with_derived` takes them.
+    #[doc(hidden)]
+    pub fn __derived_bits(&self) -> u8 {
+        self.derived
     }
     /// Over how long the admitted share grows back to 100 % after half-open passes (`None`:
     /// all traffic at once).
@@ -292,6 +360,7 @@ impl Settings {
             max_keys,
             probe_every: probe_every_ns,
             ramp: ramp_ns,
+            derived: 0,
         }
     }
 }

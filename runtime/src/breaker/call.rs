@@ -9,6 +9,7 @@ use super::core::Core;
 use super::permit::{Outcome, Permit};
 use crate::bulkhead::{Bulkhead, BulkheadPermit};
 use crate::error::{Error, Rejection};
+use crate::sync::atomic::Ordering::Relaxed;
 
 /// How a call through fusebox ended, as the generated code needs to know it.
 #[derive(Debug)]
@@ -68,7 +69,15 @@ where
         Some(b) => match b.acquire_untimed().await {
             Ok(p) => Some(p),
             Err(r) => {
-                permit.finish(Outcome::BulkheadFull);
+                // Every slot held by one of our calls already slow: the refusal is slowness
+                // the window would otherwise never see (issue 26, derived slow rule only).
+                let behind_slow = core.config.settings().refusals_count_as_slow()
+                    && core.slow_in_flight.load(Relaxed) >= b.pool() as u64;
+                permit.finish(if behind_slow {
+                    Outcome::FullBehindSlow
+                } else {
+                    Outcome::BulkheadFull
+                });
                 return Completion::Failed(Error::Rejected(r));
             }
         },

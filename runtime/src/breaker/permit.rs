@@ -10,6 +10,7 @@ use tokio::time::{sleep_until, Instant};
 
 use super::core::{bump, Admission, Core};
 use super::half_open::{Late, TrialEnd, TrialResult};
+use crate::sync::atomic::Ordering::Relaxed;
 use crate::window::{Sample, Ticket};
 
 /// How a call ended.
@@ -25,6 +26,10 @@ pub(crate) enum Outcome {
     Cancelled,
     /// Admitted by the breaker, then refused by a full bulkhead: never ran.
     BulkheadFull,
+    /// Refused by a full bulkhead whose every slot held one of this breaker's calls already
+    /// past the slow bound: counted as a slow call (only under a slow rule derived from
+    /// `timeout`, see `Settings::refusals_count_as_slow`).
+    FullBehindSlow,
 }
 
 impl Outcome {
@@ -169,6 +174,7 @@ impl<'a> Permit<'a> {
         let core = self.core;
         bump(&core.counters.slow);
         self.counted_slow = true;
+        core.slow_in_flight.fetch_add(1, Relaxed);
         if !self.is_current() {
             return;
         }
@@ -183,6 +189,25 @@ impl<'a> Permit<'a> {
         self.slow_ticket = Some(ticket);
         self.slow_in_window = ticket.counted();
         if !self.slow_in_window {
+            core.successes.undo_other();
+        }
+        if let Some(t) = totals {
+            core.judge(self.gen, t);
+        }
+    }
+
+    /// A refusal behind slow calls: a slow sample at the bound, never a success.
+    fn mark_refused_slow(&self) {
+        let core = self.core;
+        let bound = core.config.slow().map(|r| r.bound).unwrap_or_default();
+        let sample = Sample {
+            failed: false,
+            slow: true,
+            latency: bound,
+        };
+        core.successes.other();
+        let (ticket, totals) = core.window.record(|| core.clock.now(), sample);
+        if !ticket.counted() {
             core.successes.undo_other();
         }
         if let Some(t) = totals {
@@ -206,6 +231,9 @@ impl<'a> Permit<'a> {
         }
         self.done = true;
         let core = self.core;
+        if self.counted_slow {
+            core.slow_in_flight.fetch_sub(1, Relaxed);
+        }
         let c = &core.counters;
         // A success bumps no counter: it is derived from the window (`successes.rs`).
         if let Some(counter) = match outcome {
@@ -215,7 +243,7 @@ impl<'a> Permit<'a> {
             Outcome::TimedOut => Some(&c.timeouts),
             Outcome::Panicked => Some(&c.panicked),
             Outcome::Cancelled => Some(&c.cancelled),
-            Outcome::BulkheadFull => Some(&c.rejected_full),
+            Outcome::BulkheadFull | Outcome::FullBehindSlow => Some(&c.rejected_full),
         } {
             bump(counter);
         }
@@ -225,7 +253,7 @@ impl<'a> Permit<'a> {
                 core.successes.outside();
             }
             let result = match outcome {
-                Outcome::BulkheadFull => TrialEnd::Released,
+                Outcome::BulkheadFull | Outcome::FullBehindSlow => TrialEnd::Released,
                 Outcome::Cancelled => self.abandoned_trial(),
                 _ => {
                     // Slow by the trial bound (`half_open_slow`, else the slow rule's), as
@@ -246,6 +274,13 @@ impl<'a> Permit<'a> {
                 core.finish_probe(self.gen, result);
             } else {
                 core.finish_trial(self.gen, result);
+            }
+            return;
+        }
+        if outcome == Outcome::FullBehindSlow {
+            // Never ran: counted as one more call past the slow bound, as if marked in flight.
+            if self.is_current() {
+                self.mark_refused_slow();
             }
             return;
         }

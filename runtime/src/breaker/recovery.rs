@@ -22,7 +22,7 @@
 //!   lazily, by the first admission after it, the metrics, the keyed registry's idle check
 //!   and a fleet quorum (`settle_ramp`), so no timer task runs.
 
-use super::core::{Admission, Core};
+use super::core::{Admission, Core, LOGGED};
 use super::events::Reason;
 use super::half_open::{TrialEnd, TrialResult, Trials};
 use crate::clock::nanos;
@@ -30,6 +30,7 @@ use crate::error::Rejection;
 use crate::state::{State, Word};
 use crate::sync::atomic::Ordering::*;
 use crate::sync::lock;
+use fusebox_settings::defaults::PROBE_BACKOFF_SHARE;
 
 /// The ramp's even spread counts in 1/65536ths of a call.
 const ONE: u64 = 1 << 16;
@@ -60,6 +61,7 @@ impl Core {
             slow: false,
         };
         if end != TrialEnd::Judged(passed) {
+            self.back_off_probes(end);
             return;
         }
         let now = self.clock.now();
@@ -80,6 +82,27 @@ impl Core {
     }
 
     /// Starts the ramp; called under the lock as the breaker closes on passed trials.
+    /// A derived probe that held its caller (slow, timed out, or late when abandoned) pushes
+    /// the next one to an eighth of the time away from closed, at most the open period cap:
+    /// a dependency that hangs is probed ever more rarely, one that refuses at once (free)
+    /// keeps the plain pace (`defaults::PROBE_BACKOFF_SHARE`).
+    fn back_off_probes(&self, end: TrialEnd) {
+        let held = match end {
+            TrialEnd::Judged(r) => r.slow,
+            TrialEnd::Abandoned(_) => true,
+            TrialEnd::Released => false,
+        };
+        if !held || !self.config.settings().probe_backs_off() {
+            return;
+        }
+        let now = self.clock.now();
+        let since = self.unhealthy_since.load(Relaxed) & !LOGGED;
+        let away = now.saturating_sub(since.min(now));
+        let cap = nanos(self.config.settings().open_for_max());
+        let wait = (away / u64::from(PROBE_BACKOFF_SHARE)).min(cap);
+        self.aux.fetch_max(now.saturating_add(wait), Relaxed);
+    }
+
     pub(super) fn start_ramp(&self, now: u64) {
         let ramp = self.config.ramp().unwrap_or_default();
         self.until.store(now.saturating_add(nanos(ramp)), Release);

@@ -55,14 +55,27 @@ impl BreakerBuilder {
 
     delegate! {
         /// Percent of failed calls in the window that opens the breaker (1..=100, default 50).
+        /// Given, it also keeps the breaker from deriving a slow rule from `timeout`.
         failure_rate(pct: u8);
-        /// Time-based sliding window (default 30 s).
+        /// Time-based sliding window (default 30 s; with a `timeout` and no window given, the
+        /// last 100 calls instead: see `fusebox_settings::defaults::DERIVED_WINDOW_CALLS`).
         window(d: Duration);
         /// Count-based window: the last `n` calls (1..=1 000 000).
         window_calls(n: u32);
         /// Calls in the window before any rate is judged (default 20, or the window size if smaller).
         min_calls(n: u32);
         /// A call at least `bound` long is slow; `rate` percent slow calls open the breaker.
+        /// Default: none, except that a breaker given a `timeout` and none of `window`,
+        /// `window_calls`, `min_calls`, `failure_rate` or a slow rule judges a call slow at half
+        /// its timeout, 50 % opening it (`defaults::DERIVED_SLOW_DIVISOR`, seed 002).
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use fusebox_runtime::Breaker;
+        /// let cfg = Breaker::builder("slow-doc").timeout(Duration::from_secs(2)).config().unwrap();
+        /// let rule = cfg.slow().unwrap();
+        /// assert_eq!((rule.bound, rule.rate), (Duration::from_secs(1), 50));
+        /// ```
         slow(bound: Duration, rate: u8);
         /// Open when the latency percentile `pct` (1..=99: 50, 90, 95, 99...) exceeds `bound`:
         /// more than `100 - pct` percent of calls are slower than `bound`.
@@ -78,10 +91,33 @@ impl BreakerBuilder {
         /// Per-call timeout; a timed-out call is a failure and is slow. It runs from the end of
         /// the call's first poll; like `tokio::time::timeout`, a call that answers when first
         /// polled is never timed out.
+        ///
+        /// The one setting a breaker needs: from it, the settings left unset are derived
+        /// (`fusebox_settings::defaults::DERIVED_*`, each justified from the replays there):
+        /// the last 100 calls as the window; a slow rule at half the timeout (unless a
+        /// window, threshold or slow rule was given); and, when no recovery setting was given
+        /// (`open_for`, `backoff`, `half_open_*` but the timeout, `probe_every`, `ramp`),
+        /// trials under 4 × the timeout, a probe every second while open that backs off
+        /// while the dependency hangs, a 2 s half-open window, a 5 s ramp, and open periods
+        /// doubling up to an hour. Every setting given keeps its exact meaning.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use fusebox_runtime::Breaker;
+        /// let s = Duration::from_secs;
+        /// let cfg = Breaker::builder("timeout-doc").timeout(Duration::from_millis(800)).config().unwrap();
+        /// assert_eq!(cfg.half_open_timeout(), Some(Duration::from_millis(3200)));
+        /// assert_eq!((cfg.probe_every(), cfg.ramp()), (Some(s(1)), Some(s(5))));
+        /// ```
         timeout(d: Duration);
-        /// Timeout of trial calls in half-open (default: `timeout`).
+        /// Timeout of trial calls and probes. Default: with no recovery setting given, 4 ×
+        /// `timeout` (seed 000's cold provider answers its first calls in 1.5–3 s against an
+        /// 800 ms timeout), or with an explicit slow rule twice its trial bound, never under
+        /// `timeout`; otherwise `timeout`.
         half_open_timeout(d: Duration);
-        /// The latency at which a half-open trial counts as slow (default: the slow rule's bound).
+        /// The latency at which a half-open trial counts as slow (default: the slow rule's
+        /// bound; under the slow rule derived from `timeout`, the trial timeout: a trial that
+        /// answers passes, so a dependency that warms by serving requests recovers).
         /// Half-open judges trials by the whole rule, slow calls included; a dependency that warms
         /// up by serving requests answers slowly at first, so a looser bound here lets it recover
         /// while a still-slow one keeps the breaker open. Needs a slow rule (`slow`, `trip_pNN`).
@@ -98,11 +134,14 @@ impl BreakerBuilder {
         half_open_slow(d: Duration);
         /// Time open before half-open (default 30 s).
         open_for(d: Duration);
-        /// Grow repeated open periods by `factor`, never beyond `max`.
+        /// Grow repeated open periods by `factor`, never beyond `max` (default: no growth; with
+        /// a `timeout` and no recovery setting, doubling up to an hour, the probes finding a
+        /// recovery first: `defaults::DERIVED_OPEN_FOR_MAX`).
         backoff(factor: f64, max: Duration);
         /// Share of traffic admitted in half-open, in percent (default 5).
         half_open_pct(pct: u8);
-        /// How long half-open samples before judging (default 30 s).
+        /// How long half-open samples before judging (default 30 s; 2 s with a `timeout` and no
+        /// recovery setting, where a passed probe starts it).
         half_open_window(d: Duration);
         /// Instead of a share: `n` trial calls, all of which must succeed.
         half_open_calls(n: u32);
@@ -120,7 +159,10 @@ impl BreakerBuilder {
         /// assert!(Breaker::builder("per-host").max_keys(0).config().is_err());
         /// ```
         max_keys(n: u32);
-        /// While open, let one real call through as a probe every `d` (off by default). Its
+        /// While open, let one real call through as a probe every `d` (off by default, except
+        /// with a `timeout` and no recovery setting: every second, a probe that was slow or
+        /// timed out pushing the next one to an eighth of the time away from closed, so a
+        /// dependency that hangs costs little: `defaults::PROBE_BACKOFF_SHARE`). Its
         /// caller gets the dependency's answer (or the fallback); a probe that passes (no
         /// failure, not slow by the trial bound) starts half-open at once and counts as its
         /// first passed trial, so the breaker learns of a recovery within `d` instead of at
@@ -143,7 +185,8 @@ impl BreakerBuilder {
         /// assert!(matches!(never, Err(ConfigError::OutOfRange { field: "probe_every", .. })));
         /// ```
         probe_every(d: Duration);
-        /// After half-open passes, let traffic back in gradually (off by default: all at once).
+        /// After half-open passes, let traffic back in gradually (off by default: all at once;
+        /// over 5 s with a `timeout` and no recovery setting).
         /// The admitted share grows linearly from the half-open share (`half_open_pct`, or 5 %
         /// under `half_open_calls`) to 100 % over `d`, spread evenly over the calls; the rest
         /// are refused (`Rejection::Open` with `state: Closed`, so the fallback answers). The

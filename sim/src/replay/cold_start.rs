@@ -240,7 +240,7 @@ pub fn cold_start(setup: &ColdStartSetup) -> io::Result<ColdStart> {
 }
 
 /// Times the breaker opened at or after `up`.
-fn relapses(r: &Report, up: Duration) -> usize {
+pub(crate) fn relapses(r: &Report, up: Duration) -> usize {
     r.breakers.first().map_or(0, |t| {
         t.transitions
             .iter()
@@ -250,6 +250,11 @@ fn relapses(r: &Report, up: Duration) -> usize {
 }
 
 /// Share of checkouts the fallback answered once the provider was back.
+/// When the provider is up again (cold): the end of the two-minute outage.
+pub(crate) fn up_again() -> Duration {
+    OUTAGE_AT + DOWN_FOR
+}
+
 pub(crate) fn fallback_after(r: &Report) -> f64 {
     r.window("back, cold")
         .map_or(0.0, |w| w.counts.fallback_share())

@@ -5,7 +5,7 @@ use std::io;
 use std::time::Duration;
 
 use crate::{Call, Dependency, Latency, Phase, Report, Route, Server};
-use fusebox_runtime::{tune, Breaker, Bulkhead};
+use fusebox_runtime::{tune, Breaker, BreakerBuilder, Bulkhead};
 
 /// Parameters of the lesson replay. `scale` multiplies workers, rates and the pool together,
 /// which keeps every share the same and makes debug-build tests cheap.
@@ -128,30 +128,7 @@ pub fn lesson(setup: &LessonSetup) -> io::Result<Lesson> {
         .run_for(end)?;
 
     // Step 3: the same outage, with the lesson's breaker.
-    let p = price(t_out);
-    let r = reports(never);
-    let breaker = Breaker::builder("price")
-        .window_calls(10)
-        .failure_rate(50)
-        .timeout(ms(300))
-        .open_for(Duration::from_secs(10))
-        .half_open_calls(3)
-        .build_detached()
-        .map_err(io::Error::other)?;
-    let with_breaker = Server::new(workers)
-        .route(
-            Route::new("views", 400.0 * k)
-                .call(Call::new(&p).breaker(&breaker).fallback_cost(ms(1))),
-        )
-        .route(status())
-        .route(statements(
-            Call::new(&r).timeout(Duration::from_secs(5)),
-            never,
-        ))
-        .window("step 1", warm, t_out)
-        .window("step 3", t_out, end)
-        .window("breaker open", t_out + Duration::from_secs(1), end)
-        .run_for(end)?;
+    let (with_breaker, step3_open_after) = step3(setup, &lesson_breaker())?;
 
     // Step 4: the report server stalls as a busy hour starts; one shared pool.
     let p = price(never);
@@ -215,10 +192,7 @@ pub fn lesson(setup: &LessonSetup) -> io::Result<Lesson> {
         step4: util(&stall, "step 4"),
         step4_all_stuck: stall.window("step 4").and_then(|w| w.full_after),
         step5,
-        step3_open_after: with_breaker
-            .breaker("price")
-            .and_then(|t| t.first_open_after(t_out))
-            .map(|at| at - t_out),
+        step3_open_after,
         price_calls_per_s: (
             per_s(&timeout_only, "step 2", |c| c.sent),
             per_s(&with_breaker, "breaker open", |c| c.sent),
@@ -233,4 +207,62 @@ pub fn lesson(setup: &LessonSetup) -> io::Result<Lesson> {
         stall,
         with_bulkhead,
     })
+}
+
+/// The lesson's breaker (step 3): 10 calls, half failing, 300 ms timeout, 10 s open, 3 trials.
+///
+/// ```
+/// let c = fusebox_sim::replay::lesson::lesson_breaker().config().unwrap();
+/// assert_eq!(c.open_for(), std::time::Duration::from_secs(10));
+/// ```
+pub fn lesson_breaker() -> BreakerBuilder {
+    Breaker::builder("price")
+        .window_calls(10)
+        .failure_rate(50)
+        .timeout(ms(300))
+        .open_for(Duration::from_secs(10))
+        .half_open_calls(3)
+}
+
+/// Step 3 with `breaker` around the price server: the run, and from the price server's hang
+/// until the breaker opened (`None`: never).
+///
+/// ```no_run
+/// use fusebox_sim::replay::lesson::{lesson_breaker, step3, LessonSetup};
+/// let (_, opened) = step3(&LessonSetup::default(), &lesson_breaker()).unwrap();
+/// assert!(opened.unwrap() < std::time::Duration::from_secs(1));
+/// ```
+pub fn step3(
+    setup: &LessonSetup,
+    breaker: &BreakerBuilder,
+) -> io::Result<(Report, Option<Duration>)> {
+    let k = setup.scale.max(0.01);
+    let step = setup.step.max(Duration::from_secs(10));
+    let workers = (200.0 * k).round() as usize;
+    let warm = Duration::from_secs(10);
+    let t_out = warm + step;
+    let end = t_out + step;
+    let p = Dependency::builder("price", Latency::fixed(ms(50)))
+        .phase(t_out, Phase::Hang)
+        .build();
+    let r = Dependency::builder("reports", Latency::fixed(Duration::from_secs(2))).build();
+    let breaker = breaker.build_detached().map_err(io::Error::other)?;
+    let report = Server::new(workers)
+        .route(
+            Route::new("views", 400.0 * k)
+                .call(Call::new(&p).breaker(&breaker).fallback_cost(ms(1))),
+        )
+        .route(Route::new("status", 50.0 * k).work(ms(50)))
+        .route(
+            Route::new("statements", 20.0 * k).call(Call::new(&r).timeout(Duration::from_secs(5))),
+        )
+        .window("step 1", warm, t_out)
+        .window("step 3", t_out, end)
+        .window("breaker open", t_out + Duration::from_secs(1), end)
+        .run_for(end)?;
+    let opened = report
+        .breaker("price")
+        .and_then(|t| t.first_open_after(t_out))
+        .map(|at| at - t_out);
+    Ok((report, opened))
 }

@@ -15,6 +15,7 @@
 
 pub mod adaptive;
 pub mod cold_start;
+pub mod defaults;
 mod format;
 pub mod lesson;
 pub mod peers;
@@ -24,6 +25,7 @@ pub mod slow;
 pub mod slow_trials;
 mod summary;
 
+pub use defaults::DefaultsRow;
 pub use summary::{PeerRow, Summary};
 
 use std::io;
@@ -75,19 +77,38 @@ pub struct Replays {
     pub peers: peers::Peers,
     /// Replay 6: the adaptive bulkhead beside the tuned fixed pool (issue 17).
     pub adaptive: adaptive::Adaptive,
+    /// Every replay again with the defaults (issue 26).
+    pub defaults: defaults::Defaults,
 }
 
 impl Replays {
     /// Runs the four replays, one after the other.
     pub fn run(setup: &Setup) -> io::Result<Replays> {
+        let cold_start = cold_start::cold_start(&setup.cold_start)?;
+        let lesson = lesson::lesson(&setup.lesson)?;
+        let slow = slow::slow(&setup.slow)?;
+        let semian = semian::semian(&setup.semian)?;
+        let slow_trials = slow_trials::slow_trials(&setup.slow_trials)?;
+        let tuned = defaults::Tuned {
+            cold: (
+                cold_start.follow_full_traffic,
+                cold_start.relapses.1,
+                cold_start.fallback_after.1,
+            ),
+            slow: (slow.p95.trip_after, slow.p95.others_shed),
+            trials_closed: slow_trials.whole_rule.closed_while_slow,
+            semian: semian.after.measured,
+            lesson: lesson.step3_open_after,
+        };
         Ok(Replays {
-            cold_start: cold_start::cold_start(&setup.cold_start)?,
-            lesson: lesson::lesson(&setup.lesson)?,
-            slow: slow::slow(&setup.slow)?,
-            semian: semian::semian(&setup.semian)?,
-            slow_trials: slow_trials::slow_trials(&setup.slow_trials)?,
+            defaults: defaults::defaults(setup, &tuned)?,
             peers: peers::peers(&setup.cold_start)?,
             adaptive: adaptive::adaptive(&setup.adaptive)?,
+            cold_start,
+            lesson,
+            slow,
+            semian,
+            slow_trials,
         })
     }
 
@@ -168,6 +189,7 @@ impl Replays {
                 self.adaptive.semian_adaptive.limit_low as u64,
             ),
             adaptive_semian_recovery_s: self.adaptive.semian_adaptive.recovered_after.map(secs),
+            defaults: self.defaults.rows.clone(),
         }
     }
 
@@ -266,6 +288,15 @@ impl Replays {
             ),
         ];
         let mut out = Vec::new();
+        let files = files.into_iter().chain([(
+            "defaults.svg",
+            "The defaults: given only the timeout, or the card's line",
+            self.defaults
+                .reports
+                .iter()
+                .map(|(label, r)| panel(label, r))
+                .collect(),
+        )]);
         for (file, title, panels) in files {
             let path = dir.join(file);
             svg::timeline(&path, title, &panels)?;

@@ -69,7 +69,7 @@ fn base() -> BreakerBuilder {
 ///
 /// ```
 /// let p = fusebox_sim::replay::peers::policies();
-/// assert_eq!(p.len(), 7);
+/// assert_eq!(p.len(), 8);
 /// assert!(p.iter().all(|(_, b)| b.config().is_ok()));
 /// ```
 pub fn policies() -> Vec<(&'static str, BreakerBuilder)> {
@@ -83,6 +83,7 @@ pub fn policies() -> Vec<(&'static str, BreakerBuilder)> {
             "fusebox following it: + probe every 1 s, 5 s window, 5 s ramp",
             cold_start::follow_breaker(),
         ),
+        ("fusebox defaults: timeout = 800ms and nothing else", base()),
         (
             "write-up: 1 probe, open 30 s doubling to 30 min",
             cold_start::old_breaker(),

@@ -82,6 +82,8 @@ pub struct Summary {
     pub adaptive_semian_limit: (u64, u64),
     /// Adaptive limit, Semian: from Redis' recovery until the limit is back.
     pub adaptive_semian_recovery_s: Option<f64>,
+    /// Issue 26: every replay with the defaults, beside the best tuned configuration.
+    pub defaults: Vec<super::DefaultsRow>,
 }
 
 /// One recovery policy in the cold-start outage (see `replay::peers`).
@@ -273,6 +275,21 @@ impl Summary {
                 r.sent_while_down,
             );
         }
+        s.push_str("  ],\n  \"defaults\": [\n");
+        for (i, r) in self.defaults.iter().enumerate() {
+            let comma = if i + 1 < self.defaults.len() { "," } else { "" };
+            let _ = writeln!(
+                s,
+                "    {{\"replay\": \"{}\", \"measure\": \"{}\", \"target\": \"{}\", \"given\": \"{}\", \"defaults\": {}, \"tuned\": {}, \"met\": {}}}{comma}",
+                r.replay,
+                r.measure,
+                r.target,
+                r.given.replace('"', "'"),
+                json_number(r.defaults),
+                json_number(r.tuned),
+                r.met,
+            );
+        }
         s.push_str("  ]\n}\n");
         s
     }
@@ -326,6 +343,11 @@ impl Summary {
             out.push_str(&line(r));
         }
         out
+    }
+
+    /// Issue 26's table: each replay's figure with the defaults, beside the best tuned one.
+    pub fn defaults_table(&self) -> String {
+        super::defaults::table(&self.defaults)
     }
 
     /// The comparison table: each figure as simulated, next to the write-up's.

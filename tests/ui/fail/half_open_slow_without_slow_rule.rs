@@ -9,7 +9,7 @@ impl From<Rejection> for MyError {
     }
 }
 
-#[breaker(timeout = "3s", half_open_slow = "3s")]
+#[breaker(half_open_slow = "3s")]
 async fn warmup() -> Result<u32, MyError> {
     Ok(1)
 }

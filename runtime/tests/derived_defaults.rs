@@ -1,0 +1,125 @@
+//! Issue 26: what a breaker given only its call's `timeout` derives, as a user sees it on a
+//! paused clock: a slow rule that opens on a slow dependency, probes that keep their pace
+//! while the dependency refuses at once and back off while it hangs, and explicit settings
+//! that keep today's behaviour.
+
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fusebox_runtime::{Breaker, State};
+use tokio::time::{advance, sleep};
+
+const MS: Duration = Duration::from_millis(1);
+
+/// How the dependency misbehaves after the breaker opened.
+#[derive(Clone, Copy)]
+enum Down {
+    /// Refuses at once.
+    Refuses,
+    /// Never answers.
+    Hangs,
+}
+
+/// Opens `b` with fast failures, then offers one call every 100 ms for `secs` seconds to a
+/// dependency that is `down`; returns how many calls reached it after the opening.
+async fn reached_while_down(b: &Breaker, down: Down, secs: u64) -> u32 {
+    while b.state() != State::Open {
+        let _ = b.call(async { Err::<(), _>("refused") }).await;
+        advance(10 * MS).await;
+    }
+    let reached = Arc::new(AtomicU32::new(0));
+    for _ in 0..secs * 10 {
+        let (b, reached) = (b.clone(), reached.clone());
+        tokio::spawn(async move {
+            let _ = b
+                .call(async move {
+                    reached.fetch_add(1, Relaxed);
+                    if let Down::Hangs = down {
+                        sleep(Duration::from_secs(3600)).await;
+                    }
+                    Err::<(), _>("down")
+                })
+                .await;
+        });
+        advance(100 * MS).await;
+    }
+    reached.load(Relaxed)
+}
+
+#[tokio::test(start_paused = true)]
+async fn derived_probes_keep_their_pace_while_the_dependency_refuses() {
+    let b = Breaker::builder("derived-refuses")
+        .timeout(100 * MS)
+        .build_detached()
+        .unwrap();
+    let reached = reached_while_down(&b, Down::Refuses, 600).await;
+    // One probe a second for ten minutes (plus the backstop's few trials): a refusal is free.
+    assert!(reached >= 550, "{reached} calls reached it");
+    assert!(reached <= 700, "{reached} calls reached it");
+}
+
+#[tokio::test(start_paused = true)]
+async fn derived_probes_back_off_while_the_dependency_hangs() {
+    let b = Breaker::builder("derived-hangs")
+        .timeout(100 * MS)
+        .build_detached()
+        .unwrap();
+    let reached = reached_while_down(&b, Down::Hangs, 600).await;
+    // Each probe holds its caller for the trial timeout (400 ms): the next waits an eighth of
+    // the time since the opening, so ten minutes cost tens of calls, not six hundred.
+    assert!(reached <= 100, "{reached} calls reached it");
+    assert!(reached >= 20, "still probed: {reached}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_interval_given_keeps_its_pace_while_the_dependency_hangs() {
+    let b = Breaker::builder("given-hangs")
+        .timeout(100 * MS)
+        .probe_every(Duration::from_secs(1))
+        .build_detached()
+        .unwrap();
+    assert!(!b.config().settings().probe_backs_off());
+    let reached = reached_while_down(&b, Down::Hangs, 120).await;
+    // Open 30 s, half-open 30 s, twice: a probe each second of the open minute, plus trials.
+    assert!(reached >= 60, "{reached} calls reached it");
+    let derived = Breaker::builder("derived-hangs-2m")
+        .timeout(100 * MS)
+        .build_detached()
+        .unwrap();
+    let backed_off = reached_while_down(&derived, Down::Hangs, 120).await;
+    assert!(
+        backed_off * 2 < reached,
+        "derived {backed_off}, given {reached}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_alone_opens_on_a_dependency_slow_under_its_timeout() {
+    // 2 s answers under a 3 s timeout never fail: only the derived slow rule (1.5 s) sees them.
+    let b = Breaker::builder("derived-slow")
+        .timeout(Duration::from_secs(3))
+        .build_detached()
+        .unwrap();
+    for _ in 0..100 {
+        let b = b.clone();
+        tokio::spawn(async move {
+            let _ = b
+                .call(async {
+                    sleep(Duration::from_secs(2)).await;
+                    Ok::<(), ()>(())
+                })
+                .await;
+        });
+        advance(50 * MS).await;
+    }
+    advance(2 * Duration::from_secs(1)).await;
+    assert_eq!(b.state(), State::Open);
+    // With a window given, no slow rule is derived: today's behaviour, failures only.
+    let given = Breaker::builder("given-window")
+        .timeout(Duration::from_secs(3))
+        .window(Duration::from_secs(30))
+        .build_detached()
+        .unwrap();
+    assert!(given.config().slow().is_none());
+}

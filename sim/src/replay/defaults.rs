@@ -1,0 +1,566 @@
+//! Issue 26: every replay again with the defaults, beside the best tuned configuration. A
+//! breaker is given only its call's `timeout` (or the design card's line, `trip_p95` and
+//! `timeout`), a bulkhead only its `pool`; everything else is what fusebox derives
+//! (`fusebox_settings::defaults`). Two runs of the issue's own join them: the real run's
+//! slow payment dependency behind a pool of 5, and an hour of a healthy but noisy one.
+
+use std::io;
+use std::time::Duration;
+
+use super::{cold_start, lesson, slow, slow_trials, Setup};
+use crate::{Call, Dependency, Latency, Phase, Report, Route, Server};
+use fusebox_runtime::{Breaker, BreakerBuilder, Bulkhead};
+
+/// One figure of the issue's table: the defaults beside the best tuned configuration.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DefaultsRow {
+    /// The replay.
+    pub replay: &'static str,
+    /// What is measured (its unit: s, %, or a count).
+    pub measure: &'static str,
+    /// The issue's target for the defaults.
+    pub target: &'static str,
+    /// The settings the defaults run was given.
+    pub given: &'static str,
+    /// The defaults' figure (`None`: never happened).
+    pub defaults: Option<f64>,
+    /// The best tuned configuration's figure, where the replay has one.
+    pub tuned: Option<f64>,
+    /// Whether the defaults reach the target.
+    pub met: bool,
+}
+
+/// The runs of the defaults: see [`defaults()`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Defaults {
+    /// The table's rows, in the issue's order.
+    pub rows: Vec<DefaultsRow>,
+    /// The runs behind the rows that have a timeline of their own, labelled.
+    pub reports: Vec<(&'static str, Report)>,
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// A breaker named `name` given only its call's timeout.
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_sim::replay::defaults::timeout_only("lookup", Duration::from_millis(800))
+///     .config()
+///     .unwrap();
+/// assert_eq!(c.slow().unwrap().bound, Duration::from_millis(400));
+/// assert_eq!(c.probe_every(), Some(Duration::from_secs(1)));
+/// ```
+pub fn timeout_only(name: &str, timeout: Duration) -> BreakerBuilder {
+    Breaker::builder(name).timeout(timeout)
+}
+
+/// A breaker named `name` given the design card's line: `trip_p95` and `timeout`.
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_sim::replay::defaults::card_line("payments", Duration::from_millis(300), Duration::from_secs(2))
+///     .config()
+///     .unwrap();
+/// assert_eq!(c.slow().unwrap().rate, 5);
+/// assert_eq!(c.ramp(), Some(Duration::from_secs(5)));
+/// ```
+pub fn card_line(name: &str, p95: Duration, timeout: Duration) -> BreakerBuilder {
+    timeout_only(name, timeout).trip_p95(p95)
+}
+
+/// The card's line with the defaults fusebox had before issue 26, spelled out (a 30 s window,
+/// 30 s open, 5 % for 30 s, trials under the call's timeout, no probes, no ramp): what the
+/// issue's real run measured.
+///
+/// ```
+/// use std::time::Duration;
+/// let c = fusebox_sim::replay::defaults::card_line_before(Duration::from_millis(300), Duration::from_secs(2))
+///     .config()
+///     .unwrap();
+/// assert_eq!(c.probe_every(), None);
+/// ```
+pub fn card_line_before(p95: Duration, timeout: Duration) -> BreakerBuilder {
+    card_line("payments", p95, timeout)
+        .window(Duration::from_secs(30))
+        .open_for(Duration::from_secs(30))
+}
+
+/// What the run behind a small bulkhead measured: see [`behind_bulkhead`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct BulkheadRun {
+    /// The run.
+    pub report: Report,
+    /// From the slowdown until the breaker opened (`None`: not while slow).
+    pub open_after: Option<Duration>,
+    /// From the healing until the breaker closed for good (`None`: never).
+    pub back_after: Option<Duration>,
+    /// From the healing until every call is admitted again (the ramp's end).
+    pub all_traffic_after: Option<Duration>,
+    /// Share of `/orders` answered while payments was slow.
+    pub orders_answered: f64,
+}
+
+/// The slowdown of issue 26's real run: payments starts answering in 8 s.
+pub const SLOW_AT: Duration = Duration::from_secs(30);
+/// How long it stays slow.
+pub const SLOW_FOR: Duration = Duration::from_secs(25);
+
+/// Issue 26's real run in virtual time: a checkout with 20 database connections, `/orders`
+/// at 200/s and `/checkout` at 50/s (open loop); checkout calls payments through `#[bulkhead(pool
+/// = 5)]` and `breaker`. Payments answers in 20 ms (±20 %), then in 8 s for 25 s, then in 20 ms.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_sim::replay::defaults::{behind_bulkhead, card_line};
+/// let card = card_line("payments", Duration::from_millis(300), Duration::from_secs(2));
+/// let run = behind_bulkhead(&card).unwrap();
+/// assert!(run.open_after.unwrap() <= Duration::from_secs(3));
+/// assert!(run.back_after.unwrap() <= Duration::from_secs(15));
+/// ```
+pub fn behind_bulkhead(breaker: &BreakerBuilder) -> io::Result<BulkheadRun> {
+    let healed = SLOW_AT + SLOW_FOR;
+    let end = healed + Duration::from_secs(60);
+    let payments = Dependency::builder("payments", Latency::uniform(ms(16), ms(24)))
+        .phase(SLOW_AT, Phase::Slow(Latency::fixed(Duration::from_secs(8))))
+        .phase(healed, Phase::Healthy)
+        .build();
+    let b = breaker.build_detached().map_err(io::Error::other)?;
+    let pool = Bulkhead::builder("payments")
+        .pool(5)
+        .build_detached()
+        .map_err(io::Error::other)?;
+    let report = Server::new(20)
+        .route(Route::new("orders", 200.0).work(ms(5)))
+        .route(
+            Route::new("checkout", 50.0).call(
+                Call::new(&payments)
+                    .breaker(&b)
+                    .bulkhead(&pool)
+                    .fallback_cost(ms(1)),
+            ),
+        )
+        .window("healthy", Duration::ZERO, SLOW_AT)
+        .window("slow", SLOW_AT, healed)
+        .window("healed", healed, end)
+        .run_for(end)?;
+    let t = report.breakers.first();
+    let back_after = t.and_then(|t| t.recovery_after(healed));
+    let ramp = b.config().ramp().unwrap_or_default();
+    Ok(BulkheadRun {
+        open_after: t
+            .and_then(|t| t.first_open_after(SLOW_AT))
+            .filter(|at| *at < healed)
+            .map(|at| at - SLOW_AT),
+        back_after,
+        all_traffic_after: back_after.map(|d| d + ramp),
+        orders_answered: report
+            .window("slow")
+            .and_then(|w| w.route("orders"))
+            .map_or(0.0, |r| r.counts.answered_in_time_share()),
+        report,
+    })
+}
+
+/// An hour of a healthy dependency with noise: 50 calls/s, 50 ms ±20 %, 1 % of calls failing
+/// at random. Returns the run and how many times the breaker opened.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use fusebox_sim::replay::defaults::{noisy_hour, timeout_only};
+/// let b = timeout_only("search", Duration::from_millis(500));
+/// let (_, opened) = noisy_hour(&b, Duration::from_secs(3600)).unwrap();
+/// assert_eq!(opened, 0);
+/// ```
+pub fn noisy_hour(breaker: &BreakerBuilder, length: Duration) -> io::Result<(Report, usize)> {
+    let dep = Dependency::builder("search", Latency::uniform(ms(40), ms(60)))
+        .phase(Duration::ZERO, Phase::Failing(0.01))
+        .seed(26)
+        .build();
+    let b = breaker.build_detached().map_err(io::Error::other)?;
+    let report = Server::new(20)
+        .route(Route::new("search", 50.0).call(Call::new(&dep).breaker(&b)))
+        .sample_every(Duration::from_secs(60))
+        .run_for(length)?;
+    let opened = report.breakers.first().map_or(0, |t| t.times_opened());
+    Ok((report, opened))
+}
+
+/// Semian's 42 Redis instances, all hanging from 10 s, on 2 threads, each behind a breaker
+/// given only the client's 250 ms timeout: the threads' busy share between `from` and `to`
+/// (every busy moment is waste: the instances never answer).
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use fusebox_sim::replay::defaults::semian_waste;
+/// let h = Duration::from_secs(3600);
+/// assert!(semian_waste(42, 10.0, 2 * h, 3 * h).unwrap() <= 0.04);
+/// ```
+pub fn semian_waste(instances: usize, rate: f64, from: Duration, to: Duration) -> io::Result<f64> {
+    let cfg = Breaker::builder("redis")
+        .timeout(ms(250))
+        .config()
+        .map_err(io::Error::other)?;
+    let n = instances.max(1);
+    let gap = 1.0 / rate.max(0.01);
+    let mut server = Server::new(2)
+        .window("steady state", from, to)
+        .sample_every(Duration::from_secs(60));
+    for i in 0..n {
+        let dep = Dependency::builder(format!("redis-{i}"), Latency::fixed(ms(1)))
+            .phase(Duration::from_secs(10), Phase::Hang)
+            .build();
+        let breaker = Breaker::detached(cfg.with_key(&i.to_string()));
+        let offset = Duration::from_secs_f64(gap * i as f64 / n as f64);
+        server = server.route(
+            Route::new(format!("redis/{i}"), rate)
+                .offset(offset)
+                .call(Call::new(&dep).breaker(&breaker)),
+        );
+    }
+    let report = server.run_for(to)?;
+    Ok(report.window("steady state").map_or(0.0, |w| w.utilization))
+}
+
+/// The tuned figures the defaults are compared with: the replays' best configurations.
+#[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
+pub struct Tuned {
+    /// Cold start, probe + ramp: all traffic back, relapses, fallback share after (0..1).
+    pub cold: (Option<Duration>, usize, f64),
+    /// Slow, not down, `trip_p95`: time to trip, others shed (0..1).
+    pub slow: (Option<Duration>, f64),
+    /// Slow under the timeout, whole rule: times closed while slow.
+    pub trials_closed: usize,
+    /// Semian, tuned: measured waste (0..1).
+    pub semian: f64,
+    /// Lesson step 3: opened after.
+    pub lesson: Option<Duration>,
+}
+
+/// Runs every replay with the defaults. `semian_hours` sets where Semian's steady state is
+/// measured (from, to; the issue: after the probes have backed off).
+///
+/// ```no_run
+/// use fusebox_sim::replay::{defaults::{defaults, Tuned}, Setup};
+/// let d = defaults(&Setup::default(), &Tuned::default()).unwrap();
+/// assert!(d.rows.iter().all(|r| r.met));
+/// ```
+pub fn defaults(setup: &Setup, tuned: &Tuned) -> io::Result<Defaults> {
+    let mut rows = Vec::new();
+    let mut reports = Vec::new();
+    let opt = |d: Option<Duration>| d.map(secs);
+
+    // 1. Cold start: the write-up's 800 ms timeout and nothing else.
+    let b = timeout_only("address-lookup", ms(800));
+    let (report, recovery) = cold_start::run_one(&setup.cold_start, &b)?;
+    let ramp = b
+        .config()
+        .map_err(io::Error::other)?
+        .ramp()
+        .unwrap_or_default();
+    let all_back = recovery.map(|r| r + ramp);
+    let up = cold_start::up_again();
+    let relapses = cold_start::relapses(&report, up);
+    let fallback = cold_start::fallback_after(&report);
+    let given = "timeout = 800ms";
+    rows.push(row(
+        "cold start",
+        "all traffic back after the provider returns (s)",
+        "<= 15",
+        given,
+        opt(all_back),
+        opt(tuned.cold.0),
+        all_back.is_some_and(|d| d <= Duration::from_secs(15)),
+    ));
+    rows.push(row(
+        "cold start",
+        "relapses",
+        "<= 1",
+        given,
+        Some(relapses as f64),
+        Some(tuned.cold.1 as f64),
+        relapses <= 1,
+    ));
+    rows.push(row(
+        "cold start",
+        "fallback share after (%)",
+        "<= 2",
+        given,
+        Some(fallback * 100.0),
+        Some(tuned.cold.2 * 100.0),
+        fallback <= 0.02,
+    ));
+    reports.push(("cold start, defaults: timeout = 800ms", report));
+
+    // 2. Slow, not down: the card's line with the write-up's 30 s timeout.
+    let run = slow::run_one(
+        &setup.slow,
+        &card_line("payments", ms(500), Duration::from_secs(30)),
+    )?;
+    let given = "trip_p95 = 500ms, timeout = 30s";
+    rows.push(row(
+        "slow, not down",
+        "time to trip (s)",
+        "<= 2",
+        given,
+        opt(run.trip_after),
+        opt(tuned.slow.0),
+        run.trip_after.is_some_and(|d| d <= Duration::from_secs(2)),
+    ));
+    rows.push(row(
+        "slow, not down",
+        "other requests shed (%)",
+        "0",
+        given,
+        Some(run.others_shed * 100.0),
+        Some(tuned.slow.1 * 100.0),
+        run.others_shed == 0.0,
+    ));
+    reports.push((
+        "slow, not down, defaults: trip_p95 = 500ms, timeout = 30s",
+        run.report,
+    ));
+    // The timeout alone: 8 s answers are under half of 30 s, so nothing is slow by it.
+    let only = slow::run_one(
+        &setup.slow,
+        &timeout_only("payments", Duration::from_secs(30)),
+    )?;
+    rows.push(row(
+        "slow, not down",
+        "time to trip (s)",
+        "- (timeout alone)",
+        "timeout = 30s",
+        opt(only.trip_after),
+        opt(tuned.slow.0),
+        true,
+    ));
+
+    // 3. Slow under the timeout: 2 s answers, 3 s timeout.
+    let run = slow_trials::run_one(
+        &setup.slow_trials,
+        &card_line("payments", ms(500), Duration::from_secs(3)),
+    )?;
+    rows.push(row(
+        "slow under the timeout",
+        "times closed while slow",
+        "never (0)",
+        "trip_p95 = 500ms, timeout = 3s",
+        Some(run.closed_while_slow as f64),
+        Some(tuned.trials_closed as f64),
+        run.closed_while_slow == 0,
+    ));
+    reports.push((
+        "slow under the timeout, defaults: trip_p95 = 500ms, timeout = 3s",
+        run.report,
+    ));
+    let only = slow_trials::run_one(
+        &setup.slow_trials,
+        &timeout_only("payments", Duration::from_secs(3)),
+    )?;
+    rows.push(row(
+        "slow under the timeout",
+        "times closed while slow",
+        "never (0)",
+        "timeout = 3s",
+        Some(only.closed_while_slow as f64),
+        Some(tuned.trials_closed as f64),
+        only.closed_while_slow == 0,
+    ));
+
+    // 4. Semian: the client's 250 ms timeout; steady state once the probes backed off.
+    let h = Duration::from_secs(3600);
+    let waste = semian_waste(
+        setup.semian.instances,
+        setup.semian.rate_per_instance,
+        2 * h,
+        3 * h,
+    )?;
+    rows.push(row(
+        "Semian, 42 dead instances, 2 threads",
+        "steady-state wasted utilization (%)",
+        "<= 4",
+        "timeout = 250ms",
+        Some(waste * 100.0),
+        Some(tuned.semian * 100.0),
+        waste <= 0.04,
+    ));
+
+    // 5. Lesson step 3: the lesson's 300 ms timeout.
+    let (report, opened) = lesson::step3(&setup.lesson, &timeout_only("price", ms(300)))?;
+    rows.push(row(
+        "lesson, step 3",
+        "breaker opened after (s)",
+        "<= 0.3",
+        "timeout = 300ms",
+        opt(opened),
+        opt(tuned.lesson),
+        opened.is_some_and(|d| d <= ms(300)),
+    ));
+    reports.push(("lesson step 3, defaults: timeout = 300ms", report));
+
+    // 6. Issue 26's real run, behind a pool of 5.
+    let before = behind_bulkhead(&card_line_before(ms(300), Duration::from_secs(2)))?;
+    let run = behind_bulkhead(&card_line("payments", ms(300), Duration::from_secs(2)))?;
+    let given = "trip_p95 = 300ms, timeout = 2s; pool = 5";
+    rows.push(row(
+        "slow behind a pool of 5",
+        "time to open (s)",
+        "<= 3",
+        given,
+        opt(run.open_after),
+        opt(before.open_after),
+        run.open_after.is_some_and(|d| d <= Duration::from_secs(3)),
+    ));
+    rows.push(row(
+        "slow behind a pool of 5",
+        "closed again after healing (s)",
+        "<= 15",
+        given,
+        opt(run.back_after),
+        opt(before.back_after),
+        run.back_after.is_some_and(|d| d <= Duration::from_secs(15)),
+    ));
+    rows.push(row(
+        "slow behind a pool of 5",
+        "all traffic back after healing (s)",
+        "-",
+        given,
+        opt(run.all_traffic_after),
+        opt(before.all_traffic_after),
+        true,
+    ));
+    let only = behind_bulkhead(&timeout_only("payments", Duration::from_secs(2)))?;
+    let given = "timeout = 2s; pool = 5";
+    let within = |d: Option<Duration>, s: u64| d.is_some_and(|d| d <= Duration::from_secs(s));
+    rows.push(row(
+        "slow behind a pool of 5",
+        "time to open (s)",
+        "<= 3",
+        given,
+        opt(only.open_after),
+        opt(before.open_after),
+        within(only.open_after, 3),
+    ));
+    rows.push(row(
+        "slow behind a pool of 5",
+        "closed again after healing (s)",
+        "<= 15",
+        given,
+        opt(only.back_after),
+        opt(before.back_after),
+        within(only.back_after, 15),
+    ));
+    reports.push((
+        "behind a pool of 5, before issue 26: the card's line",
+        before.report,
+    ));
+    reports.push(("behind a pool of 5, defaults: the card's line", run.report));
+
+    // 7. An hour of healthy noise.
+    for (given, b) in [
+        ("timeout = 500ms", timeout_only("search", ms(500))),
+        (
+            "trip_p95 = 300ms, timeout = 2s",
+            card_line("search", ms(300), Duration::from_secs(2)),
+        ),
+    ] {
+        let (_, opened) = noisy_hour(&b, h)?;
+        rows.push(row(
+            "healthy with noise, 1 hour",
+            "false openings",
+            "0",
+            given,
+            Some(opened as f64),
+            None,
+            opened == 0,
+        ));
+    }
+    Ok(Defaults { rows, reports })
+}
+
+fn row(
+    replay: &'static str,
+    measure: &'static str,
+    target: &'static str,
+    given: &'static str,
+    defaults: Option<f64>,
+    tuned: Option<f64>,
+    met: bool,
+) -> DefaultsRow {
+    DefaultsRow {
+        replay,
+        measure,
+        target,
+        given,
+        defaults,
+        tuned,
+        met,
+    }
+}
+
+/// The rows as a text table: replay, measure, target, the defaults' figure and the settings
+/// they were given, the tuned figure, and whether the target is met.
+///
+/// ```
+/// assert!(fusebox_sim::replay::defaults::table(&[]).starts_with("replay"));
+/// ```
+pub fn table(rows: &[DefaultsRow]) -> String {
+    let fig = |v: Option<f64>| v.map_or_else(|| "never".to_owned(), |v| format!("{v:.2}"));
+    let head = [
+        "replay",
+        "measure",
+        "target",
+        "defaults",
+        "given",
+        "best tuned",
+        "met",
+    ]
+    .map(str::to_owned);
+    let body: Vec<[String; 7]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.replay.to_owned(),
+                r.measure.to_owned(),
+                r.target.to_owned(),
+                fig(r.defaults),
+                r.given.to_owned(),
+                r.tuned
+                    .map_or_else(|| "-".to_owned(), |v| format!("{v:.2}")),
+                if r.met { "yes" } else { "NO" }.to_owned(),
+            ]
+        })
+        .collect();
+    let mut widths = [0usize; 7];
+    for r in std::iter::once(&head).chain(&body) {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |r: &[String; 7]| {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
+            .collect();
+        cells.join("  ").trim_end().to_owned()
+    };
+    let mut out = line(&head);
+    out.push('\n');
+    out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 12));
+    for r in &body {
+        out.push('\n');
+        out.push_str(&line(r));
+    }
+    out
+}

@@ -1,0 +1,117 @@
+//! Issue 26's table, one test per row: a breaker given only its call's `timeout` (or the design
+//! card's line, `trip_p95` and `timeout`), a bulkhead given only its `pool`, on a paused clock
+//! in the simulator, must reach each target.
+
+use std::time::Duration;
+
+use fusebox_runtime::State;
+use fusebox_sim::replay::cold_start::{self, ColdStartSetup};
+use fusebox_sim::replay::defaults::{
+    behind_bulkhead, card_line, card_line_before, noisy_hour, timeout_only,
+};
+use fusebox_sim::replay::lesson::{self, LessonSetup};
+use fusebox_sim::replay::slow::{self, SlowSetup};
+use fusebox_sim::replay::slow_trials::{self, SlowTrialsSetup};
+
+const S: Duration = Duration::from_secs(1);
+const MS: Duration = Duration::from_millis(1);
+
+#[test]
+fn cold_start_all_traffic_back_within_15_s_at_most_one_relapse_under_2_pct_fallback() {
+    let setup = ColdStartSetup::default();
+    let b = timeout_only("address-lookup", 800 * MS);
+    let (report, recovery) = cold_start::run_one(&setup, &b).unwrap();
+    let ramp = b.config().unwrap().ramp().unwrap();
+    let all_back = recovery.expect("closes after the provider is back") + ramp;
+    assert!(all_back <= 15 * S, "all traffic back after {all_back:?}");
+    // The provider is back (cold) 3 minutes in: one minute of traffic, two down.
+    let up = 180 * S;
+    let t = &report.breakers[0];
+    let relapses = t
+        .transitions
+        .iter()
+        .filter(|(at, s)| *s == State::Open && *at >= up)
+        .count();
+    assert!(relapses <= 1, "{relapses} relapses: {:?}", t.transitions);
+    let after = report.window("back, cold").unwrap().counts.fallback_share();
+    assert!(after <= 0.02, "fallback share after: {after}");
+    // The probes, not the 30 s open period, found it back.
+    let half_open = t
+        .transitions
+        .iter()
+        .find(|(at, s)| *s == State::HalfOpen && *at >= up)
+        .unwrap();
+    assert!(half_open.0 <= up + 4 * S, "{half_open:?}");
+}
+
+#[test]
+fn slow_not_down_trips_within_2_s_and_sheds_no_other_request() {
+    let mut setup = SlowSetup::default();
+    setup.slow_for = 120 * S;
+    let run = slow::run_one(&setup, &card_line("payments", 500 * MS, 30 * S)).unwrap();
+    let trip = run.trip_after.expect("the card's line trips");
+    assert!(trip <= 2 * S, "tripped after {trip:?}");
+    assert_eq!(run.others_shed, 0.0);
+    assert!(run.checkout_answered > 0.95, "{}", run.checkout_answered);
+}
+
+#[test]
+fn slow_under_the_timeout_never_closes_while_slow() {
+    let setup = SlowTrialsSetup::default();
+    let run = slow_trials::run_one(&setup, &card_line("payments", 500 * MS, 3 * S)).unwrap();
+    assert!(run.trip_after.is_some());
+    assert_eq!(run.closed_while_slow, 0);
+    // Healed, it closes: the probes see it fast again.
+    assert!(
+        run.recovery.is_some_and(|r| r <= 15 * S),
+        "{:?}",
+        run.recovery
+    );
+}
+
+// Semian's row (42 dead instances, steady-state waste) needs three hours of 42 instances:
+// `replays.rs` checks it on the replays' shared run, `defaults_reach_every_target`.
+
+#[test]
+fn lesson_step_3_opens_within_300_ms() {
+    let mut setup = LessonSetup::default();
+    setup.step = 10 * S;
+    let (_, opened) = lesson::step3(&setup, &timeout_only("price", 300 * MS)).unwrap();
+    let opened = opened.expect("opens");
+    assert!(opened <= 300 * MS, "opened after {opened:?}");
+}
+
+#[test]
+fn slow_behind_a_pool_of_5_opens_within_3_s_and_is_back_within_15_s_of_healing() {
+    let run = behind_bulkhead(&card_line("payments", 300 * MS, 2 * S)).unwrap();
+    let open = run.open_after.expect("opens while slow");
+    assert!(open <= 3 * S, "opened after {open:?}");
+    let back = run.back_after.expect("closes after healing");
+    assert!(back <= 15 * S, "back after {back:?}");
+    assert!(run.orders_answered > 0.99, "{}", run.orders_answered);
+    // Before issue 26, the same line opened ~14 s in and was back ~50 s after healing.
+    let before = behind_bulkhead(&card_line_before(300 * MS, 2 * S)).unwrap();
+    assert!(before.open_after.unwrap() > open);
+    assert!(before.back_after.unwrap() > back);
+}
+
+#[test]
+fn a_timeout_alone_behind_a_pool_of_5_opens_within_3_s_and_is_back_within_15_s() {
+    // Refusals while every slot holds a call past half the timeout count as slow.
+    let run = behind_bulkhead(&timeout_only("payments", 2 * S)).unwrap();
+    let open = run.open_after.expect("opens while slow");
+    assert!(open <= 3 * S, "opened after {open:?}");
+    let back = run.back_after.expect("closes after healing");
+    assert!(back <= 15 * S, "back after {back:?}");
+}
+
+#[test]
+fn healthy_with_noise_for_an_hour_never_opens() {
+    for b in [
+        timeout_only("search", 500 * MS),
+        card_line("search", 300 * MS, 2 * S),
+    ] {
+        let (report, opened) = noisy_hour(&b, 3600 * S).unwrap();
+        assert_eq!(opened, 0, "{:?}", report.breakers[0].transitions);
+    }
+}
