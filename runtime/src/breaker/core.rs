@@ -87,9 +87,6 @@ pub(crate) struct Core {
     pub(crate) counters: Counters,
     pub(crate) successes: Successes,
     pub(super) events: Events,
-    /// Address of the keyed call-site template last found to match this breaker's settings
-    /// (0: none); lets a keyed lookup skip comparing settings field by field.
-    pub(crate) origin: std::sync::atomic::AtomicUsize,
 }
 
 /// The result of asking to make a call.
@@ -122,7 +119,6 @@ impl Core {
             counters: Counters::default(),
             successes: Successes::default(),
             events,
-            origin: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 

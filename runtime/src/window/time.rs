@@ -177,7 +177,12 @@ impl TimeWindow {
         }
         // The first bucket is not counted here but derived in `latency` (calls less timed
         // ones), so a fast call (one that answered in its first poll) adds to no histogram.
-        let b = bucket(sample.latency);
+        // A call that answered in its first poll has no latency to sort (the common case).
+        let b = if sample.latency.is_zero() {
+            0
+        } else {
+            bucket(sample.latency)
+        };
         if b != 0 {
             if let Some(h) = self.hist(epoch) {
                 h.add(b);
