@@ -50,6 +50,9 @@ struct Store {
 
 pub(crate) struct TimeWindow {
     slot_nanos: u64,
+    /// When the window was made: slots are counted from here, so they turn over a whole
+    /// number of slots after the breaker was made, whatever the clock's base.
+    origin: u64,
     store: Box<Store>,
     head: AtomicU64,
     /// A success must be judged too (see the module's header).
@@ -61,7 +64,7 @@ pub(crate) struct TimeWindow {
 impl TimeWindow {
     pub(crate) fn new(window: Duration, now: u64) -> TimeWindow {
         let slot_nanos = (crate::clock::nanos(window) / SLOTS).max(1);
-        let head = now / slot_nanos;
+        let head = 0;
         let gen = head / PER_GEN;
         let store = Box::new(Store {
             slots: std::array::from_fn(|_| Slot {
@@ -80,11 +83,18 @@ impl TimeWindow {
         }
         TimeWindow {
             slot_nanos,
+            origin: now,
             store,
             head: AtomicU64::new(head),
             armed: AtomicBool::new(false),
             retired: AtomicU64::new(0),
         }
+    }
+
+    /// Clock nanoseconds as nanoseconds since the window was made.
+    #[inline]
+    fn since_origin(&self, now: u64) -> u64 {
+        now.saturating_sub(self.origin)
     }
 
     fn slot(&self, epoch: u64) -> &Slot {
@@ -152,6 +162,7 @@ impl TimeWindow {
 
     /// Records a call; the totals come back only when it could raise a rate (module header).
     pub(crate) fn record(&self, now: u64, sample: Sample) -> (Ticket, Option<Totals>) {
+        let now = self.since_origin(now);
         let head = self.head.load(Acquire);
         // Most calls land in the head slot: one multiply tells, where a division costs ~40 cycles.
         let (epoch, turned, head) =
@@ -235,7 +246,7 @@ impl TimeWindow {
     }
 
     pub(crate) fn totals(&self, now: u64) -> Totals {
-        self.advance(now / self.slot_nanos);
+        self.advance(self.since_origin(now) / self.slot_nanos);
         self.totals_now()
     }
 
@@ -251,7 +262,7 @@ impl TimeWindow {
     }
 
     pub(crate) fn latency(&self, now: u64) -> Counts {
-        let epoch = now / self.slot_nanos;
+        let epoch = self.since_origin(now) / self.slot_nanos;
         self.advance(epoch);
         let head = self.head.load(Acquire);
         let gen = head / PER_GEN;
@@ -276,7 +287,7 @@ impl TimeWindow {
     }
 
     pub(crate) fn reset(&self, now: u64) {
-        let epoch = now / self.slot_nanos;
+        let epoch = self.since_origin(now) / self.slot_nanos;
         self.advance(epoch);
         for e in epoch.saturating_sub(SLOTS - 1)..=epoch {
             self.expire(e);
