@@ -1,7 +1,7 @@
 //! A fixed number of calls of one case, for instruction counts under callgrind:
 //! `valgrind --tool=callgrind target/release/deps/profile-* <case> [calls]`.
 //! Cases: bare, time, count, bulkhead, semaphore, keyed, open, attr, attr_bulkhead, attr_keyed,
-//! failsafe, recloser, timed, attr_timed, timeout, recloser_timeout, tripped, tower_bare,
+//! failsafe, recloser, recloser_open, attr_keyed8, timed, attr_timed, timeout, recloser_timeout, tripped, tower_bare,
 //! concurrency_limit, bulkhead_layer, breaker_layer, tower_resilience, metrics (one snapshot of
 //! the 10 000 keyed breakers: run it for 1 and 3 calls, not 1 000). Run by `cargo bench` it
 //! does a short pass.
@@ -94,6 +94,19 @@ fn main() {
             .open_wait(OPEN_LONG)
             .build(),
     );
+    // recloser tripped, for the open refusal beside fusebox's `tripped`.
+    let rc_open = recloser::AsyncRecloser::from(
+        recloser::Recloser::custom()
+            .error_rate(0.5)
+            .closed_len(WINDOW_CALLS as usize)
+            .half_open_len(10)
+            .open_wait(OPEN_LONG)
+            .build(),
+    );
+    for i in 0..100 {
+        let _ = block_on(rc_open.call(dependency(i, true)));
+    }
+    assert!(block_on(rc_open.call(dependency(1, false))).is_err());
     let mut tower_bare = tower_dep();
     let mut limit = tower::limit::ConcurrencyLimit::new(tower_dep(), 64);
     let mut bulkhead_layer =
@@ -131,6 +144,9 @@ fn main() {
             "attr" => drop(black_box(block_on(attr_breaker(i, false)))),
             "attr_bulkhead" => drop(black_box(block_on(attr_bulkhead(i)))),
             "attr_keyed" => drop(black_box(block_on(attr_keyed(i % 10_000, i)))),
+            // The keyed row: 8 shards, all hot.
+            "attr_keyed8" => drop(black_box(block_on(attr_keyed(i % 8, i)))),
+            "recloser_open" => drop(black_box(block_on(rc_open.call(dependency(i, false))))),
             "failsafe" => drop(black_box(block_on(fs.call(dependency(i, false))))),
             "recloser" => drop(black_box(block_on(rc.call(dependency(i, false))))),
             // One snapshot of every breaker (the 10 000 keys above and a few more).

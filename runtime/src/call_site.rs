@@ -75,7 +75,15 @@ where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&E) -> bool,
 {
-    crate::breaker::run(breaker.map(|b| &*b.0), bulkhead, fut, is_failure).await
+    match breaker {
+        Some(b) => crate::breaker::run(&b.0, bulkhead, fut, is_failure).await,
+        // Generated code always passes its breaker here (a bulkhead alone goes through
+        // `run_bulkhead`); boxed, so this rare path adds nothing to every call's future.
+        None => {
+            let bulkhead_only = Box::pin(run_bulkhead(bulkhead, fut));
+            bulkhead_only.await
+        }
+    }
 }
 
 /// Runs one call of a function with a bulkhead and no breaker. Its own entry point, so the

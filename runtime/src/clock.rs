@@ -11,6 +11,37 @@
 //! paused or not, reads an instant no earlier than its runtime's creation, which is after the
 //! process started, so a base set back further than the process has been running is behind
 //! all of them, whichever came first.
+//!
+//! # Why the time window reads this clock, exactly, on every recorded call
+//!
+//! A time window puts each call in the slot of the instant it ended, so the closed path
+//! reads the clock once per call (a call that answered in its first poll reads it only for
+//! this; `Permit::drive` times nothing else). Issue 28 asked for a coarse clock for slot
+//! selection that stays virtual under a paused tokio clock. Designed and not built, because
+//! no such clock exists without giving up one of the two:
+//!
+//! - **Virtual.** Under `test-util`, `tokio::time::Instant::now()` asks the current runtime's
+//!   clock (through the runtime context, under the clock's mutex once any clock in the
+//!   process was ever paused). A paused clock moves only at `advance` and at auto-advance,
+//!   both inside tokio, and nothing outside tokio can observe that it moved except by reading
+//!   it. Any cache of the time (per thread, per window, refreshed every N calls or every real
+//!   millisecond) would, after `advance(31s)`, put the next call in a slot 31 s old: it
+//!   expires 31 s early and the next failure judges a window without it. That is a change of
+//!   behaviour every paused-clock test can see (`advance`, then call, then assert a trip), so
+//!   a cache must be off whenever a clock may be paused, and tokio does not say whether one
+//!   is (`DID_PAUSE_CLOCK` is private; `Handle::try_current` costs a reference count, more
+//!   than it saves, and says nothing about pausing).
+//! - **Coarse.** The cheap real-time sources are `CLOCK_MONOTONIC_COARSE` (through `libc`, so
+//!   `unsafe` or a new dependency), the TSC (an `unsafe` intrinsic), or a thread that
+//!   updates an atomic every millisecond (a thread per process, real time only, so never
+//!   virtual). std's `Instant` is the exact clock and nothing cheaper.
+//!
+//! So slots come from the exact clock, and the cost is kept down elsewhere: the clock is read
+//! once per call, never when a call cannot be recorded, and slot selection is one multiply
+//! and compare on that reading (`window/time.rs`). A count window (`window_calls`) reads no
+//! clock at all on its closed path. Should tokio expose whether the current clock can be
+//! paused, a per-thread cache refreshed at each coarse tick, bypassed when it can, would fit
+//! behind `Clock::now` without touching a caller.
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -17,7 +17,8 @@ pub fn keyed_breaker<K: BreakerKey + ?Sized>(
     config: impl FnOnce() -> BreakerConfig,
     key: &K,
 ) -> Breaker {
-    registry().keyed(template.get_or_init(config), &KeyDisplay(key))
+    // The template lives in the call site's `static`: its address can vouch for its settings.
+    registry().keyed_static(template.get_or_init(config), &KeyDisplay(key))
 }
 
 /// What `key = expr` must be: anything `Display`, formatted into the name `name/key`.

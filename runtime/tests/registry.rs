@@ -104,6 +104,33 @@ async fn metrics_show_what_happened() {
     assert!(!m.stuck);
 }
 
+/// `Registry::keyed` takes any template, one on the stack too: a template dropped and another
+/// built at the same address with other settings is still compared, and its conflict counted.
+#[tokio::test(start_paused = true)]
+async fn a_template_built_where_another_was_is_still_compared() {
+    #[inline(never)]
+    fn conflicts_after_lookup(window: u32) -> u64 {
+        let template = Breaker::builder("reg-keyed-stack")
+            .window_calls(window)
+            .config()
+            .unwrap();
+        registry().keyed(&template, &1).metrics().conflicts
+    }
+    assert_eq!(conflicts_after_lookup(2), 0);
+    assert_eq!(conflicts_after_lookup(2), 0);
+    assert_eq!(
+        conflicts_after_lookup(9),
+        1,
+        "other settings, maybe the same address"
+    );
+    assert_eq!(conflicts_after_lookup(9), 2);
+    assert_eq!(
+        conflicts_after_lookup(2),
+        2,
+        "the first settings are no conflict"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_keyed_template_with_other_settings_is_still_reported_after_the_fast_path() {
     let first = Breaker::builder("reg-keyed-conflict")

@@ -36,7 +36,7 @@ impl<T, E> Completion<T, E> {
 
 /// The one code path every call takes: builder API and generated code alike.
 pub(crate) async fn run<T, E, F, C>(
-    core: Option<&Core>,
+    core: &Core,
     bulkhead: Option<&Bulkhead>,
     fut: F,
     is_failure: C,
@@ -45,45 +45,58 @@ where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&E) -> bool,
 {
-    let Some(core) = core else {
-        // Bulkhead only.
-        let slot = match bulkhead {
-            Some(b) => match b.acquire_untimed().await {
-                Ok(p) => Some(p),
-                Err(r) => return Completion::Failed(Error::Rejected(r)),
-            },
-            None => None,
-        };
-        // Without a breaker, the function's own errors are not fusebox's to judge.
-        return match BulkheadPermit::run(slot.as_ref(), fut).await {
-            Ok(v) => Completion::Ok(v),
-            Err(e) => Completion::Ignored(e),
-        };
-    };
     let mut permit = match core.admit() {
         Ok(a) => Permit::new(core, a),
         Err(r) => return Completion::Failed(Error::Rejected(r)),
     };
     // An open breaker returned above, so it never takes a bulkhead permit.
-    let slot = match bulkhead {
-        Some(b) => match b.acquire_untimed().await {
-            Ok(p) => Some(p),
-            Err(r) => {
-                // Every slot held by one of our calls already slow: the refusal is slowness
-                // the window would otherwise never see (issue 26, derived slow rule only).
-                let behind_slow = core.config.settings().refusals_count_as_slow()
-                    && core.slow_in_flight.load(Relaxed) >= b.pool() as u64;
-                permit.finish(if behind_slow {
-                    Outcome::FullBehindSlow
-                } else {
-                    Outcome::BulkheadFull
-                });
-                return Completion::Failed(Error::Rejected(r));
-            }
-        },
-        None => None,
+    let Some(b) = bulkhead else {
+        // No bulkhead: the call is driven as is, without the slot's wrapper around it.
+        let ended = permit.drive(fut).await;
+        return settle(core, permit, ended, is_failure);
     };
-    match permit.drive(BulkheadPermit::run(slot.as_ref(), fut)).await {
+    let slot = match b.try_acquire_now() {
+        Some(p) => Ok(p),
+        // Waiting (up to `max_wait`) is boxed: its state (a timeout and a `Notified`, 240
+        // bytes) would otherwise sit in every call's future, which each call moves.
+        None => {
+            // Its own statement: a temporary of the awaited expression would be kept across
+            // the await, and the future would keep the 240 bytes after all.
+            let waiting = Box::pin(b.acquire_untimed());
+            waiting.await
+        }
+    };
+    let slot = match slot {
+        Ok(p) => p,
+        Err(r) => {
+            // Every slot held by one of our calls already slow: the refusal is slowness the
+            // window would otherwise never see (issue 26, derived slow rule only).
+            let behind_slow = core.config.settings().refusals_count_as_slow()
+                && core.slow_in_flight.load(Relaxed) >= b.pool() as u64;
+            permit.finish(if behind_slow {
+                Outcome::FullBehindSlow
+            } else {
+                Outcome::BulkheadFull
+            });
+            return Completion::Failed(Error::Rejected(r));
+        }
+    };
+    let ended = permit.drive(BulkheadPermit::run(Some(&slot), fut)).await;
+    settle(core, permit, ended, is_failure)
+}
+
+/// Records how a driven call ended and turns it into its `Completion`.
+#[inline]
+fn settle<T, E, C>(
+    core: &Core,
+    permit: Permit<'_>,
+    ended: Result<Result<T, E>, std::time::Duration>,
+    is_failure: C,
+) -> Completion<T, E>
+where
+    C: FnOnce(&E) -> bool,
+{
+    match ended {
         Ok(Ok(v)) => {
             permit.finish(Outcome::Success);
             Completion::Ok(v)

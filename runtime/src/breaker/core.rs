@@ -87,9 +87,6 @@ pub(crate) struct Core {
     pub(crate) counters: Counters,
     pub(crate) successes: Successes,
     pub(super) events: Events,
-    /// Address of the keyed call-site template last found to match this breaker's settings
-    /// (0: none); lets a keyed lookup skip comparing settings field by field.
-    pub(crate) origin: std::sync::atomic::AtomicUsize,
     /// This breaker's calls in flight already past the slow bound (marked slow in flight):
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
     pub(crate) slow_in_flight: AtomicU64,
@@ -125,7 +122,6 @@ impl Core {
             counters: Counters::default(),
             successes: Successes::default(),
             events,
-            origin: std::sync::atomic::AtomicUsize::new(0),
             slow_in_flight: AtomicU64::new(0),
         }
     }

@@ -204,7 +204,7 @@ impl Breaker {
     where
         F: Future<Output = Result<T, E>>,
     {
-        run(Some(&self.0), None, fut, |_| true).await.into_result()
+        run(&self.0, None, fut, |_| true).await.into_result()
     }
 
     /// Calls `fut` through the breaker; only errors for which `is_failure` is true count.
@@ -223,7 +223,7 @@ impl Breaker {
         F: Future<Output = Result<T, E>>,
         C: FnOnce(&E) -> bool,
     {
-        run(Some(&self.0), None, fut, is_failure).await
+        run(&self.0, None, fut, is_failure).await
     }
 
     /// Calls `fut` through the breaker, then the bulkhead: an open breaker takes no permit,
@@ -232,7 +232,7 @@ impl Breaker {
     where
         F: Future<Output = Result<T, E>>,
     {
-        run(Some(&self.0), Some(bulkhead), fut, |_| true)
+        run(&self.0, Some(bulkhead), fut, |_| true)
             .await
             .into_result()
     }

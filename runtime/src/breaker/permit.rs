@@ -134,7 +134,9 @@ impl<'a> Permit<'a> {
             .await);
         }
         let first = start + slow.or(timeout).unwrap_or_default();
-        let mut timer = pin!(sleep_until(first));
+        // Boxed: only a call that waits under a timer pays for it (an allocation beside a
+        // call that waits), and the future every call moves stays smaller by a `Sleep`.
+        let mut timer = Box::pin(sleep_until(first));
         let mut watching_slow = slow.is_some();
         let mut timer_live = true;
         poll_fn(|cx| {
@@ -230,6 +232,9 @@ impl<'a> Permit<'a> {
             return;
         }
         self.done = true;
+        if outcome == Outcome::Success && self.start.is_none() && !self.trial {
+            return self.record_answered_at_once();
+        }
         let core = self.core;
         if self.counted_slow {
             core.slow_in_flight.fetch_sub(1, Relaxed);
@@ -351,6 +356,36 @@ impl<'a> Permit<'a> {
 }
 
 impl Permit<'_> {
+    /// The common case, the general path of `record` written out for it: a normal call that
+    /// succeeded within its first poll. Not timed (latency zero, so never slow-marked in
+    /// flight), no counter to bump: one load to check the generation, one window record.
+    #[inline]
+    fn record_answered_at_once(&self) {
+        let core = self.core;
+        // Latency zero is slow only under a zero bound, which the settings refuse; kept so
+        // this path says exactly what the general one does.
+        let slow = core.config.slow().is_some_and(|r| r.bound.is_zero());
+        if slow {
+            bump(&core.counters.slow);
+        }
+        if !self.is_current() {
+            core.successes.outside();
+            return;
+        }
+        let sample = Sample {
+            failed: false,
+            slow,
+            latency: Duration::ZERO,
+        };
+        let (ticket, totals) = core.window.record(|| core.clock.now(), sample);
+        if !ticket.counted() {
+            core.successes.outside();
+        }
+        if let Some(t) = totals {
+            core.judge(self.gen, t);
+        }
+    }
+
     /// A trial its caller dropped: freed if it was dropped before it was late, judged if the
     /// caller gave up after the slow bound (slow) or the trial timeout (failed), so a
     /// dependency that hangs behind a caller's shorter deadline still reopens the breaker.

@@ -11,6 +11,14 @@
 //!   evicted to make room, in one sweep at most once per `max_keys` new keys (so a flood of new
 //!   keys costs O(1) each, amortised); past that, new keys share `name/_overflow`: counted
 //!   (`overflowed`) and logged at ERROR on the 1st, 2nd, 4th, 8th... occurrence.
+//! - **A call site's `static` template vouches for its settings.** A keyed lookup must check
+//!   that the key's breaker has the settings the caller asked for (a conflict is logged and
+//!   counted). A family remembers the address of one `&'static` template whose settings are
+//!   its first template's (`origin`), and whether any breaker was ever made with other
+//!   settings (`mixed`, set before that breaker is published); while not mixed, that template
+//!   finds its breakers without comparing settings. Only a `static` can vouch: its address is
+//!   never reused, where a template on the stack could be dropped and another built at its
+//!   address.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
@@ -22,7 +30,7 @@ use super::key_name::OVERFLOW_KEY;
 use crate::breaker::events::Events;
 use crate::breaker::Breaker;
 use crate::settings::BreakerConfig;
-use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
+use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
 use crate::sync::{lock, Mutex, Swap};
 
 /// Keys come from requests: SipHash, seeded per name. Under loom a fixed seed, since the model
@@ -81,6 +89,12 @@ pub(crate) enum Found {
 /// The breakers of one keyed name.
 pub(crate) struct Family {
     pub(crate) base: Arc<str>,
+    /// The template the family was made from: the settings `origin` vouches for.
+    first: BreakerConfig,
+    /// Address of a `&'static` template with `first`'s settings (0: none yet).
+    origin: AtomicUsize,
+    /// A breaker was made with settings other than `first`'s: no template vouches any more.
+    mixed: AtomicBool,
     max_keys: usize,
     hasher: KeyHasher,
     shards: Box<[Swap<Shard>]>,
@@ -101,6 +115,9 @@ impl Family {
     pub(crate) fn new(template: &BreakerConfig) -> Family {
         Family {
             base: template.base_name().into(),
+            first: template.clone(),
+            origin: AtomicUsize::new(0),
+            mixed: AtomicBool::new(false),
             max_keys: template.max_keys().max(1) as usize,
             hasher: Default::default(),
             shards: (0..SHARDS).map(|_| Swap::new(Shard::default())).collect(),
@@ -132,6 +149,20 @@ impl Family {
         }
     }
 
+    /// True when `template` vouches for the settings of every breaker of the family (see the
+    /// module's header). Called after the lookup that found the breaker.
+    #[inline]
+    pub(crate) fn vouched(&self, template: &'static BreakerConfig) -> bool {
+        self.origin.load(Acquire) == address(template) && !self.mixed.load(Acquire)
+    }
+
+    /// Lets `template` vouch from now on, if its settings are the family's.
+    pub(crate) fn vouch(&self, template: &'static BreakerConfig) {
+        if template.same_settings(&self.first) {
+            self.origin.store(address(template), Release);
+        }
+    }
+
     /// Keys with a breaker of their own now.
     pub(crate) fn len(&self) -> usize {
         self.len.load(Relaxed)
@@ -145,6 +176,10 @@ impl Family {
     /// overflow breaker when the family is full. Breakers are made and dropped outside the
     /// writer lock; only the shard's copy is made under it, and no lookup waits for that.
     pub(crate) fn insert(&self, hash: u64, config: BreakerConfig, events: &Events) -> Breaker {
+        if !config.same_settings(&self.first) {
+            // Before the breaker is published: a lookup that finds it then sees `mixed`.
+            self.mixed.store(true, Release);
+        }
         let key = config.key().unwrap_or_default();
         let swept = {
             let mut w = lock(&self.writer);
@@ -305,6 +340,10 @@ impl Family {
     }
 }
 
+fn address(template: &'static BreakerConfig) -> usize {
+    template as *const BreakerConfig as usize
+}
+
 /// Idle: closed (not forced) with an empty window, so dropping it loses nothing a fresh
 /// breaker would not also know.
 fn is_idle(b: &Breaker) -> bool {
@@ -312,4 +351,48 @@ fn is_idle(b: &Breaker) -> bool {
     // A ramp whose time is up is over, even if no call came since to end it.
     core.settle_ramp(core.clock.now());
     core.word().plain_closed() && core.window.totals(core.clock.now()).calls == 0
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::LazyLock;
+
+    use super::*;
+    use crate::breaker::events::Events;
+    use crate::settings::BreakerBuilder;
+
+    static TWO: LazyLock<BreakerConfig> = LazyLock::new(|| {
+        BreakerBuilder::new("vouch")
+            .window_calls(2)
+            .config()
+            .unwrap()
+    });
+    static NINE: LazyLock<BreakerConfig> = LazyLock::new(|| {
+        BreakerBuilder::new("vouch")
+            .window_calls(9)
+            .config()
+            .unwrap()
+    });
+
+    #[test]
+    fn a_static_template_vouches_until_a_breaker_has_other_settings() {
+        let family = Family::new(&TWO);
+        assert!(
+            !family.vouched(&TWO),
+            "not before its settings were compared"
+        );
+        family.vouch(&NINE);
+        assert!(!family.vouched(&NINE), "other settings never vouch");
+        family.vouch(&TWO);
+        assert!(family.vouched(&TWO));
+        let events = Events::new();
+        let key = TWO.with_key("a");
+        family.insert(family.hash("a"), key, &events);
+        assert!(family.vouched(&TWO), "a breaker with the same settings");
+        family.insert(family.hash("b"), NINE.with_key("b"), &events);
+        assert!(
+            !family.vouched(&TWO),
+            "key b has other settings: compare again"
+        );
+    }
 }

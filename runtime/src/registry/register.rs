@@ -69,15 +69,35 @@ impl Registry {
     /// assert!(registry().keyed(&template, &3).ptr_eq(&shard));
     /// ```
     pub fn keyed(&self, template: &BreakerConfig, key: &dyn fmt::Display) -> Breaker {
+        self.keyed_with(template, None, key)
+    }
+
+    /// [`keyed`](Self::keyed) for a call site's `static` template, which may vouch for its
+    /// settings: the breaker is found without comparing them (`keyed.rs`).
+    pub(crate) fn keyed_static(
+        &self,
+        template: &'static BreakerConfig,
+        key: &dyn fmt::Display,
+    ) -> Breaker {
+        self.keyed_with(template, Some(template), key)
+    }
+
+    #[inline]
+    fn keyed_with(
+        &self,
+        template: &BreakerConfig,
+        vouching: Option<&'static BreakerConfig>,
+        key: &dyn fmt::Display,
+    ) -> Breaker {
         let here = self.current();
         // Borrowed from the loaded map: no reference count touched on the hot path.
         let families = here.families.load();
         match families.get(template.base_name()) {
-            Some(family) => here.keyed_in(family, template, key),
+            Some(family) => here.keyed_in(family, template, vouching, key),
             None => {
                 drop(families);
                 let family = here.family_for(template);
-                here.keyed_in(&family, template, key)
+                here.keyed_in(&family, template, vouching, key)
             }
         }
     }
@@ -86,6 +106,7 @@ impl Registry {
         &self,
         family: &Family,
         template: &BreakerConfig,
+        vouching: Option<&'static BreakerConfig>,
         key: &dyn fmt::Display,
     ) -> Breaker {
         let here = self;
@@ -108,22 +129,23 @@ impl Registry {
                 Found::Missing => Err(Box::new((hash, template.with_key(key)))),
             }
         });
-        // A call site's template is a `static`: once an entry was created from (or checked
-        // against) this very template, its address says "same settings" in one compare.
-        let origin = template as *const BreakerConfig as usize;
         let b = match found {
-            Ok(b) if b.0.origin.load(Relaxed) == origin => return b,
             Ok(b) => b,
             Err(missing) => {
                 let (hash, config) = *missing;
                 family.insert(hash, config, &here.events)
             }
         };
+        if vouching.is_some_and(|t| family.vouched(t)) {
+            return b;
+        }
         if !b.0.config.same_settings(template) {
             let wanted = template.with_key(b.config().key().unwrap_or_default());
             return checked(b, &wanted);
         }
-        b.0.origin.store(origin, Relaxed);
+        if let Some(t) = vouching {
+            family.vouch(t);
+        }
         b
     }
 

@@ -50,8 +50,8 @@ struct Store {
 
 pub(crate) struct TimeWindow {
     slot_nanos: u64,
-    /// The clock reading at creation: slots are tenths of the window counted from it, so a
-    /// breaker's slots begin when it was made, whatever the process-wide clock base.
+    /// When the window was made: slots are counted from here, so they turn over a whole
+    /// number of slots after the breaker was made, whatever the clock's base.
     origin: u64,
     store: Box<Store>,
     head: AtomicU64,
@@ -64,7 +64,6 @@ pub(crate) struct TimeWindow {
 impl TimeWindow {
     pub(crate) fn new(window: Duration, now: u64) -> TimeWindow {
         let slot_nanos = (crate::clock::nanos(window) / SLOTS).max(1);
-        let origin = now;
         let head = 0;
         let gen = head / PER_GEN;
         let store = Box::new(Store {
@@ -84,12 +83,18 @@ impl TimeWindow {
         }
         TimeWindow {
             slot_nanos,
-            origin,
+            origin: now,
             store,
             head: AtomicU64::new(head),
             armed: AtomicBool::new(false),
             retired: AtomicU64::new(0),
         }
+    }
+
+    /// Clock nanoseconds as nanoseconds since the window was made.
+    #[inline]
+    fn since_origin(&self, now: u64) -> u64 {
+        now.saturating_sub(self.origin)
     }
 
     fn slot(&self, epoch: u64) -> &Slot {
@@ -183,7 +188,12 @@ impl TimeWindow {
         }
         // The first bucket is not counted here but derived in `latency` (calls less timed
         // ones), so a fast call (one that answered in its first poll) adds to no histogram.
-        let b = bucket(sample.latency);
+        // A call that answered in its first poll has no latency to sort (the common case).
+        let b = if sample.latency.is_zero() {
+            0
+        } else {
+            bucket(sample.latency)
+        };
         if b != 0 {
             if let Some(h) = self.hist(epoch) {
                 h.add(b);
@@ -235,15 +245,8 @@ impl TimeWindow {
         }
     }
 
-    /// A clock reading as time since the window began (zero for a reading before it: another
-    /// runtime's paused clock may lag the one that made the breaker).
-    fn since_origin(&self, now: u64) -> u64 {
-        now.saturating_sub(self.origin)
-    }
-
     pub(crate) fn totals(&self, now: u64) -> Totals {
-        let now = self.since_origin(now);
-        self.advance(now / self.slot_nanos);
+        self.advance(self.since_origin(now) / self.slot_nanos);
         self.totals_now()
     }
 
@@ -259,8 +262,7 @@ impl TimeWindow {
     }
 
     pub(crate) fn latency(&self, now: u64) -> Counts {
-        let now = self.since_origin(now);
-        let epoch = now / self.slot_nanos;
+        let epoch = self.since_origin(now) / self.slot_nanos;
         self.advance(epoch);
         let head = self.head.load(Acquire);
         let gen = head / PER_GEN;
@@ -285,8 +287,7 @@ impl TimeWindow {
     }
 
     pub(crate) fn reset(&self, now: u64) {
-        let now = self.since_origin(now);
-        let epoch = now / self.slot_nanos;
+        let epoch = self.since_origin(now) / self.slot_nanos;
         self.advance(epoch);
         for e in epoch.saturating_sub(SLOTS - 1)..=epoch {
             self.expire(e);
