@@ -249,7 +249,7 @@ fn bulkhead_setup(
         Some((n, _)) => quote!(#n),
         None => default_name.clone(),
     };
-    let settings = crate::emit::bulkhead_settings(b.pool, b.max_wait, b.limit, pv);
+    let settings = crate::emit::bulkhead_settings(&b.settings, pv);
     (
         quote! {
             let #var = {

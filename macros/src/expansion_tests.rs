@@ -1,10 +1,11 @@
-//! The README shows the expansion of DESIGN.md's example; this keeps it true, token for token.
+//! `macros/EXPANSION.md` shows the expansion of DESIGN.md's example; this keeps it true, token
+//! for token.
 
 use quote::quote;
 
 use crate::{entry, Kind};
 
-/// The example of the README's "What the attributes generate", formatted by prettyplease.
+/// The example of `macros/EXPANSION.md`, formatted by prettyplease.
 fn example() -> String {
     let tokens = entry(
         Kind::Breaker,
@@ -24,13 +25,13 @@ fn example() -> String {
     prettyplease::unparse(&syn::parse2(tokens).expect("the expansion is a valid item"))
 }
 
-/// The Rust block that follows the README's `<!-- expansion -->` marker.
-fn readme_block() -> &'static str {
-    let readme = include_str!("../../README.md");
-    let start = readme
+/// The Rust block that follows the `<!-- expansion -->` marker of `macros/EXPANSION.md`.
+fn documented_block() -> &'static str {
+    let doc = include_str!("../EXPANSION.md");
+    let start = doc
         .find("<!-- expansion -->")
-        .expect("README has the expansion marker");
-    let body = &readme[start..];
+        .expect("EXPANSION.md has the expansion marker");
+    let body = &doc[start..];
     let open = body
         .find("```rust\n")
         .expect("a rust block after the marker")
@@ -40,11 +41,11 @@ fn readme_block() -> &'static str {
 }
 
 #[test]
-fn the_readme_shows_the_real_expansion() {
+fn the_documented_expansion_is_the_real_one() {
     assert_eq!(
-        readme_block(),
+        documented_block(),
         example(),
-        "the README's expansion is stale: paste the output of \
+        "macros/EXPANSION.md is stale: paste the output of \
          `cargo test -p fusebox-macros print_expansion -- --nocapture`"
     );
 }
