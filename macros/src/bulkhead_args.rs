@@ -52,36 +52,15 @@ impl BulkheadArgs {
         };
         let mut raw = RawBulkheadSettings::new();
         let mut bad_value = false;
+        // Where each key was given, to spot duplicates and to blame a key that needs another.
         let mut seen: Vec<(&'static str, Span)> = Vec::new();
         for arg in args {
-            let key = arg.key.to_string();
-            let Some(known) = KEYS.iter().find(|k| **k == key) else {
-                errors.push(checks::unknown(arg, "bulkhead", KEYS));
-                continue;
-            };
-            if seen.iter().any(|(k, _)| k == known) {
-                errors.push(checks::duplicate(arg));
-                continue;
-            }
-            seen.push((known, arg.key.span()));
-            let setting = Key::from_name(&key).filter(|k| BULKHEAD_KEYS.contains(&k.name()));
-            let r = match (setting, key.as_str()) {
-                (Some(k), _) => {
-                    let r = checks::setting(arg, k).and_then(|(text, span)| {
-                        raw.set_text(k.name(), &text)
-                            .map_err(|e| checks::config_error(span, &e))
-                    });
-                    bad_value |= r.is_err();
-                    r
-                }
-                (None, "name") => checks::name(arg).map(|n| out.name = Some(n)),
-                (None, "crate") => checks::crate_path(arg).map(|p| out.krate = Some(p)),
-                _ => Err(checks::unknown(arg, "bulkhead", KEYS)),
-            };
-            if let Err(e) = r {
+            if let Err((e, is_setting)) = out.read(arg, &mut raw, &mut seen) {
+                bad_value |= is_setting;
                 errors.push(e);
             }
         }
+        // Rules between keys only once every value is good, so one mistake gives one error.
         if !bad_value {
             match raw.check() {
                 Ok(s) => out.settings = s,
@@ -92,5 +71,36 @@ impl BulkheadArgs {
             }
         }
         out
+    }
+
+    /// Reads one argument: a settings value into `raw`, `name` or `crate` into its field. A
+    /// refusal says whether it was a settings value.
+    fn read(
+        &mut self,
+        arg: &Arg,
+        raw: &mut RawBulkheadSettings,
+        seen: &mut Vec<(&'static str, Span)>,
+    ) -> Result<(), (syn::Error, bool)> {
+        let key = arg.key.to_string();
+        let Some(&known) = KEYS.iter().find(|k| **k == key) else {
+            return Err((checks::unknown(arg, "bulkhead", KEYS), false));
+        };
+        if seen.iter().any(|(k, _)| *k == known) {
+            return Err((checks::duplicate(arg), false));
+        }
+        seen.push((known, arg.key.span()));
+        let setting = Key::from_name(known).filter(|k| BULKHEAD_KEYS.contains(&k.name()));
+        match (setting, known) {
+            (Some(k), _) => {
+                checks::set_setting(arg, k, |k, text| raw.set_text(k, text)).map_err(|e| (e, true))
+            }
+            (None, "name") => checks::name(arg)
+                .map(|n| self.name = Some(n))
+                .map_err(|e| (e, false)),
+            (None, "crate") => checks::crate_path(arg)
+                .map(|p| self.krate = Some(p))
+                .map_err(|e| (e, false)),
+            (None, _) => Err((checks::unknown(arg, "bulkhead", KEYS), false)),
+        }
     }
 }

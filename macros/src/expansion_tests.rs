@@ -1,9 +1,11 @@
 //! `macros/EXPANSION.md` shows the expansion of DESIGN.md's example; this keeps it true, token
-//! for token.
+//! for token. The other tests hold the phases to their promises: one error per mistake, the
+//! function kept, and a body that does not parse still expanded.
 
 use quote::quote;
 
-use crate::{entry, Kind};
+use crate::attr::Kind;
+use crate::entry;
 
 /// The example of `macros/EXPANSION.md`, formatted by prettyplease.
 fn example() -> String {
@@ -140,4 +142,42 @@ fn a_fn_that_is_not_a_future_gets_one_error() {
     .to_string();
     assert_eq!(out.matches("compile_error").count(), 1, "{out}");
     assert!(out.contains("fn lookup"), "{out}");
+}
+
+#[test]
+fn a_body_that_does_not_parse_still_expands_with_no_error_of_ours() {
+    // Half-typed: `let y = x +;`. rustc reports that syntax error in the body; the macro
+    // adds none and still wraps the function, so rust-analyzer has an expansion.
+    let out = entry(
+        Kind::Breaker,
+        quote!(timeout = "1s"),
+        quote!(
+            async fn lookup(x: u32) -> Result<u32, E> {
+                let y = x +;
+                Ok(y)
+            }
+        ),
+    )
+    .to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(out.contains("static_breaker"), "{out}");
+    assert!(out.contains("let y = x + ;"), "{out}");
+}
+
+#[test]
+fn inner_attributes_stay_first_in_the_body() {
+    let out = entry(
+        Kind::Bulkhead,
+        quote!(pool = 2),
+        quote!(
+            async fn lookup() -> Result<u32, E> {
+                #![allow(unused_variables)]
+                let unused = 1;
+                Ok(2)
+            }
+        ),
+    );
+    let f: syn::ItemFn = syn::parse2(out).expect("the expansion is a valid fn");
+    assert_eq!(f.attrs.len(), 1, "the inner attribute is kept, once");
+    assert!(matches!(f.attrs[0].style, syn::AttrStyle::Inner(_)));
 }

@@ -3,8 +3,9 @@
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
-use syn::{ItemFn, ReturnType, Type};
+use syn::{ReturnType, Type};
 
+use crate::ast::Function;
 use crate::shape::Shape;
 
 /// The declared return type, as the generated code may name it.
@@ -20,9 +21,9 @@ pub struct Output {
 }
 
 /// Reads the return type of `func`: its declared one, or `R` of the boxed future it returns.
-pub fn output(func: &ItemFn, shape: &Shape<'_>) -> Output {
+pub fn output(func: &Function, shape: &Shape) -> Output {
     match (shape, &func.sig.output) {
-        (Shape::Boxed(b), _) => of_type(b.output),
+        (Shape::Boxed(b), _) => of_type(&b.output),
         (Shape::Async, ReturnType::Type(_, ty)) => of_type(ty),
         (Shape::Async, ReturnType::Default) => Output {
             ty: quote!(()),
