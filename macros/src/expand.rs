@@ -71,6 +71,7 @@ fn wrapped_body(v: &Valid<'_>, names: &Names, pv: &TokenStream) -> TokenStream {
     let run = run_call(v, breaker.as_ref(), bulkhead.as_ref(), names, pv);
     let (breaker, bulkhead) = (breaker.map(|b| b.setup), bulkhead.map(|b| b.setup));
     let call = call_future(v.shape.body(v.func), &v.out);
+    let guard = alias_guard(&v.out);
     let (call_var, value, err) = (&names.call, &names.value, &names.err);
     let Answers {
         setup: stale,
@@ -79,6 +80,7 @@ fn wrapped_body(v: &Valid<'_>, names: &Names, pv: &TokenStream) -> TokenStream {
         on_failed,
     } = answers;
     quote! {
+        #guard
         #breaker
         #bulkhead
         #stale
@@ -208,6 +210,37 @@ fn in_shape(shape: &Shape, wrapped: TokenStream) -> TokenStream {
                 #(#before)*
                 #pin(#(#attrs)* async #capture { #wrapped })
             }
+        }
+    }
+}
+
+/// A type named like a `Result` but not by its path (`SearchResult`) is answered as a value
+/// (it has a fallback, or `valid` refused it). If it is in fact an alias of a `Result`, its
+/// `Err`s would silently count as successes, so the type itself is probed: autoref
+/// specialization picks the method that returns `()` for any other type, and for a `Result`
+/// the one that returns a type whose name says what to do, a type error at the return type.
+fn alias_guard(out: &Output) -> TokenStream {
+    let ret = &out.ty;
+    // An opaque type (`impl Trait` inside it) cannot be named, and cannot be a `Result` alias.
+    if !out.result_like || ret.to_string() == "_" {
+        return TokenStream::new();
+    }
+    quote_spanned! {out.span=>
+        #[allow(dead_code, non_camel_case_types, clippy::let_unit_value)]
+        {
+            struct __FuseboxProbe<T>(::core::marker::PhantomData<T>);
+            struct WriteTheResultTypeThisAliasStandsFor;
+            trait __FuseboxIsResult {
+                fn __fusebox_kind(&self) -> WriteTheResultTypeThisAliasStandsFor {
+                    WriteTheResultTypeThisAliasStandsFor
+                }
+            }
+            impl<T, E> __FuseboxIsResult for __FuseboxProbe<::core::result::Result<T, E>> {}
+            trait __FuseboxNotResult {
+                fn __fusebox_kind(&self) {}
+            }
+            impl<T> __FuseboxNotResult for &__FuseboxProbe<T> {}
+            let _: () = (&__FuseboxProbe::<#ret>(::core::marker::PhantomData)).__fusebox_kind();
         }
     }
 }

@@ -181,3 +181,41 @@ fn inner_attributes_stay_first_in_the_body() {
     assert_eq!(f.attrs.len(), 1, "the inner attribute is kept, once");
     assert!(matches!(f.attrs[0].style, syn::AttrStyle::Inner(_)));
 }
+
+/// Whether the attribute takes `ty` for a `Result`: with a breaker and no fallback, a value
+/// type is refused with the error that asks for a `Result`.
+fn taken_for_result(ty: proc_macro2::TokenStream) -> bool {
+    let out = entry(
+        Kind::Breaker,
+        quote!(),
+        quote!(
+            async fn lookup() -> #ty {
+                todo!()
+            }
+        ),
+    )
+    .to_string();
+    !out.contains("needs a `Result` return type")
+}
+
+#[test]
+fn a_result_is_recognised_by_its_path_not_by_a_suffix() {
+    for ty in [
+        quote!(Result<u32, E>),
+        quote!(std::result::Result<u32, E>),
+        quote!(::core::result::Result<u32, E>),
+        quote!(io::Result<u32>),
+        quote!(anyhow::Result<u32>),
+        quote!((Result<u32, E>)),
+    ] {
+        assert!(taken_for_result(ty.clone()), "{ty}");
+    }
+    for ty in [
+        quote!(SearchResult),
+        quote!(search::SearchResult<u32>),
+        quote!(ResultSet),
+        quote!(u32),
+    ] {
+        assert!(!taken_for_result(ty.clone()), "{ty}");
+    }
+}
