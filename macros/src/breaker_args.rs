@@ -86,50 +86,54 @@ impl BreakerArgs {
         // Where each key was given, to spot duplicates and to blame a key that needs another.
         let mut seen: HashMap<String, Span> = HashMap::new();
         for arg in args {
-            let key = arg.key.to_string();
-            if !KEYS.contains(&key.as_str()) {
-                errors.push(checks::unknown(arg, "breaker", KEYS));
-                continue;
-            }
-            if seen.contains_key(&key) {
-                errors.push(checks::duplicate(arg));
-                continue;
-            }
-            seen.insert(key.clone(), arg.key.span());
-            let setting = Key::from_name(&key).filter(|k| BREAKER_KEYS.contains(&k.name()));
-            let r = match setting {
-                Some(k) => {
-                    out.given.push((k.name(), arg.key.span()));
-                    checks::setting(arg, k).and_then(|(text, span)| {
-                        raw.set_text(k.name(), &text)
-                            .map_err(|e| checks::config_error(span, &e))
-                    })
-                }
-                None => out.set(&key, arg),
-            };
-            if let Err(e) = r {
-                bad_value |= setting.is_some();
-                errors.push(e);
+            if let Err(refused) = out.read(arg, &mut raw, &mut seen) {
+                bad_value |= refused.is_setting;
+                errors.push(refused.error);
             }
         }
         // Rules between keys only once every value is good, so one mistake gives one error.
         if !bad_value {
-            match raw.check() {
-                Ok(s) => out.settings = s,
-                Err(e) => errors.push(checks::config_error(
-                    checks::blame(&e, &out.given, Span::call_site()),
-                    &e,
-                )),
-            }
+            out.check_settings(&raw, errors);
         }
         stale_needs_stale_for(&seen, errors);
-        if let (Some(span), None) = (seen.get("max_keys"), seen.get("key")) {
-            errors.at(
-                *span,
-                "`max_keys` needs `key` too: it bounds how many keys get a breaker of their own; add `key = expr`",
-            );
-        }
+        max_keys_needs_key(&seen, errors);
         out
+    }
+
+    /// Reads one argument: a settings value into `raw`, any other into its field.
+    fn read(
+        &mut self,
+        arg: &Arg,
+        raw: &mut RawSettings,
+        seen: &mut HashMap<String, Span>,
+    ) -> Result<(), Refused> {
+        let key = arg.key.to_string();
+        let refused = |error, is_setting| Refused { error, is_setting };
+        if !KEYS.contains(&key.as_str()) {
+            return Err(refused(checks::unknown(arg, "breaker", KEYS), false));
+        }
+        if seen.insert(key.clone(), arg.key.span()).is_some() {
+            return Err(refused(checks::duplicate(arg), false));
+        }
+        match Key::from_name(&key).filter(|k| BREAKER_KEYS.contains(&k.name())) {
+            Some(k) => {
+                self.given.push((k.name(), arg.key.span()));
+                checks::set_setting(arg, k, |k, text| raw.set_text(k, text))
+                    .map_err(|e| refused(e, true))
+            }
+            None => self.set(&key, arg).map_err(|e| refused(e, false)),
+        }
+    }
+
+    /// The rules between keys, judged by `fusebox-settings` and blamed on the last key named.
+    fn check_settings(&mut self, raw: &RawSettings, errors: &mut Errors) {
+        match raw.check() {
+            Ok(s) => self.settings = s,
+            Err(e) => errors.push(checks::config_error(
+                checks::blame(&e, &self.given, Span::call_site()),
+                &e,
+            )),
+        }
     }
 
     fn set(&mut self, key: &str, arg: &Arg) -> syn::Result<()> {
@@ -151,6 +155,23 @@ impl BreakerArgs {
             _ => return Err(checks::unknown(arg, "breaker", KEYS)),
         }
         Ok(())
+    }
+}
+
+/// An argument refused, and whether it was a settings value (then the rules between keys
+/// are not judged: one mistake, one error).
+struct Refused {
+    error: syn::Error,
+    is_setting: bool,
+}
+
+/// `max_keys` bounds a keyed breaker only.
+fn max_keys_needs_key(seen: &HashMap<String, Span>, errors: &mut Errors) {
+    if let (Some(span), None) = (seen.get("max_keys"), seen.get("key")) {
+        errors.at(
+            *span,
+            "`max_keys` needs `key` too: it bounds how many keys get a breaker of their own; add `key = expr`",
+        );
     }
 }
 

@@ -60,6 +60,17 @@ pub fn setting(arg: &Arg, key: Key) -> syn::Result<(String, Span)> {
     }
 }
 
+/// Reads a settings value of `arg` and hands its text to `set` (`RawSettings::set_text` or the
+/// bulkhead's), whose refusal is spanned at the literal.
+pub fn set_setting(
+    arg: &Arg,
+    key: Key,
+    mut set: impl FnMut(&str, &str) -> Result<(), ConfigError>,
+) -> syn::Result<()> {
+    let (text, span) = setting(arg, key)?;
+    set(key.name(), &text).map_err(|e| config_error(span, &e))
+}
+
 /// A `ConfigError` as a compile error at `span`: the message is the runtime's, word for word.
 pub fn config_error(span: Span, e: &ConfigError) -> syn::Error {
     syn::Error::new(span, e.to_string())

@@ -1,70 +1,55 @@
 //! The checked settings as the constant the generated code holds.
 //!
 //! `fusebox-settings` accepted them at compile time; the generated code rebuilds exactly those
-//! values with `Settings::__validated` (a `const`), so the runtime has nothing left to refuse
-//! and no fall-back path exists.
+//! values with `Settings::__validated(SettingsParts { .. })` (a `const`), a struct literal whose
+//! fields are named, so the runtime has nothing left to refuse and no fall-back path exists.
 
-use std::time::Duration;
-
-use fusebox_settings::{HalfOpenPolicy, PoolLimit, Settings, WindowKind};
+use fusebox_settings::{
+    BulkheadParts, BulkheadSettings, HalfOpenPolicy, PoolLimit, Settings, SettingsParts, SlowRule,
+    WindowKind,
+};
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::tokens::duration;
 
-/// `Settings::__validated(...)` with every field of `s`, in the order of its parameters.
+/// `Settings::__validated(SettingsParts { .. })` with every field of `s`.
 pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
-    let pct = Literal::u8_unsuffixed;
-    let count = Literal::u32_unsuffixed;
-    let opt = |d: Option<Duration>| match d {
-        Some(d) => {
-            let d = duration(d);
-            quote!(::core::option::Option::Some(#d))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let failure_rate = pct(s.failure_rate());
-    let window = match s.window() {
-        WindowKind::Time(d) => {
-            let d = duration(d);
-            quote!(#pv::WindowKind::Time(#d))
-        }
-        WindowKind::Calls(n) => {
-            let n = count(n);
-            quote!(#pv::WindowKind::Calls(#n))
-        }
-    };
-    let min_calls = count(s.min_calls());
-    let slow = match s.slow() {
-        Some(rule) => {
-            let (bound, rate, strict) = (duration(rule.bound), pct(rule.rate), rule.strict);
-            quote!(::core::option::Option::Some(#pv::SlowRule { bound: #bound, rate: #rate, strict: #strict }))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let timeout = opt(s.timeout());
-    let half_open_timeout = opt(s.half_open_timeout_given());
-    let open_for = duration(s.open_for());
-    let backoff = Literal::f64_unsuffixed(s.backoff());
-    let open_for_max = duration(s.open_for_max());
-    let half_open = match s.half_open() {
-        HalfOpenPolicy::Share { pct: p, window } => {
-            let (p, w) = (pct(p), duration(window));
-            quote!(#pv::HalfOpenPolicy::Share { pct: #p, window: #w })
-        }
-        HalfOpenPolicy::Calls(n) => {
-            let n = count(n);
-            quote!(#pv::HalfOpenPolicy::Calls(#n))
-        }
-    };
-    let alert_after = duration(s.alert_after());
-    let max_keys = count(s.max_keys());
-    let ns = |d: Option<Duration>| Literal::u64_unsuffixed(d.map_or(0, fusebox_settings::nanos));
-    let half_open_slow_ns = ns(s.half_open_slow_given());
-    let probe_every_ns = ns(s.probe_every());
-    let ramp_ns = ns(s.ramp());
+    // Destructured, not read field by field: a field added to the parts fails to compile here.
+    let SettingsParts {
+        failure_rate,
+        window,
+        min_calls,
+        slow,
+        timeout,
+        half_open_timeout,
+        half_open_slow,
+        open_for,
+        backoff,
+        open_for_max,
+        half_open,
+        alert_after,
+        max_keys,
+        probe_every,
+        ramp,
+    } = s.__parts();
+    let failure_rate = pct(failure_rate);
+    let window = window_kind(window, pv);
+    let min_calls = count(min_calls);
+    let slow = option(slow.map(|rule| slow_rule(rule, pv)));
+    let timeout = option(timeout.map(duration));
+    let half_open_timeout = option(half_open_timeout.map(duration));
+    let half_open_slow = option(half_open_slow.map(duration));
+    let open_for = duration(open_for);
+    let backoff = Literal::f64_unsuffixed(backoff);
+    let open_for_max = duration(open_for_max);
+    let half_open = half_open_policy(half_open, pv);
+    let alert_after = duration(alert_after);
+    let max_keys = count(max_keys);
+    let probe_every = option(probe_every.map(duration));
+    let ramp = option(ramp.map(duration));
     // What `check` derived from `timeout` rides on a call of its own, only when there is some,
-    // so settings that derive nothing expand exactly as before issue 26.
+    // so settings that derive nothing expand exactly as before.
     let derived = match s.__derived_bits() {
         0 => quote!(),
         bits => {
@@ -73,46 +58,97 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
         }
     };
     quote! {
-        #pv::Settings::__validated(
-            #failure_rate,
-            #window,
-            #min_calls,
-            #slow,
-            #timeout,
-            #half_open_timeout,
-            #half_open_slow_ns,
-            #open_for,
-            #backoff,
-            #open_for_max,
-            #half_open,
-            #alert_after,
-            #max_keys,
-            #probe_every_ns,
-            #ramp_ns,
-        )
+        #pv::Settings::__validated(#pv::SettingsParts {
+            failure_rate: #failure_rate,
+            window: #window,
+            min_calls: #min_calls,
+            slow: #slow,
+            timeout: #timeout,
+            half_open_timeout: #half_open_timeout,
+            half_open_slow: #half_open_slow,
+            open_for: #open_for,
+            backoff: #backoff,
+            open_for_max: #open_for_max,
+            half_open: #half_open,
+            alert_after: #alert_after,
+            max_keys: #max_keys,
+            probe_every: #probe_every,
+            ramp: #ramp,
+        })
         #derived
     }
 }
 
-/// `BulkheadSettings::__validated(pool, max_wait)` with the checked `pool` and `max_wait`,
-/// then `.__adaptive(min_pool, max_pool)` for an adaptive limit.
-pub fn bulkhead_settings(
-    pool: usize,
-    max_wait: Duration,
-    limit: PoolLimit,
-    pv: &TokenStream,
-) -> TokenStream {
+/// `BulkheadSettings::__validated(BulkheadParts { .. })` with every field of `s`.
+pub fn bulkhead_settings(s: &BulkheadSettings, pv: &TokenStream) -> TokenStream {
+    let BulkheadParts {
+        pool,
+        max_wait,
+        limit,
+    } = s.__parts();
     let pool = Literal::usize_unsuffixed(pool);
     let max_wait = duration(max_wait);
-    let fixed = quote!(#pv::BulkheadSettings::__validated(#pool, #max_wait));
-    match limit {
+    let limit = match limit {
         PoolLimit::Adaptive { min_pool, max_pool } => {
             let (min, max) = (
                 Literal::usize_unsuffixed(min_pool),
                 Literal::usize_unsuffixed(max_pool),
             );
-            quote!(#fixed.__adaptive(#min, #max))
+            quote!(#pv::PoolLimit::Adaptive { min_pool: #min, max_pool: #max })
         }
-        _ => fixed,
+        _ => quote!(#pv::PoolLimit::Fixed),
+    };
+    quote! {
+        #pv::BulkheadSettings::__validated(#pv::BulkheadParts {
+            pool: #pool,
+            max_wait: #max_wait,
+            limit: #limit,
+        })
+    }
+}
+
+fn pct(p: u8) -> Literal {
+    Literal::u8_unsuffixed(p)
+}
+
+fn count(n: u32) -> Literal {
+    Literal::u32_unsuffixed(n)
+}
+
+fn option(value: Option<TokenStream>) -> TokenStream {
+    match value {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn window_kind(window: WindowKind, pv: &TokenStream) -> TokenStream {
+    match window {
+        WindowKind::Time(d) => {
+            let d = duration(d);
+            quote!(#pv::WindowKind::Time(#d))
+        }
+        WindowKind::Calls(n) => {
+            let n = count(n);
+            quote!(#pv::WindowKind::Calls(#n))
+        }
+    }
+}
+
+fn slow_rule(rule: SlowRule, pv: &TokenStream) -> TokenStream {
+    let (bound, rate, strict) = (duration(rule.bound), pct(rule.rate), rule.strict);
+    quote!(#pv::SlowRule { bound: #bound, rate: #rate, strict: #strict })
+}
+
+fn half_open_policy(policy: HalfOpenPolicy, pv: &TokenStream) -> TokenStream {
+    match policy {
+        HalfOpenPolicy::Share { pct: p, window } => {
+            let (p, w) = (pct(p), duration(window));
+            quote!(#pv::HalfOpenPolicy::Share { pct: #p, window: #w })
+        }
+        HalfOpenPolicy::Calls(n) => {
+            let n = count(n);
+            quote!(#pv::HalfOpenPolicy::Calls(#n))
+        }
     }
 }

@@ -1,68 +1,130 @@
-//! Code generation: the user's function with its body wrapped in place.
+//! Phase 3, expansion: the user's function with its body wrapped in place.
 //!
-//! Only validated arguments reach this module; nothing here reports a user error.
+//! Only a [`Valid`] input reaches this module; nothing here reports a user error. The wrapped
+//! body is: the breaker's and the bulkhead's static handles (`setup`), the user's body as a
+//! future (`call_future`), one `run(..).await`, and a `match` that turns its `Completion` into
+//! the function's return value (`Answers`).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::{AttrStyle, ItemFn};
+use syn::Ident;
 
 use crate::breaker_args::BreakerArgs;
-use crate::bulkhead_args::BulkheadArgs;
+use crate::setup::{self, Handle};
 use crate::shape::Shape;
 use crate::signature::Output;
 use crate::tokens::respan;
+use crate::valid::Valid;
 
-/// Expands `func` with a breaker, a bulkhead, or both (composed in DESIGN.md's order by `run`).
-pub fn expand(
-    func: &ItemFn,
-    shape: &Shape<'_>,
-    out: &Output,
-    breaker: Option<&BreakerArgs>,
-    bulkhead: Option<&BulkheadArgs>,
-) -> TokenStream {
-    // Every generated path goes through the facade's hidden module (or a re-export's).
-    let krate = breaker
-        .and_then(|b| b.krate.as_ref())
-        .or_else(|| bulkhead.and_then(|b| b.krate.as_ref()));
-    let pv = match krate {
+/// The names generated code binds. Mixed-site: the user's body cannot see or shadow them.
+struct Names {
+    breaker: Ident,
+    bulkhead: Ident,
+    call: Ident,
+    value: Ident,
+    err: Ident,
+}
+
+impl Names {
+    fn new() -> Names {
+        let name = |n: &str| format_ident!("{}", n, span = Span::mixed_site());
+        Names {
+            breaker: name("__fusebox_breaker"),
+            bulkhead: name("__fusebox_bulkhead"),
+            call: name("__fusebox_call"),
+            value: name("__fusebox_value"),
+            err: name("__fusebox_err"),
+        }
+    }
+}
+
+/// Expands a breaker, a bulkhead, or both (composed in DESIGN.md's order by `run`).
+pub fn expand(v: &Valid<'_>) -> TokenStream {
+    let pv = private_path(v);
+    let names = Names::new();
+    let wrapped = wrapped_body(v, &names, &pv);
+    v.func.with_body(in_shape(&v.shape, wrapped))
+}
+
+/// Every generated path goes through the facade's hidden module (or a re-export's).
+fn private_path(v: &Valid<'_>) -> TokenStream {
+    let krate = v.breaker.as_ref().and_then(|b| b.krate.as_ref());
+    let krate = krate.or_else(|| v.bulkhead.as_ref().and_then(|b| b.krate.as_ref()));
+    match krate {
         Some(k) => quote!(#k::__private),
         None => quote!(::fusebox::__private),
-    };
-    let pv = &pv;
-    let (outer, inner): (Vec<_>, Vec<_>) = func
-        .attrs
-        .iter()
-        .partition(|a| matches!(a.style, AttrStyle::Outer));
-    let vis = &func.vis;
-    let sig = &func.sig;
-    let default_name = default_name(func);
+    }
+}
 
-    // Mixed-site names: the user's body cannot see or shadow them.
-    let breaker_var = format_ident!("__fusebox_breaker", span = Span::mixed_site());
-    let bulkhead_var = format_ident!("__fusebox_bulkhead", span = Span::mixed_site());
-    let call_var = format_ident!("__fusebox_call", span = Span::mixed_site());
-    let value = format_ident!("__fusebox_value", span = Span::mixed_site());
-    let err = format_ident!("__fusebox_err", span = Span::mixed_site());
-
-    let (breaker_setup, breaker_handle) = match breaker {
-        Some(b) => {
-            let (setup, handle) = breaker_setup(b, &default_name, &breaker_var, pv);
-            (setup, Some(handle))
+/// The statements that replace the user's: setup, the call, and the answer to each outcome.
+fn wrapped_body(v: &Valid<'_>, names: &Names, pv: &TokenStream) -> TokenStream {
+    let default_name = default_name(v);
+    let breaker = v
+        .breaker
+        .as_ref()
+        .map(|b| setup::breaker(b, &default_name, &names.breaker, pv));
+    let bulkhead = v
+        .bulkhead
+        .as_ref()
+        .map(|b| setup::bulkhead(b, &default_name, &names.bulkhead, pv));
+    let answers = Answers::new(v, names, breaker.as_ref().map(|b| &b.handle), pv);
+    let run = run_call(v, breaker.as_ref(), bulkhead.as_ref(), names, pv);
+    let (breaker, bulkhead) = (breaker.map(|b| b.setup), bulkhead.map(|b| b.setup));
+    let call = call_future(v.shape.body(v.func), &v.out);
+    let guard = alias_guard(&v.out);
+    let (call_var, value, err) = (&names.call, &names.value, &names.err);
+    let Answers {
+        setup: stale,
+        on_ok,
+        on_ignored,
+        on_failed,
+    } = answers;
+    quote! {
+        #guard
+        #breaker
+        #bulkhead
+        #stale
+        let #call_var = #call;
+        match #run.await {
+            #pv::Completion::Ok(#value) => #on_ok,
+            #pv::Completion::Ignored(#err) => #on_ignored,
+            #pv::Completion::Failed(#err) => #on_failed,
         }
-        None => (quote!(), None),
-    };
-    let breaker_ref = match &breaker_handle {
+    }
+}
+
+/// `run(breaker, bulkhead, call, is_failure)`, or for a bulkhead alone its own, smaller call
+/// future (no breaker timer state to move).
+fn run_call(
+    v: &Valid<'_>,
+    breaker: Option<&Handle>,
+    bulkhead: Option<&Handle>,
+    names: &Names,
+    pv: &TokenStream,
+) -> TokenStream {
+    let call = &names.call;
+    let bulkhead = some_or_none(bulkhead.map(|b| &b.handle));
+    match breaker {
+        Some(b) => {
+            let handle = &b.handle;
+            let failure = failure_predicate(v.breaker.as_ref());
+            quote!(#pv::run(::core::option::Option::Some(#handle), #bulkhead, #call, #failure))
+        }
+        None => quote!(#pv::run_bulkhead(#bulkhead, #call)),
+    }
+}
+
+fn some_or_none(handle: Option<&TokenStream>) -> TokenStream {
+    match handle {
         Some(h) => quote!(::core::option::Option::Some(#h)),
         None => quote!(::core::option::Option::None),
-    };
-    let (bulkhead_setup, bulkhead_ref) = match bulkhead {
-        Some(b) => bulkhead_setup(b, &default_name, &bulkhead_var, pv),
-        None => (quote!(), quote!(::core::option::Option::None)),
-    };
+    }
+}
 
-    let call = call_future(shape.body(func), out);
-    let failure = match breaker.and_then(|b| b.failure.as_ref()) {
-        // A fn pointer: a wrong signature is one type error at the path, not one per use.
+/// Which `Err` values count as failures: `failure = path` as a fn pointer (so a wrong
+/// signature is one type error at the path, not one per use), else all of them.
+fn failure_predicate(breaker: Option<&BreakerArgs>) -> TokenStream {
+    match breaker.and_then(|b| b.failure.as_ref()) {
         Some(f) => {
             let span = syn::spanned::Spanned::span(f);
             quote_spanned!(span=> {
@@ -71,75 +133,121 @@ pub fn expand(
             })
         }
         None => quote!(|_| true),
-    };
-    let ret = &out.ty;
-    let (on_ok, on_ignored) = if out.is_result {
-        (
-            quote!(::core::result::Result::Ok(#value)),
-            quote!(::core::result::Result::Err(#err)),
-        )
-    } else {
-        (quote!(#value), quote!(match #err {}))
-    };
-    let on_failed = match breaker.and_then(|b| b.fallback.as_ref()) {
-        Some(fallback) => crate::fallback::call(func, fallback, ret, pv),
+    }
+}
+
+/// The arm of each `Completion`, with the stale cache's setup when there is one.
+struct Answers {
+    setup: TokenStream,
+    on_ok: TokenStream,
+    on_ignored: TokenStream,
+    on_failed: TokenStream,
+}
+
+impl Answers {
+    /// `handle` is the `&Breaker` expression, which the stale cache needs.
+    fn new(
+        v: &Valid<'_>,
+        names: &Names,
+        handle: Option<&TokenStream>,
+        pv: &TokenStream,
+    ) -> Answers {
+        let (value, err) = (&names.value, &names.err);
+        let (on_ok, on_ignored) = if v.out.is_result {
+            (
+                quote!(::core::result::Result::Ok(#value)),
+                quote!(::core::result::Result::Err(#err)),
+            )
+        } else {
+            (quote!(#value), quote!(match #err {}))
+        };
+        let on_failed = on_failed(v, pv);
+        let stale = v.breaker.as_ref().filter(|b| b.stale_for.is_some());
+        match stale.zip(handle) {
+            Some((b, handle)) => {
+                let s = crate::stale::expand(&v.func.sig, &v.out, b, handle, pv);
+                Answers {
+                    on_ok: s.wrap_ok(on_ok),
+                    on_failed: s.wrap_failed(on_failed),
+                    setup: s.setup,
+                    on_ignored,
+                }
+            }
+            None => Answers {
+                setup: TokenStream::new(),
+                on_ok,
+                on_ignored,
+                on_failed,
+            },
+        }
+    }
+}
+
+/// A rejection or a counted failure: the fallback's answer, or `from_error(err)`.
+fn on_failed(v: &Valid<'_>, pv: &TokenStream) -> TokenStream {
+    let out = &v.out;
+    match v.breaker.as_ref().and_then(|b| b.fallback.as_ref()) {
+        Some(fallback) => crate::fallback::call(&v.func.sig, fallback, &out.ty, pv),
         None => {
             // Located at the return type (through `identity`, so rustc keeps that location): a
             // missing `From<Rejection>` is reported there.
-            let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(out.span));
+            let arg = Ident::new("__fusebox_err", Span::mixed_site().located_at(out.span));
             let pv = respan(pv, out.span);
             quote_spanned!(out.span=> #pv::from_error(::core::convert::identity(#arg)))
         }
-    };
-    // A bulkhead alone takes its own, smaller call future: no breaker timer state to move.
-    let run = match breaker {
-        Some(_) => quote!(#pv::run(#breaker_ref, #bulkhead_ref, #call_var, #failure)),
-        None => quote!(#pv::run_bulkhead(#bulkhead_ref, #call_var)),
-    };
-    let (on_ok, on_failed, stale_setup) =
-        match (breaker, breaker.and_then(|b| b.stale_for), &breaker_handle) {
-            (Some(b), Some(_), Some(handle)) => {
-                let s = crate::stale::expand(func, out, b, handle, pv);
-                (s.wrap_ok(on_ok), s.wrap_failed(on_failed), s.setup)
-            }
-            _ => (on_ok, on_failed, quote!()),
-        };
+    }
+}
 
-    let wrapped = quote! {
-        #breaker_setup
-        #bulkhead_setup
-        #stale_setup
-        let #call_var = #call;
-        match #run.await {
-            #pv::Completion::Ok(#value) => #on_ok,
-            #pv::Completion::Ignored(#err) => #on_ignored,
-            #pv::Completion::Failed(#err) => #on_failed,
-        }
-    };
-    let body = match shape {
+/// The wrapped statements where the user's future was: the fn body, or inside async-trait's
+/// `Box::pin(async move { .. })`, so the boxed future (and a call through `dyn Trait`) goes
+/// through the breaker.
+fn in_shape(shape: &Shape, wrapped: TokenStream) -> TokenStream {
+    match shape {
         Shape::Async => wrapped,
-        // async-trait's shape: the boxed async block is wrapped, so the boxed future (and a
-        // call through `dyn Trait`) goes through the breaker.
         Shape::Boxed(b) => {
-            let (before, pin, attrs, capture) = (b.before, b.pin, b.attrs, b.capture);
+            let (before, pin, attrs, capture) = (&b.before, &b.pin, &b.attrs, &b.capture);
             quote! {
                 #(#before)*
                 #pin(#(#attrs)* async #capture { #wrapped })
             }
         }
-    };
-    quote! {
-        #(#outer)*
-        #vis #sig {
-            #(#inner)*
-            #body
+    }
+}
+
+/// A type named like a `Result` but not by its path (`SearchResult`) is answered as a value
+/// (it has a fallback, or `valid` refused it). If it is in fact an alias of a `Result`, its
+/// `Err`s would silently count as successes, so the type itself is probed: autoref
+/// specialization picks the method that returns `()` for any other type, and for a `Result`
+/// the one that returns a type whose name says what to do, a type error at the return type.
+fn alias_guard(out: &Output) -> TokenStream {
+    let ret = &out.ty;
+    // An opaque type (`impl Trait` inside it) cannot be named, and cannot be a `Result` alias.
+    if !out.result_like || ret.to_string() == "_" {
+        return TokenStream::new();
+    }
+    quote_spanned! {out.span=>
+        #[allow(dead_code, non_camel_case_types, clippy::let_unit_value)]
+        {
+            struct __FuseboxProbe<T>(::core::marker::PhantomData<T>);
+            struct WriteTheResultTypeThisAliasStandsFor;
+            trait __FuseboxIsResult {
+                fn __fusebox_kind(&self) -> WriteTheResultTypeThisAliasStandsFor {
+                    WriteTheResultTypeThisAliasStandsFor
+                }
+            }
+            impl<T, E> __FuseboxIsResult for __FuseboxProbe<::core::result::Result<T, E>> {}
+            trait __FuseboxNotResult {
+                fn __fusebox_kind(&self) {}
+            }
+            impl<T> __FuseboxNotResult for &__FuseboxProbe<T> {}
+            let _: () = (&__FuseboxProbe::<#ret>(::core::marker::PhantomData)).__fusebox_kind();
         }
     }
 }
 
 /// `module::path::fn_name`, computed where the function is.
-fn default_name(func: &ItemFn) -> TokenStream {
-    let name = func.sig.ident.to_string();
+fn default_name(v: &Valid<'_>) -> TokenStream {
+    let name = v.func.sig.ident.to_string();
     quote!(::core::concat!(::core::module_path!(), "::", #name))
 }
 
@@ -147,9 +255,8 @@ fn default_name(func: &ItemFn) -> TokenStream {
 /// `#[instrument]` does) so `?`, `return` and type errors all see the declared return type.
 /// The statements are spliced, not the block: a block of one expression in tail position
 /// would make rustc warn "unnecessary braces" at the user's braces.
-fn call_future(body: &[syn::Stmt], out: &Output) -> TokenStream {
+fn call_future(body: TokenStream, out: &Output) -> TokenStream {
     let ret = &out.ty;
-    let block = quote!(#(#body)*);
     let edge = quote_spanned! {out.span=>
         #[allow(
             unknown_lints,
@@ -167,106 +274,14 @@ fn call_future(body: &[syn::Stmt], out: &Output) -> TokenStream {
         }
     };
     if out.is_result {
-        quote!(async move { #edge #block })
-    } else {
-        // Not a `Result`: the body cannot fail, only be rejected, time out or panic.
-        quote! {
-            async move {
-                ::core::result::Result::Ok::<#ret, ::core::convert::Infallible>(
-                    async move { #edge #block }.await
-                )
-            }
-        }
+        return quote!(async move { #edge #body });
     }
-}
-
-fn breaker_setup(
-    b: &BreakerArgs,
-    default_name: &TokenStream,
-    var: &syn::Ident,
-    pv: &TokenStream,
-) -> (TokenStream, TokenStream) {
-    let name = match &b.name {
-        Some((n, _)) => quote!(#n),
-        None => default_name.clone(),
-    };
-    let settings = crate::emit::breaker_settings(&b.settings, pv);
-    let config = quote!(#pv::BreakerConfig::from_settings(NAME, SETTINGS));
-    match &b.key {
-        None => (
-            quote! {
-                let #var = {
-                    const NAME: &str = #name;
-                    const SETTINGS: #pv::Settings = #settings;
-                    fn config() -> #pv::BreakerConfig {
-                        #config
-                    }
-                    // Listed in the registry from the start, before the first call.
-                    #[#pv::linkme::distributed_slice(#pv::BREAKER_SITES)]
-                    #[linkme(crate = #pv::linkme)]
-                    static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
-                    static CELL: #pv::OnceCell<#pv::Breaker> =
-                        #pv::OnceCell::new();
-                    #pv::static_breaker(&CELL, config)
-                };
-            },
-            quote!(&*#var),
-        ),
-        Some(key) => {
-            let key_span = syn::spanned::Spanned::span(key);
-            // Evaluated before our block, so the user's expression cannot see the items in it.
-            let key_var = format_ident!("__fusebox_key", span = Span::mixed_site());
-            // Used at the key's location (through `identity`, which rustc reports at its
-            // argument), so a key that is not `Display` is reported at the key.
-            let key_use = syn::Ident::new("__fusebox_key", Span::mixed_site().located_at(key_span));
-            let key_use = quote_spanned!(key_span=> ::core::convert::identity(#key_use));
-            let key_ref = quote_spanned!(key_span=> &(#key));
-            (
-                quote! {
-                    let #key_var = #key_ref;
-                    let #var = {
-                        const NAME: &str = #name;
-                        const SETTINGS: #pv::Settings = #settings;
-                        static TEMPLATE: #pv::OnceCell<
-                            #pv::BreakerConfig,
-                        > = #pv::OnceCell::new();
-                        #pv::keyed_breaker(&TEMPLATE, || #config, #key_use)
-                    };
-                },
-                quote!(&#var),
+    // Not a `Result`: the body cannot fail, only be rejected, time out or panic.
+    quote! {
+        async move {
+            ::core::result::Result::Ok::<#ret, ::core::convert::Infallible>(
+                async move { #edge #body }.await
             )
         }
     }
-}
-
-fn bulkhead_setup(
-    b: &BulkheadArgs,
-    default_name: &TokenStream,
-    var: &syn::Ident,
-    pv: &TokenStream,
-) -> (TokenStream, TokenStream) {
-    let name = match &b.name {
-        Some((n, _)) => quote!(#n),
-        None => default_name.clone(),
-    };
-    let settings = crate::emit::bulkhead_settings(b.pool, b.max_wait, b.limit, pv);
-    (
-        quote! {
-            let #var = {
-                const NAME: &str = #name;
-                const SETTINGS: #pv::BulkheadSettings = #settings;
-                fn config() -> #pv::BulkheadConfig {
-                    #pv::BulkheadConfig::from_settings(NAME, SETTINGS)
-                }
-                // Listed in the registry from the start, before the first call.
-                #[#pv::linkme::distributed_slice(#pv::BULKHEAD_SITES)]
-                #[linkme(crate = #pv::linkme)]
-                static SITE: #pv::BulkheadSite = #pv::BulkheadSite { name: NAME, config };
-                static CELL: #pv::OnceCell<#pv::Bulkhead> =
-                    #pv::OnceCell::new();
-                #pv::static_bulkhead(&CELL, config)
-            };
-        },
-        quote!(::core::option::Option::Some(&*#var)),
-    )
 }

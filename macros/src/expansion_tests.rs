@@ -1,10 +1,13 @@
-//! The README shows the expansion of DESIGN.md's example; this keeps it true, token for token.
+//! `macros/EXPANSION.md` shows the expansion of DESIGN.md's example; this keeps it true, token
+//! for token. The other tests hold the phases to their promises: one error per mistake, the
+//! function kept, and a body that does not parse still expanded.
 
 use quote::quote;
 
-use crate::{entry, Kind};
+use crate::attr::Kind;
+use crate::entry;
 
-/// The example of the README's "What the attributes generate", formatted by prettyplease.
+/// The example of `macros/EXPANSION.md`, formatted by prettyplease.
 fn example() -> String {
     let tokens = entry(
         Kind::Breaker,
@@ -24,13 +27,13 @@ fn example() -> String {
     prettyplease::unparse(&syn::parse2(tokens).expect("the expansion is a valid item"))
 }
 
-/// The Rust block that follows the README's `<!-- expansion -->` marker.
-fn readme_block() -> &'static str {
-    let readme = include_str!("../../README.md");
-    let start = readme
+/// The Rust block that follows the `<!-- expansion -->` marker of `macros/EXPANSION.md`.
+fn documented_block() -> &'static str {
+    let doc = include_str!("../EXPANSION.md");
+    let start = doc
         .find("<!-- expansion -->")
-        .expect("README has the expansion marker");
-    let body = &readme[start..];
+        .expect("EXPANSION.md has the expansion marker");
+    let body = &doc[start..];
     let open = body
         .find("```rust\n")
         .expect("a rust block after the marker")
@@ -40,11 +43,11 @@ fn readme_block() -> &'static str {
 }
 
 #[test]
-fn the_readme_shows_the_real_expansion() {
+fn the_documented_expansion_is_the_real_one() {
     assert_eq!(
-        readme_block(),
+        documented_block(),
         example(),
-        "the README's expansion is stale: paste the output of \
+        "macros/EXPANSION.md is stale: paste the output of \
          `cargo test -p fusebox-macros print_expansion -- --nocapture`"
     );
 }
@@ -139,4 +142,80 @@ fn a_fn_that_is_not_a_future_gets_one_error() {
     .to_string();
     assert_eq!(out.matches("compile_error").count(), 1, "{out}");
     assert!(out.contains("fn lookup"), "{out}");
+}
+
+#[test]
+fn a_body_that_does_not_parse_still_expands_with_no_error_of_ours() {
+    // Half-typed: `let y = x +;`. rustc reports that syntax error in the body; the macro
+    // adds none and still wraps the function, so rust-analyzer has an expansion.
+    let out = entry(
+        Kind::Breaker,
+        quote!(timeout = "1s"),
+        quote!(
+            async fn lookup(x: u32) -> Result<u32, E> {
+                let y = x +;
+                Ok(y)
+            }
+        ),
+    )
+    .to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(out.contains("static_breaker"), "{out}");
+    assert!(out.contains("let y = x + ;"), "{out}");
+}
+
+#[test]
+fn inner_attributes_stay_first_in_the_body() {
+    let out = entry(
+        Kind::Bulkhead,
+        quote!(pool = 2),
+        quote!(
+            async fn lookup() -> Result<u32, E> {
+                #![allow(unused_variables)]
+                let unused = 1;
+                Ok(2)
+            }
+        ),
+    );
+    let f: syn::ItemFn = syn::parse2(out).expect("the expansion is a valid fn");
+    assert_eq!(f.attrs.len(), 1, "the inner attribute is kept, once");
+    assert!(matches!(f.attrs[0].style, syn::AttrStyle::Inner(_)));
+}
+
+/// Whether the attribute takes `ty` for a `Result`: with a breaker and no fallback, a value
+/// type is refused with the error that asks for a `Result`.
+fn taken_for_result(ty: proc_macro2::TokenStream) -> bool {
+    let out = entry(
+        Kind::Breaker,
+        quote!(),
+        quote!(
+            async fn lookup() -> #ty {
+                todo!()
+            }
+        ),
+    )
+    .to_string();
+    !out.contains("needs a `Result` return type")
+}
+
+#[test]
+fn a_result_is_recognised_by_its_path_not_by_a_suffix() {
+    for ty in [
+        quote!(Result<u32, E>),
+        quote!(std::result::Result<u32, E>),
+        quote!(::core::result::Result<u32, E>),
+        quote!(io::Result<u32>),
+        quote!(anyhow::Result<u32>),
+        quote!((Result<u32, E>)),
+    ] {
+        assert!(taken_for_result(ty.clone()), "{ty}");
+    }
+    for ty in [
+        quote!(SearchResult),
+        quote!(search::SearchResult<u32>),
+        quote!(ResultSet),
+        quote!(u32),
+    ] {
+        assert!(!taken_for_result(ty.clone()), "{ty}");
+    }
 }

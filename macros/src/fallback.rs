@@ -10,14 +10,14 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Expr, FnArg, ItemFn, Pat, Type};
+use syn::{Expr, FnArg, Pat, Signature, Type};
 
 use crate::shape::is_renamed_pattern;
 use crate::tokens::{fallback_call, respan};
 
 /// The fallback's call for a rejection or counted failure, awaited if it is async.
-pub fn call(func: &ItemFn, fallback: &Expr, ret: &TokenStream, pv: &TokenStream) -> TokenStream {
-    let lent = lent_arguments(func);
+pub fn call(sig: &Signature, fallback: &Expr, ret: &TokenStream, pv: &TokenStream) -> TokenStream {
+    let lent = lent_arguments(sig);
     match fallback {
         // A closure shows its arity: more than the error means it takes the arguments.
         Expr::Closure(c) if c.inputs.len() > 1 => fallback_call(fallback, &lent, ret, pv),
@@ -36,9 +36,8 @@ pub fn call(func: &ItemFn, fallback: &Expr, ret: &TokenStream, pv: &TokenStream)
 }
 
 /// References to the arguments that stay usable after the body ran, in order.
-fn lent_arguments(func: &ItemFn) -> Vec<TokenStream> {
-    func.sig
-        .inputs
+fn lent_arguments(sig: &Signature) -> Vec<TokenStream> {
+    sig.inputs
         .iter()
         .filter_map(|input| match input {
             FnArg::Receiver(r) => {

@@ -8,7 +8,8 @@ use std::str::FromStr;
 use proc_macro2::TokenStream;
 use proptest::prelude::*;
 
-use crate::{breaker_args, bulkhead_args, entry, Kind};
+use crate::attr::Kind;
+use crate::{breaker_args, bulkhead_args, entry};
 
 /// Values an argument may take: valid and invalid literals, paths, expressions, junk.
 fn value() -> impl Strategy<Value = String> {

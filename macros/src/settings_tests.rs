@@ -55,10 +55,7 @@ fn the_bulkhead_attribute_gives_the_verdict_and_message_of_text() {
         match text {
             Ok(s) => {
                 assert!(errors.is_empty(), "{source}: {:?}", errors.messages());
-                assert_eq!(
-                    (attr.pool, attr.max_wait, attr.limit),
-                    (s.pool(), s.max_wait(), s.limit())
-                );
+                assert_eq!(attr.settings, s, "{source}");
             }
             Err(e) => assert_eq!(errors.messages(), [e.to_string()], "{source}"),
         }

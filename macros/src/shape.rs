@@ -5,54 +5,61 @@
 //! `Box::pin(async move { .. })`. Like tracing's `#[instrument]` (`AsyncInfo::from_fn`), the
 //! attributes recognise that shape and wrap the inner async block, so `R` is what they guard.
 
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::parse::Parser;
 use syn::{
-    Attribute, Block, Expr, ExprAsync, GenericArgument, ItemFn, PatIdent, PathArguments,
-    ReturnType, Stmt, Token, Type, TypeParamBound,
+    Attribute, Block, Expr, ExprAsync, GenericArgument, PatIdent, PathArguments, ReturnType, Stmt,
+    Token, Type, TypeParamBound,
 };
 
+use crate::ast::Function;
+
 /// The future the attribute wraps.
-pub enum Shape<'a> {
+pub enum Shape {
     /// `async fn f(..) -> R { body }`: the body is the future's.
     Async,
     /// `fn f(..) -> Pin<Box<dyn Future<Output = R> ..>> { before; Box::pin(async move { body }) }`.
-    Boxed(Boxed<'a>),
+    Boxed(Box<Boxed>),
 }
 
 /// The pieces of a boxed future that the expansion keeps around its own code.
-pub struct Boxed<'a> {
+pub struct Boxed {
     /// Statements before the `Box::pin(..)`, kept in place.
-    pub before: &'a [Stmt],
+    pub before: Vec<Stmt>,
     /// The `Box::pin` path as written.
-    pub pin: &'a Expr,
+    pub pin: Expr,
     /// Attributes on the async block.
-    pub attrs: &'a [Attribute],
+    pub attrs: Vec<Attribute>,
     /// `move`, if the async block had it.
     pub capture: Option<Token![move]>,
-    /// The async block's body: what the call runs.
-    pub body: &'a Block,
+    /// The async block's statements: what the call runs.
+    pub body: TokenStream,
     /// `R` of `Future<Output = R>`.
-    pub output: &'a Type,
+    pub output: Type,
 }
 
-impl Shape<'_> {
-    /// The statements of the user's future.
-    pub fn body<'f>(&'f self, func: &'f ItemFn) -> &'f [Stmt] {
+impl Shape {
+    /// The statements of the user's future, as tokens.
+    pub fn body(&self, func: &Function) -> TokenStream {
         match self {
-            Shape::Async => &func.block.stmts,
-            Shape::Boxed(b) => &b.body.stmts,
+            Shape::Async => func.body.clone(),
+            Shape::Boxed(b) => b.body.clone(),
         }
     }
 }
 
 /// The shape of `func`, or `None` when it is neither an `async fn` nor a boxed async block.
-pub fn read(func: &ItemFn) -> Option<Shape<'_>> {
+/// An `async fn`'s body is not parsed (it may not parse yet); a boxed one is async-trait's
+/// output, which does.
+pub fn read(func: &Function) -> Option<Shape> {
     if func.sig.asyncness.is_some() {
         return Some(Shape::Async);
     }
-    let output = boxed_output(&func.sig.output)?;
+    let output = boxed_output(&func.sig.output)?.clone();
+    let mut stmts = Block::parse_within.parse2(func.body.clone()).ok()?;
     // The last statement is the value: `Box::pin(async move { .. })` (no `;`).
-    let (last, before) = func.block.stmts.split_last()?;
-    let Stmt::Expr(Expr::Call(call), None) = last else {
+    let Some(Stmt::Expr(Expr::Call(call), None)) = stmts.pop() else {
         return None;
     };
     let Expr::Path(path) = &*call.func else {
@@ -64,23 +71,24 @@ pub fn read(func: &ItemFn) -> Option<Shape<'_>> {
     {
         return None;
     }
-    let Expr::Async(ExprAsync {
+    let Some(Expr::Async(ExprAsync {
         attrs,
         capture,
         block,
         ..
-    }) = &call.args[0]
+    })) = call.args.into_iter().next()
     else {
         return None;
     };
-    Some(Shape::Boxed(Boxed {
-        before,
-        pin: &call.func,
+    let body = &block.stmts;
+    Some(Shape::Boxed(Box::new(Boxed {
+        before: stmts,
+        pin: *call.func,
         attrs,
-        capture: *capture,
-        body: block,
+        capture,
+        body: quote!(#(#body)*),
         output,
-    }))
+    })))
 }
 
 /// `R` of a return type `Pin<Box<dyn Future<Output = R> + ..>>` (any path to each of them).

@@ -3,8 +3,9 @@
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
-use syn::{ItemFn, ReturnType, Type};
+use syn::{ReturnType, Type};
 
+use crate::ast::Function;
 use crate::shape::Shape;
 
 /// The declared return type, as the generated code may name it.
@@ -13,21 +14,25 @@ pub struct Output {
     pub ty: TokenStream,
     /// Where type errors about the return value should point: the type, or the fn name.
     pub span: Span,
-    /// Written as a `Result` (`Result<T, E>`, `io::Result<T>`, `anyhow::Result<T>`...).
+    /// Written as a `Result` (see [`is_result`]).
     pub is_result: bool,
+    /// Named like a `Result` without being one by its path (`SearchResult`): the error
+    /// about a missing `Result` says why it was not taken for one.
+    pub result_like: bool,
     /// How the type reads in an error message.
     pub shown: String,
 }
 
 /// Reads the return type of `func`: its declared one, or `R` of the boxed future it returns.
-pub fn output(func: &ItemFn, shape: &Shape<'_>) -> Output {
+pub fn output(func: &Function, shape: &Shape) -> Output {
     match (shape, &func.sig.output) {
-        (Shape::Boxed(b), _) => of_type(b.output),
+        (Shape::Boxed(b), _) => of_type(&b.output),
         (Shape::Async, ReturnType::Type(_, ty)) => of_type(ty),
         (Shape::Async, ReturnType::Default) => Output {
             ty: quote!(()),
             span: func.sig.ident.span(),
             is_result: false,
+            result_like: false,
             shown: "()".into(),
         },
     }
@@ -42,6 +47,7 @@ fn of_type(ty: &Type) -> Output {
         },
         span: ty.span(),
         is_result: is_result(ty),
+        result_like: !is_result(ty) && last_ident(ty).is_some_and(|i| i.ends_with("Result")),
         shown: ty
             .to_token_stream()
             .to_string()
@@ -51,17 +57,26 @@ fn of_type(ty: &Type) -> Output {
     }
 }
 
-/// A path type whose last segment is `Result` or ends in it (type aliases like `io::Result<T>`).
-fn is_result(ty: &Type) -> bool {
+/// A `Result`, recognised by its path: the last segment is `Result` itself. That is
+/// `Result<T, E>`, `std::result::Result` and `core::result::Result`, and the aliases named
+/// `Result` that crates and modules define by convention (`io::Result<T>`, `fmt::Result`,
+/// `anyhow::Result<T>`): a macro sees names, not types, and a type named `Result` that is not
+/// one would fail to compile against the generated `Ok(..)`, at the return type. A type that
+/// is only named like one (`SearchResult`) is a value. An alias under another name is not
+/// seen through: without a fallback the error says to write the `Result` it stands for, and
+/// with one the expansion probes the type (`expand::alias_guard`), so the alias is a type error
+/// at the return type rather than a `Result` whose `Err`s silently count as successes.
+pub fn is_result(ty: &Type) -> bool {
+    last_ident(ty).is_some_and(|i| i == "Result")
+}
+
+/// The last path segment of a path type (through parentheses and invisible groups).
+fn last_ident(ty: &Type) -> Option<String> {
     match ty {
-        Type::Path(p) => p
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| s.ident.to_string().ends_with("Result")),
-        Type::Paren(p) => is_result(&p.elem),
-        Type::Group(g) => is_result(&g.elem),
-        _ => false,
+        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        Type::Paren(p) => last_ident(&p.elem),
+        Type::Group(g) => last_ident(&g.elem),
+        _ => None,
     }
 }
 

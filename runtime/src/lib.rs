@@ -128,6 +128,9 @@ pub mod __private {
         stale_get, stale_key_part, stale_put, Stale, StaleHandle, StaleKey, StaleKeyClone,
         StaleKeyEq, StaleKeyHash, StaleKeyPart, StaleRef, StaleSite, StaleValue,
     };
-    pub use fusebox_settings::{BulkheadSettings, HalfOpenPolicy, Settings, SlowRule, WindowKind};
+    pub use fusebox_settings::{
+        BulkheadParts, BulkheadSettings, HalfOpenPolicy, PoolLimit, Settings, SettingsParts,
+        SlowRule, WindowKind,
+    };
     pub use linkme;
 }

@@ -61,22 +61,6 @@ impl BulkheadSettings {
     pub fn limit(&self) -> PoolLimit {
         self.limit
     }
-    /// Settings that [`RawBulkheadSettings::check`] already accepted, rebuilt by generated
-    /// code. Not a public API: the parts are not checked again.
-    #[doc(hidden)]
-    pub const fn __validated(pool: usize, max_wait: Duration) -> BulkheadSettings {
-        BulkheadSettings {
-            pool,
-            max_wait,
-            limit: PoolLimit::Fixed,
-        }
-    }
-    /// The same settings with an adaptive limit the macro already checked. Not a public API.
-    #[doc(hidden)]
-    pub const fn __adaptive(mut self, min_pool: usize, max_pool: usize) -> BulkheadSettings {
-        self.limit = PoolLimit::Adaptive { min_pool, max_pool };
-        self
-    }
 }
 
 /// A bulkhead's settings as given; [`check`](Self::check) is the one verdict.

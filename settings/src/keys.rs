@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::const_text::{text, Text};
 use crate::defaults::{MAX_COUNT, MAX_KEYS, MAX_POOL, MAX_WINDOW, MAX_WINDOW_CALLS};
 use crate::{parse_duration, ConfigError};
 
@@ -34,8 +35,15 @@ pub enum Kind {
     },
 }
 
+/// Which attribute a key belongs to (text settings follow the breaker's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Attribute {
+    Breaker,
+    Bulkhead,
+}
+
 macro_rules! table {
-    ($($variant:ident = $name:literal, $field:literal, $kind:expr, $expected:literal;)*) => {
+    ($($variant:ident = $name:literal, $field:literal, $kind:expr, $noun:literal, $attr:ident;)*) => {
         /// A settings key of `#[breaker]` or `#[bulkhead]` (and of text settings).
         ///
         /// ```
@@ -64,80 +72,163 @@ macro_rules! table {
             pub const fn kind(self) -> Kind {
                 match self { $(Key::$variant => $kind,)* }
             }
-            /// What a valid value looks like, as the error messages say it.
+            /// What a valid value looks like, as the error messages say it: written from the
+            /// key's kind (and its limit, so a message cannot drift from the constant).
             pub const fn expected(self) -> &'static str {
-                match self { $(Key::$variant => $expected,)* }
+                match self { $(Key::$variant => text!(describe($kind, $noun)),)* }
+            }
+            /// The attribute the key belongs to.
+            pub(crate) const fn attribute(self) -> Attribute {
+                match self { $(Key::$variant => Attribute::$attr,)* }
             }
         }
     };
 }
 
+// The one list of keys: every other list of names below is derived from it.
 table! {
-    FailureRate = "failure_rate", "failure_rate", Kind::Percent, "a percentage from 1 to 100";
-    Window = "window", "window", Kind::Span { max: MAX_WINDOW }, "a duration longer than zero and at most 1h";
-    WindowCalls = "window_calls", "window_calls", Kind::Count { max: MAX_WINDOW_CALLS as u64 }, "a number of calls from 1 to 1000000";
-    MinCalls = "min_calls", "min_calls", Kind::Count { max: MAX_COUNT as u64 }, "a number of calls from 1 to 1000000";
-    Slow = "slow", "slow", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    SlowRate = "slow_rate", "slow_rate", Kind::Percent, "a percentage from 1 to 100";
-    TripP50 = "trip_p50", "slow", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    TripP90 = "trip_p90", "slow", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    TripP95 = "trip_p95", "slow", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    TripP99 = "trip_p99", "slow", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    Timeout = "timeout", "timeout", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    HalfOpenTimeout = "half_open_timeout", "half_open_timeout", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    HalfOpenSlow = "half_open_slow", "half_open_slow", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    OpenFor = "open_for", "open_for", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    Backoff = "backoff", "backoff", Kind::Factor, "a finite factor of at least 1.0";
-    OpenForMax = "open_for_max", "open_for_max", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    HalfOpenPct = "half_open_pct", "half_open_pct", Kind::Percent, "a percentage from 1 to 100";
-    HalfOpenWindow = "half_open_window", "half_open_window", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    HalfOpenCalls = "half_open_calls", "half_open_calls", Kind::Count { max: MAX_COUNT as u64 }, "a number of trial calls from 1 to 1000000";
-    AlertAfter = "alert_after", "alert_after", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    MaxKeys = "max_keys", "max_keys", Kind::Count { max: MAX_KEYS as u64 }, "a number of keys from 1 to 1000000";
-    ProbeEvery = "probe_every", "probe_every", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    Ramp = "ramp", "ramp", Kind::Duration { zero_ok: false }, "a duration longer than zero";
-    Pool = "pool", "pool", Kind::Count { max: MAX_POOL as u64 }, "a number of calls in flight from 1 to 536870911";
-    MaxWait = "max_wait", "max_wait", Kind::Duration { zero_ok: true }, "a duration";
-    Limit = "limit", "limit", Kind::Word { one_of: &["fixed", "adaptive"] }, "\"fixed\" or \"adaptive\"";
-    MinPool = "min_pool", "min_pool", Kind::Count { max: MAX_POOL as u64 }, "a number of calls in flight from 1 to 536870911";
-    MaxPool = "max_pool", "max_pool", Kind::Count { max: MAX_POOL as u64 }, "a number of calls in flight from 1 to 536870911";
+    FailureRate = "failure_rate", "failure_rate", Kind::Percent, "", Breaker;
+    Window = "window", "window", Kind::Span { max: MAX_WINDOW }, "", Breaker;
+    WindowCalls = "window_calls", "window_calls", Kind::Count { max: MAX_WINDOW_CALLS as u64 }, "calls", Breaker;
+    MinCalls = "min_calls", "min_calls", Kind::Count { max: MAX_COUNT as u64 }, "calls", Breaker;
+    Slow = "slow", "slow", Kind::Duration { zero_ok: false }, "", Breaker;
+    SlowRate = "slow_rate", "slow_rate", Kind::Percent, "", Breaker;
+    TripP50 = "trip_p50", "slow", Kind::Duration { zero_ok: false }, "", Breaker;
+    TripP90 = "trip_p90", "slow", Kind::Duration { zero_ok: false }, "", Breaker;
+    TripP95 = "trip_p95", "slow", Kind::Duration { zero_ok: false }, "", Breaker;
+    TripP99 = "trip_p99", "slow", Kind::Duration { zero_ok: false }, "", Breaker;
+    Timeout = "timeout", "timeout", Kind::Duration { zero_ok: false }, "", Breaker;
+    HalfOpenTimeout = "half_open_timeout", "half_open_timeout", Kind::Duration { zero_ok: false }, "", Breaker;
+    HalfOpenSlow = "half_open_slow", "half_open_slow", Kind::Duration { zero_ok: false }, "", Breaker;
+    OpenFor = "open_for", "open_for", Kind::Duration { zero_ok: false }, "", Breaker;
+    Backoff = "backoff", "backoff", Kind::Factor, "", Breaker;
+    OpenForMax = "open_for_max", "open_for_max", Kind::Duration { zero_ok: false }, "", Breaker;
+    HalfOpenPct = "half_open_pct", "half_open_pct", Kind::Percent, "", Breaker;
+    HalfOpenWindow = "half_open_window", "half_open_window", Kind::Duration { zero_ok: false }, "", Breaker;
+    HalfOpenCalls = "half_open_calls", "half_open_calls", Kind::Count { max: MAX_COUNT as u64 }, "trial calls", Breaker;
+    AlertAfter = "alert_after", "alert_after", Kind::Duration { zero_ok: false }, "", Breaker;
+    MaxKeys = "max_keys", "max_keys", Kind::Count { max: MAX_KEYS as u64 }, "keys", Breaker;
+    ProbeEvery = "probe_every", "probe_every", Kind::Duration { zero_ok: false }, "", Breaker;
+    Ramp = "ramp", "ramp", Kind::Duration { zero_ok: false }, "", Breaker;
+    Pool = "pool", "pool", Kind::Count { max: MAX_POOL as u64 }, "calls in flight", Bulkhead;
+    MaxWait = "max_wait", "max_wait", Kind::Duration { zero_ok: true }, "", Bulkhead;
+    Limit = "limit", "limit", Kind::Word { one_of: &["fixed", "adaptive"] }, "", Bulkhead;
+    MinPool = "min_pool", "min_pool", Kind::Count { max: MAX_POOL as u64 }, "calls in flight", Bulkhead;
+    MaxPool = "max_pool", "max_pool", Kind::Count { max: MAX_POOL as u64 }, "calls in flight", Bulkhead;
+}
+
+/// What a valid value of `kind` looks like; `noun` is what a count counts.
+const fn describe(kind: Kind, noun: &str) -> Text {
+    let text = Text::new();
+    match kind {
+        Kind::Percent => text.str("a percentage from 1 to 100"),
+        Kind::Count { max } => text
+            .str("a number of ")
+            .str(noun)
+            .str(" from 1 to ")
+            .num(max),
+        Kind::Duration { zero_ok: false } => text.str("a duration longer than zero"),
+        Kind::Duration { zero_ok: true } => text.str("a duration"),
+        Kind::Span { max } => text
+            .str("a duration longer than zero and at most ")
+            .duration(max),
+        Kind::Factor => text.str("a finite factor of at least 1.0"),
+        Kind::Word { one_of } => {
+            // `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+            let (mut text, mut i) = (text, 0);
+            while i < one_of.len() {
+                if i > 0 {
+                    text = text.str(if i + 1 == one_of.len() { " or " } else { ", " });
+                }
+                text = text.str("\"").str(one_of[i]).str("\"");
+                i += 1;
+            }
+            text
+        }
+    }
+}
+
+/// The lists of key names that other code looks keys up in, each a filter of the table.
+#[derive(Clone, Copy)]
+enum Group {
+    Breaker,
+    Bulkhead,
+    /// The keys that set the slow-call bound: `slow` and the `trip_p*`.
+    SlowBound,
+    /// The slow-call rules written as a percentile.
+    Trip,
+    /// The bounds of an adaptive pool, which need `limit = "adaptive"`.
+    PoolBounds,
+}
+
+const fn in_group(k: Key, g: Group) -> bool {
+    let slow_bound = str_eq(k.field(), Key::Slow.name());
+    match g {
+        Group::Breaker => matches!(k.attribute(), Attribute::Breaker),
+        Group::Bulkhead => matches!(k.attribute(), Attribute::Bulkhead),
+        Group::SlowBound => slow_bound,
+        Group::Trip => slow_bound && !matches!(k, Key::Slow),
+        Group::PoolBounds => matches!(k, Key::MinPool | Key::MaxPool),
+    }
+}
+
+const fn group_len(g: Group) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < ALL.len() {
+        if in_group(ALL[i], g) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The names of `g`'s keys in table order (`N` is [`group_len`]).
+const fn names<const N: usize>(g: Group) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut n, mut i) = (0, 0);
+    while i < ALL.len() {
+        if in_group(ALL[i], g) {
+            out[n] = ALL[i].name();
+            n += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// Every key of `#[breaker]` that is a setting, in the order text settings list them.
-pub const BREAKER_KEYS: [&str; 23] = [
-    "failure_rate",
-    "window",
-    "window_calls",
-    "min_calls",
-    "slow",
-    "slow_rate",
-    "trip_p50",
-    "trip_p90",
-    "trip_p95",
-    "trip_p99",
-    "timeout",
-    "half_open_timeout",
-    "half_open_slow",
-    "open_for",
-    "backoff",
-    "open_for_max",
-    "half_open_pct",
-    "half_open_window",
-    "half_open_calls",
-    "alert_after",
-    "max_keys",
-    "probe_every",
-    "ramp",
-];
+pub const BREAKER_KEYS: [&str; group_len(Group::Breaker)] = names(Group::Breaker);
 
 /// The breaker's keys under the name the runtime exports (`SETTING_KEYS`).
-pub const KEYS: [&str; 23] = BREAKER_KEYS;
+pub const KEYS: [&str; BREAKER_KEYS.len()] = BREAKER_KEYS;
 
 /// Every key of `#[bulkhead]` that is a setting.
-pub const BULKHEAD_KEYS: [&str; 5] = ["pool", "max_wait", "limit", "min_pool", "max_pool"];
+pub const BULKHEAD_KEYS: [&str; group_len(Group::Bulkhead)] = names(Group::Bulkhead);
+
+const SLOW_BOUND: [&str; group_len(Group::SlowBound)] = names(Group::SlowBound);
+
+const TRIP: [&str; group_len(Group::Trip)] = names(Group::Trip);
+
+const POOL_BOUNDS: [&str; group_len(Group::PoolBounds)] = names(Group::PoolBounds);
 
 /// The slow-call rules written as a percentile.
-pub(crate) const TRIP_KEYS: &[&str] = &["trip_p50", "trip_p90", "trip_p95", "trip_p99"];
+pub(crate) const TRIP_KEYS: &[&str] = &TRIP;
 
 /// A value as parsed from text or given to a typed setter, before its range is checked.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -220,7 +311,7 @@ pub(crate) fn written_as(field: &str) -> &'static [&'static str] {
     match field {
         "trip_pNN" => TRIP_KEYS,
         // The slow-call bound is `slow` or the duration of a `trip_p*`.
-        "slow" => &["slow", "trip_p50", "trip_p90", "trip_p95", "trip_p99"],
+        "slow" => &SLOW_BOUND,
         other => Key::from_name(other).map_or(&[][..], name_slice),
     }
 }
@@ -299,8 +390,8 @@ pub(crate) const LIMIT_MISSING: &str =
 
 /// The keys that need `field` (for a missing setting's error).
 pub(crate) fn needed_by(field: &str) -> &'static [&'static str] {
-    if field == "limit" {
-        return &["min_pool", "max_pool"];
+    if field == Key::Limit.name() {
+        return &POOL_BOUNDS;
     }
     NEEDS
         .iter()
@@ -324,5 +415,56 @@ pub(crate) fn conflict_reason(first: &str, second: &str) -> Option<&'static str>
             "a breaker has one slow-call rule (`trip_p50`/`trip_p90`/`trip_p95`/`trip_p99`, or `slow` with `slow_rate`)",
         ),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each message states the limit of the constant its key is checked against.
+    #[test]
+    fn messages_state_the_limits_they_check() {
+        for &k in ALL {
+            match k.kind() {
+                Kind::Count { max } => assert!(
+                    k.expected().ends_with(&format!(" from 1 to {max}")),
+                    "{k:?}: {}",
+                    k.expected()
+                ),
+                Kind::Span { max } => {
+                    let hours = max.as_secs() / 3600;
+                    assert!(
+                        k.expected().ends_with(&format!("at most {hours}h")),
+                        "{k:?}"
+                    );
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(
+            Key::Pool.expected(),
+            format!("a number of calls in flight from 1 to {MAX_POOL}")
+        );
+    }
+
+    #[test]
+    fn the_lists_are_the_table_split_by_attribute() {
+        let breaker: Vec<_> = ALL
+            .iter()
+            .filter(|k| k.attribute() == Attribute::Breaker)
+            .map(|k| k.name())
+            .collect();
+        assert_eq!(BREAKER_KEYS.to_vec(), breaker);
+        assert_eq!(
+            BULKHEAD_KEYS,
+            ["pool", "max_wait", "limit", "min_pool", "max_pool"]
+        );
+        assert_eq!(TRIP_KEYS, ["trip_p50", "trip_p90", "trip_p95", "trip_p99"]);
+        assert_eq!(
+            written_as("slow"),
+            ["slow", "trip_p50", "trip_p90", "trip_p95", "trip_p99"]
+        );
+        assert_eq!(needed_by("limit"), ["min_pool", "max_pool"]);
     }
 }

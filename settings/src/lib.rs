@@ -28,11 +28,13 @@
 #![warn(missing_docs)]
 
 mod bulkhead;
+mod const_text;
 pub mod defaults;
 mod duration;
 mod error;
 mod keys;
 mod name;
+mod parts;
 mod raw;
 mod types;
 
@@ -41,5 +43,7 @@ pub use duration::{nanos, parse_duration};
 pub use error::ConfigError;
 pub use keys::{Key, Kind, BREAKER_KEYS, BULKHEAD_KEYS, KEYS};
 pub use name::check_name;
+#[doc(hidden)]
+pub use parts::{BulkheadParts, SettingsParts};
 pub use raw::RawSettings;
 pub use types::{HalfOpenPolicy, Settings, SlowRule, WindowKind};

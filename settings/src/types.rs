@@ -321,46 +321,4 @@ impl Settings {
             self.open_for_max
         }
     }
-
-    /// Settings that [`RawSettings::check`](crate::RawSettings::check) already accepted, rebuilt
-    /// from their parts by code that `fusebox-macros` generates. Not a public API: the parts
-    /// are not checked again.
-    #[doc(hidden)]
-    #[allow(clippy::too_many_arguments)]
-    pub const fn __validated(
-        failure_rate: u8,
-        window: WindowKind,
-        min_calls: u32,
-        slow: Option<SlowRule>,
-        timeout: Option<Duration>,
-        half_open_timeout: Option<Duration>,
-        half_open_slow_ns: u64,
-        open_for: Duration,
-        backoff: f64,
-        open_for_max: Duration,
-        half_open: HalfOpenPolicy,
-        alert_after: Duration,
-        max_keys: u32,
-        probe_every_ns: u64,
-        ramp_ns: u64,
-    ) -> Settings {
-        Settings {
-            failure_rate,
-            window,
-            min_calls,
-            slow,
-            timeout,
-            half_open_timeout,
-            half_open_slow: half_open_slow_ns,
-            open_for,
-            backoff,
-            open_for_max,
-            half_open,
-            alert_after,
-            max_keys,
-            probe_every: probe_every_ns,
-            ramp: ramp_ns,
-            derived: 0,
-        }
-    }
 }

@@ -69,10 +69,20 @@ fn io_fallback(e: Error<std::io::Error>) -> std::io::Result<u8> {
     }
 }
 
-type MyResult<T> = Result<T, MyError>;
+/// A crate's own `Result` alias, by the convention of `io::Result`: a `Result` is recognised by
+/// its path, whose last segment is `Result` (an alias named otherwise, like `MyResult<T>`, is
+/// not seen through: `tests/ui/fail/result_alias_named_otherwise.rs`).
+mod errors {
+    pub type Result<T> = std::result::Result<T, super::MyError>;
+}
 
 #[breaker(name = "my-result")]
-async fn my_alias() -> MyResult<u8> {
+async fn my_alias() -> errors::Result<u8> {
+    Ok(1)
+}
+
+#[breaker(name = "std-result")]
+async fn std_path() -> ::std::result::Result<u8, MyError> {
     Ok(1)
 }
 
@@ -86,4 +96,5 @@ fn main() {
     let _ = Wrapper(1).get();
     let _ = io_alias();
     let _ = my_alias();
+    let _ = std_path();
 }

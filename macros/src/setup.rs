@@ -1,0 +1,122 @@
+//! The static handles of a call site: the statements that make (once) the breaker and the
+//! bulkhead an expansion runs, each with its settings checked at compile time (`emit`).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::Ident;
+
+use crate::breaker_args::BreakerArgs;
+use crate::bulkhead_args::BulkheadArgs;
+
+/// Setup statements, and the expression (`&Breaker`, `&Bulkhead`) of the handle they bind.
+pub struct Handle {
+    pub setup: TokenStream,
+    pub handle: TokenStream,
+}
+
+/// A static breaker, listed in the registry from the start, or one per key from a static
+/// template.
+pub fn breaker(
+    b: &BreakerArgs,
+    default_name: &TokenStream,
+    var: &Ident,
+    pv: &TokenStream,
+) -> Handle {
+    let name = match &b.name {
+        Some((n, _)) => quote!(#n),
+        None => default_name.clone(),
+    };
+    let settings = crate::emit::breaker_settings(&b.settings, pv);
+    let config = quote!(#pv::BreakerConfig::from_settings(NAME, SETTINGS));
+    let Some(key) = &b.key else {
+        let setup = quote! {
+            let #var = {
+                const NAME: &str = #name;
+                const SETTINGS: #pv::Settings = #settings;
+                fn config() -> #pv::BreakerConfig {
+                    #config
+                }
+                // Listed in the registry from the start, before the first call.
+                #[#pv::linkme::distributed_slice(#pv::BREAKER_SITES)]
+                #[linkme(crate = #pv::linkme)]
+                static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
+                static CELL: #pv::OnceCell<#pv::Breaker> =
+                    #pv::OnceCell::new();
+                #pv::static_breaker(&CELL, config)
+            };
+        };
+        return Handle {
+            setup,
+            handle: quote!(&*#var),
+        };
+    };
+    keyed(key, &name, &settings, &config, var, pv)
+}
+
+/// A breaker per key, from a static template: the key is evaluated before our block, so the
+/// user's expression cannot see the items in it.
+fn keyed(
+    key: &syn::Expr,
+    name: &TokenStream,
+    settings: &TokenStream,
+    config: &TokenStream,
+    var: &Ident,
+    pv: &TokenStream,
+) -> Handle {
+    let key_span = syn::spanned::Spanned::span(key);
+    let key_var = format_ident!("__fusebox_key", span = Span::mixed_site());
+    // Used at the key's location (through `identity`, which rustc reports at its argument),
+    // so a key that is not `Display` is reported at the key.
+    let key_use = Ident::new("__fusebox_key", Span::mixed_site().located_at(key_span));
+    let key_use = quote_spanned!(key_span=> ::core::convert::identity(#key_use));
+    let key_ref = quote_spanned!(key_span=> &(#key));
+    let setup = quote! {
+        let #key_var = #key_ref;
+        let #var = {
+            const NAME: &str = #name;
+            const SETTINGS: #pv::Settings = #settings;
+            static TEMPLATE: #pv::OnceCell<
+                #pv::BreakerConfig,
+            > = #pv::OnceCell::new();
+            #pv::keyed_breaker(&TEMPLATE, || #config, #key_use)
+        };
+    };
+    Handle {
+        setup,
+        handle: quote!(&#var),
+    }
+}
+
+/// A static bulkhead, listed in the registry from the start.
+pub fn bulkhead(
+    b: &BulkheadArgs,
+    default_name: &TokenStream,
+    var: &Ident,
+    pv: &TokenStream,
+) -> Handle {
+    let name = match &b.name {
+        Some((n, _)) => quote!(#n),
+        None => default_name.clone(),
+    };
+    let settings = crate::emit::bulkhead_settings(&b.settings, pv);
+    let setup = quote! {
+        let #var = {
+            const NAME: &str = #name;
+            const SETTINGS: #pv::BulkheadSettings = #settings;
+            fn config() -> #pv::BulkheadConfig {
+                #pv::BulkheadConfig::from_settings(NAME, SETTINGS)
+            }
+            // Listed in the registry from the start, before the first call.
+            #[#pv::linkme::distributed_slice(#pv::BULKHEAD_SITES)]
+            #[linkme(crate = #pv::linkme)]
+            static SITE: #pv::BulkheadSite = #pv::BulkheadSite { name: NAME, config };
+            static CELL: #pv::OnceCell<#pv::Bulkhead> =
+                #pv::OnceCell::new();
+            #pv::static_bulkhead(&CELL, config)
+        };
+    };
+    Handle {
+        setup,
+        handle: quote!(&*#var),
+    }
+}
