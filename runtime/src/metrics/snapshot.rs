@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::breaker::core::{pct, Core};
 use crate::breaker::Breaker;
 use crate::bulkhead::Bulkhead;
+use crate::metrics::export::samples::Extra;
 use crate::metrics::limit::AdaptiveMetrics;
 use crate::registry::{registry, KeyedNames};
 use crate::state::State;
@@ -268,6 +269,11 @@ impl BulkheadMetrics {
 }
 
 /// A snapshot of every registered breaker and bulkhead, sorted by name.
+///
+/// Taken by [`metrics()`] in a process that joined a fleet (feature `redis`), it also holds the
+/// fleet's gauges (`fusebox_fleet_link_up`, `fusebox_fleet_live_instances`,
+/// `fusebox_fleet_overrides`), so [`to_prometheus`](Metrics::to_prometheus) and
+/// [`export::prometheus`](crate::metrics::export::prometheus) give the same complete text.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -278,6 +284,10 @@ pub struct Metrics {
     pub bulkheads: Vec<BulkheadMetrics>,
     /// Every keyed name (`key = ...`): keys held, the cap, overflowed and evicted keys.
     pub keyed: Vec<KeyedNames>,
+    /// The samples a higher layer adds (fleet mode's gauges): in the Prometheus text and the
+    /// `metrics` facade; the fleet's JSON is `GET /fleet`.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub(crate) extra: Vec<Extra>,
 }
 
 impl Metrics {
@@ -305,6 +315,7 @@ pub fn metrics() -> Metrics {
         breakers: r.breakers().iter().map(Breaker::metrics).collect(),
         bulkheads: r.bulkheads().iter().map(Bulkhead::metrics).collect(),
         keyed: r.keyed_names(),
+        extra: crate::metrics::export::extra_samples(),
     }
 }
 
