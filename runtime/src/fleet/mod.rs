@@ -20,6 +20,21 @@
 //!   facade publishes them too): `fusebox_fleet_link_up`, `fusebox_fleet_link_state{state}`,
 //!   `fusebox_fleet_live_instances`, `fusebox_fleet_overrides`, labelled `service` and `instance`.
 //!
+//! ```no_run
+//! use fusebox_runtime::fleet::{self, FleetConfig};
+//! # #[tokio::main] async fn main() -> Result<(), fleet::FleetError> {
+//! let fleet = fleet::join(
+//!     FleetConfig::new("redis://:secret@redis.internal:6379/0", "checkout", "pod-7")
+//!         .quorum("payments", 50, 3),
+//! )
+//! .await?;
+//! // During an incident, from any one instance:
+//! fleet.force_open("payments", std::time::Duration::from_secs(600), "alice").await?;
+//! println!("{:?}", fleet::status());
+//! fleet.leave().await;
+//! # Ok(()) }
+//! ```
+//!
 //! # The link's states
 //!
 //! [`LinkState`] is the link as the task last found it: it exchanges with Redis once per
@@ -30,7 +45,8 @@
 //!
 //! - **`connecting`**: no exchange with Redis has ended yet. [`join`] leaves it when Redis has
 //!   not answered within [`FleetConfig::warm_start_wait`] (a Redis that accepts the connection
-//!   but never answers); it turns `down` when the exchange's bound passes.
+//!   but never answers); it turns `down` once that first attempt times out (within two
+//!   bounds).
 //!   *Overrides*: none read yet; a send fails at once with [`FleetError::LinkDown`].
 //!   *Quorums*: none counted: every breaker judges on its own calls alone.
 //!   *Gauges*: `link_up` 0, `link_state{state="connecting"}` 1, `live_instances` 1 (this one),
@@ -58,21 +74,6 @@
 //! the send (`Broken`: Redis killed or restarted), no answer within the exchange's bound
 //! (`TimedOut`: frozen or partitioned) or an error reply (`ErrorReply`). Match
 //! `FleetError::LinkDown { .. }` and every one of them is caught, from the first send.
-//!
-//! ```no_run
-//! use fusebox_runtime::fleet::{self, FleetConfig};
-//! # #[tokio::main] async fn main() -> Result<(), fleet::FleetError> {
-//! let fleet = fleet::join(
-//!     FleetConfig::new("redis://:secret@redis.internal:6379/0", "checkout", "pod-7")
-//!         .quorum("payments", 50, 3),
-//! )
-//! .await?;
-//! // During an incident, from any one instance:
-//! fleet.force_open("payments", std::time::Duration::from_secs(600), "alice").await?;
-//! println!("{:?}", fleet::status());
-//! fleet.leave().await;
-//! # Ok(()) }
-//! ```
 
 mod config;
 mod error;
