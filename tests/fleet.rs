@@ -143,7 +143,7 @@ fn killing_redis_leaves_calls_unaffected_and_the_fleet_resyncs_after_it_returns(
         assert_eq!(i.ask("calls orders 2000"), "ok=2000 slow=0", "on {}", i.id);
         assert_eq!(
             i.ask("send search reset 1000 bob").split(':').next(),
-            Some("err the fleet link to Redis is down")
+            Some("err the fleet is unreachable")
         );
     }
     // The override ends on each instance's own clock with Redis down.

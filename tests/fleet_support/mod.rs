@@ -122,6 +122,49 @@ fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
+/// A loopback URL nothing listens on (bound, then released): every connection is refused.
+pub fn refused_url() -> String {
+    format!("redis://127.0.0.1:{}/", free_port())
+}
+
+/// A server that accepts every connection and never answers: a Redis hung before its first
+/// reply, as a client sees it. Its connections are held until it is dropped.
+pub struct BlackHole {
+    pub port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl BlackHole {
+    pub fn start() -> BlackHole {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        listener.set_nonblocking(true).expect("nonblocking");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = stop.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            // Polls accept: a blocking accept could not see `stop` and would outlive the test.
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((s, _)) => held.push(s),
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        BlackHole { port, stop }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for BlackHole {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// One fleet instance: a child process that joined the fleet and answers commands on stdin
 /// with one `FLEET ...` line on stdout each (see `fleet_child` in tests/fleet.rs).
 pub struct Instance {

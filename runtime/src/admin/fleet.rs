@@ -52,7 +52,7 @@ pub(super) async fn act(path: &str, q: &Query) -> Response {
         Err(e @ (FleetError::BadName { .. } | FleetError::BadDuration { .. })) => {
             bad_request(format!("{e}\n"))
         }
-        Err(e @ FleetError::LinkDown) => {
+        Err(e @ FleetError::LinkDown { .. }) => {
             (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response()
         }
         Err(e) => (StatusCode::BAD_GATEWAY, format!("{e}\n")).into_response(),

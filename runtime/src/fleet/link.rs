@@ -6,25 +6,47 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 use redis::AsyncConnectionConfig;
 
-/// The state of this instance's link to Redis.
+/// The state of this instance's link to Redis, as the fleet task last found it: `connecting`
+/// until the first exchange ends, then `up` or `down`. Calls never wait on Redis in any state;
+/// what each state means for overrides, quorums and the gauges is in
+/// [the fleet module's reference](super#the-links-states).
 ///
 /// ```
 /// use fusebox_runtime::fleet::LinkState;
 /// assert_eq!(LinkState::Up.as_str(), "up");
+/// if let Some(s) = fusebox_runtime::fleet::status() {
+///     match s.link {
+///         LinkState::Up => println!("overrides reach the fleet"),
+///         LinkState::Connecting | LinkState::Down => println!("on our own: {:?}", s.last_error),
+///     }
+/// }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkState {
-    /// Joining: no answer from Redis yet.
+    /// No exchange with Redis has ended yet: what [`join`](super::join) leaves when Redis has
+    /// not answered within the warm-start wait (one that accepts but never answers). No
+    /// override read, no quorum counted; a send fails with
+    /// [`LinkDown`](super::FleetError::LinkDown); `fusebox_fleet_link_up` reads 0 and
+    /// `fusebox_fleet_live_instances` 1. Turns `down` once the exchange's bound passes.
     Connecting,
-    /// The last exchange with Redis succeeded.
+    /// The last exchange with Redis succeeded: sends reach every live instance at its next
+    /// read, quorums are judged on a fresh view; `fusebox_fleet_link_up` reads 1.
     Up,
-    /// Redis is unreachable, slow or refusing; the task is reconnecting with backoff.
+    /// The last connection or exchange failed (refused, reset, timed out, an error reply); the
+    /// task is reconnecting with backoff. A send fails with
+    /// [`LinkDown`](super::FleetError::LinkDown); overrides held end on time; quorums are frozen
+    /// (none opens on a stale view); `fusebox_fleet_link_up` reads 0 and
+    /// `fusebox_fleet_live_instances` keeps the last successful read.
     Down,
 }
-
 impl LinkState {
-    /// `connecting`, `up` or `down`.
+    /// `connecting`, `up` or `down`: the `state` label of `fusebox_fleet_link_state` and the
+    /// `link` of `GET /fleet`.
+    ///
+    /// ```
+    /// assert_eq!(fusebox_runtime::fleet::LinkState::Connecting.as_str(), "connecting");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             LinkState::Connecting => "connecting",

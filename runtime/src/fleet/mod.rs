@@ -15,6 +15,10 @@
 //!   quorum starts open mid-outage.
 //! - **Redis away**: one WARN, reconnection with backoff and jitter, a full resync on return;
 //!   [`status`] and the `fusebox_fleet_link_up` gauge show the link.
+//! - **Metrics**: while joined, every snapshot of `metrics()` holds the fleet's gauges, so
+//!   `metrics().to_prometheus()` and `export::prometheus()` are one text (and the `metrics`
+//!   facade publishes them too): `fusebox_fleet_link_up`, `fusebox_fleet_link_state{state}`,
+//!   `fusebox_fleet_live_instances`, `fusebox_fleet_overrides`, labelled `service` and `instance`.
 //!
 //! ```no_run
 //! use fusebox_runtime::fleet::{self, FleetConfig};
@@ -30,9 +34,50 @@
 //! fleet.leave().await;
 //! # Ok(()) }
 //! ```
+//!
+//! # The link's states
+//!
+//! [`LinkState`] is the link as the task last found it: it exchanges with Redis once per
+//! heartbeat, each exchange bounded by half a heartbeat (at most 1 s). [`status`], `GET /fleet`
+//! and the gauges show it. It starts `connecting`, becomes `up` or `down` when the first
+//! exchange ends, then moves between those two; it never goes back to `connecting`. In every
+//! state calls are the same few atomics: none waits on Redis or reads it.
+//!
+//! - **`connecting`**: no exchange with Redis has ended yet. [`join`] leaves it when Redis has
+//!   not answered within [`FleetConfig::warm_start_wait`] (a Redis that accepts the connection
+//!   but never answers); it turns `down` once that first attempt times out (within two
+//!   bounds).
+//!   *Overrides*: none read yet; a send fails at once with [`FleetError::LinkDown`].
+//!   *Quorums*: none counted: every breaker judges on its own calls alone.
+//!   *Gauges*: `link_up` 0, `link_state{state="connecting"}` 1, `live_instances` 1 (this one),
+//!   `overrides` 0.
+//! - **`up`**: the last exchange succeeded.
+//!   *Overrides*: a send is written to Redis and applied by every live instance at its next
+//!   read; those held here end on this instance's clock.
+//!   *Quorums*: judged at every read, on the fresh view.
+//!   *Gauges*: `link_up` 1, `link_state{state="up"}` 1, `live_instances` as read,
+//!   `overrides` held here.
+//! - **`down`**: the last connection or exchange failed (refused, reset, timed out, an error
+//!   reply); one WARN per outage, reconnection with backoff and jitter (at most
+//!   [`FleetConfig::reconnect_max`]), then INFO and a full resync when Redis answers again.
+//!   *Overrides*: a send fails at once with [`FleetError::LinkDown`]; those held here still end
+//!   on time; those others sent meanwhile are applied at the resync if still in force.
+//!   *Quorums*: frozen: no quorum opens on a stale view; a breaker a quorum opened stays open
+//!   for its open period, then probes on its own.
+//!   *Gauges*: `link_up` 0, `link_state{state="down"}` 1, `live_instances` as at the last
+//!   successful read, `overrides` held here (falling as they end).
+//!
+//! **One error for an unreachable fleet.** A send that does not reach Redis fails with
+//! [`FleetError::LinkDown`] whatever the cause, [`LinkFault`] saying which: the link not up
+//! (`NotUp`, with the task's last error: refused, timed out...), or, while it is still `up`
+//! because the task has not yet noticed (up to one heartbeat), a connection that broke under
+//! the send (`Broken`: Redis killed or restarted), no answer within the exchange's bound
+//! (`TimedOut`: frozen or partitioned) or an error reply (`ErrorReply`). Match
+//! `FleetError::LinkDown { .. }` and every one of them is caught, from the first send.
 
 mod config;
 mod error;
+mod gauges;
 mod link;
 mod overrides;
 mod publish;
@@ -48,7 +93,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use config::{FleetConfig, QuorumRule};
-pub use error::FleetError;
+pub use error::{FleetError, LinkFault};
 pub use link::LinkState;
 pub use overrides::Action;
 pub use publish::{BreakerReport, InstanceReport, OverrideStatus, Sees};
@@ -77,7 +122,7 @@ pub(crate) fn current() -> Option<Arc<Shared>> {
 /// ```
 pub async fn join(config: FleetConfig) -> Result<Fleet, FleetError> {
     config.validate()?;
-    crate::metrics::export::append_to_prometheus(prometheus);
+    crate::metrics::export::add_to_snapshots(gauges::samples);
     let client = redis::Client::open(config.url.as_str()).map_err(|e| FleetError::BadUrl {
         reason: e.to_string(),
     })?;
@@ -172,7 +217,10 @@ impl Fleet {
     }
 
     /// Sends any [`Action`] for `for_` (its Redis TTL). One override per breaker: a new one
-    /// replaces the last. Fails with [`FleetError::LinkDown`] while Redis is away.
+    /// replaces the last. Fails with [`FleetError::LinkDown`] whenever it does not reach Redis
+    /// (the link not up, a broken connection, no answer within half a heartbeat, an error
+    /// reply): see [the link's states](self#the-links-states). It never waits longer than one
+    /// exchange's bound.
     ///
     /// ```no_run
     /// # use std::time::Duration;
@@ -341,38 +389,6 @@ pub fn view() -> Option<FleetView> {
     current().map(|s| s.view())
 }
 
-/// The fleet gauges in Prometheus text, empty unless joined (appended to `export::prometheus`).
-pub(crate) fn prometheus(out: &mut String) {
-    let Some(s) = current() else { return };
-    let st = s.status();
-    let esc = |v: &str| v.replace('\\', "\\\\").replace('"', "\\\"");
-    let labels = format!(
-        "service=\"{}\",instance=\"{}\"",
-        esc(&st.service),
-        esc(&st.instance)
-    );
-    let mut family = |name: &str, help: &str, value: usize| {
-        out.push_str(&format!(
-            "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{{{labels}}} {value}\n"
-        ));
-    };
-    family(
-        "fusebox_fleet_link_up",
-        "1 while this instance's link to the fleet's Redis is up.",
-        usize::from(st.link == LinkState::Up),
-    );
-    family(
-        "fusebox_fleet_live_instances",
-        "Live instances at the last read of the fleet, this one included.",
-        st.live.len(),
-    );
-    family(
-        "fusebox_fleet_overrides",
-        "Fleet overrides held on this instance.",
-        st.overrides.len(),
-    );
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,15 +413,20 @@ mod tests {
             assert!(started.elapsed() < Duration::from_secs(2));
             assert_eq!(fleet.status().link, LinkState::Down);
             assert!(fleet.status().last_error.is_some());
-            assert_eq!(
-                fleet
-                    .force_open("x", Duration::from_secs(1), "me")
-                    .await
-                    .err(),
-                Some(FleetError::LinkDown)
+            let err = fleet.force_open("x", Duration::from_secs(1), "me").await;
+            assert!(
+                matches!(
+                    &err,
+                    Err(FleetError::LinkDown {
+                        cause: LinkFault::NotUp {
+                            state: LinkState::Down,
+                            last_error: Some(_)
+                        }
+                    })
+                ),
+                "{err:?}"
             );
-            let mut text = String::new();
-            prometheus(&mut text);
+            let text = crate::metrics::export::prometheus();
             assert!(text.contains("fusebox_fleet_link_up{service=\"unit\",instance=\"pod-1\"} 0"));
             drop(fleet);
             assert!(status().is_none());

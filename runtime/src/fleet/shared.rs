@@ -11,7 +11,7 @@ use super::config::FleetConfig;
 use super::overrides::{Action, Record, Table};
 use super::publish::{rfc3339, unix_ms, BreakerReport, InstanceReport, Keys, Sees};
 use super::quorum::Tracker;
-use super::{FleetError, FleetStatus, FleetView, LinkState};
+use super::{FleetError, FleetStatus, FleetView, LinkFault, LinkState};
 use crate::registry::registry;
 use crate::state::State;
 
@@ -71,8 +71,9 @@ impl Shared {
     }
 
     pub(crate) fn up(&self, conn: MultiplexedConnection) {
-        let was = self.link.swap(LinkState::Up.code(), Relaxed);
+        // The connection first: a send that sees the link up finds it.
         *lock(&self.conn) = Some(conn);
+        let was = self.link.swap(LinkState::Up.code(), Relaxed);
         self.inner().last_error = None;
         if was == LinkState::Down.code() {
             tracing::info!(
@@ -204,7 +205,14 @@ impl Shared {
             "" => "unknown",
             s => s,
         };
-        let mut conn = self.conn().ok_or(FleetError::LinkDown)?;
+        let Some(mut conn) = self.conn() else {
+            return Err(FleetError::LinkDown {
+                cause: LinkFault::NotUp {
+                    state: self.link(),
+                    last_error: self.inner().last_error.clone(),
+                },
+            });
+        };
         let until_unix_ms = unix_ms().saturating_add(for_.as_millis() as u64);
         let seq = self.seq.fetch_add(1, Relaxed);
         let record = Record {
@@ -214,9 +222,8 @@ impl Shared {
             id: format!("{}:{}:{seq}", self.config.instance, unix_ms()),
             until_unix_ms,
         };
-        let json = serde_json::to_string(&record).map_err(|e| FleetError::Redis {
-            reason: e.to_string(),
-        })?;
+        // A record of strings and numbers always serializes.
+        let json = serde_json::to_string(&record).unwrap_or_default();
         let key = self.keys.override_of(breaker);
         let mut pipe = redis::pipe();
         pipe.atomic()
@@ -230,7 +237,8 @@ impl Shared {
             .arg(self.keys.overrides())
             .arg(breaker)
             .ignore();
-        match tokio::time::timeout(self.op_timeout(), pipe.query_async::<()>(&mut conn)).await {
+        let bound = self.op_timeout();
+        match tokio::time::timeout(bound, pipe.query_async::<()>(&mut conn)).await {
             Ok(Ok(())) => {
                 tracing::warn!(
                     breaker,
@@ -241,11 +249,12 @@ impl Shared {
                 );
                 Ok(())
             }
-            Ok(Err(e)) => Err(FleetError::Redis {
-                reason: e.to_string(),
+            // Whatever failed, the fleet task would mark the link down for it: one error.
+            Ok(Err(e)) => Err(FleetError::LinkDown {
+                cause: LinkFault::of(&e, bound),
             }),
-            Err(_) => Err(FleetError::Redis {
-                reason: "no answer in time".into(),
+            Err(_) => Err(FleetError::LinkDown {
+                cause: LinkFault::TimedOut { after: bound },
             }),
         }
     }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::breaker::core::{pct, Core};
 use crate::breaker::Breaker;
 use crate::bulkhead::Bulkhead;
+use crate::metrics::export::samples::Extra;
 use crate::metrics::limit::AdaptiveMetrics;
 use crate::metrics::retry::RetryMetrics;
 use crate::registry::{registry, KeyedNames};
@@ -269,6 +270,11 @@ impl BulkheadMetrics {
 }
 
 /// A snapshot of every registered breaker and bulkhead, sorted by name.
+///
+/// Taken by [`metrics()`] in a process that joined a fleet (feature `redis`), it also holds the
+/// fleet's gauges (`fusebox_fleet_link_up`, `fusebox_fleet_live_instances`,
+/// `fusebox_fleet_overrides`), so [`to_prometheus`](Metrics::to_prometheus) and
+/// [`export::prometheus`](crate::metrics::export::prometheus) give the same complete text.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -281,6 +287,10 @@ pub struct Metrics {
     pub keyed: Vec<KeyedNames>,
     /// Every name's retries ([`crate::retry`]).
     pub retries: Vec<RetryMetrics>,
+    /// The samples a higher layer adds (fleet mode's gauges): in the Prometheus text and the
+    /// `metrics` facade; the fleet's JSON is `GET /fleet`.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub(crate) extra: Vec<Extra>,
 }
 
 impl Metrics {
@@ -313,6 +323,7 @@ pub fn metrics() -> Metrics {
         bulkheads: r.bulkheads().iter().map(Bulkhead::metrics).collect(),
         keyed: r.keyed_names(),
         retries: RetryMetrics::all(),
+        extra: crate::metrics::export::extra_samples(),
     }
 }
 

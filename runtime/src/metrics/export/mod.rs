@@ -2,7 +2,10 @@
 //! facade (feature `metrics`).
 //!
 //! Every output carries the same figures under the same names, `stuck` included, so an alert
-//! written against one of them means the same thing in the others.
+//! written against one of them means the same thing in the others. The Prometheus text is one
+//! text whichever way it is asked for (`metrics().to_prometheus()` or [`prometheus()`]): both
+//! hold the fleet's gauges while the process is in a fleet (feature `redis`), as does the
+//! `metrics` facade; JSON holds breakers and bulkheads (the fleet's is `GET /fleet`).
 //!
 //! ```
 //! use fusebox_runtime::{export, Breaker};
@@ -19,7 +22,8 @@ pub mod metrics;
 mod prometheus;
 pub(crate) mod samples;
 
-/// The global snapshot in the Prometheus text exposition format, as a `/metrics` endpoint serves it.
+/// The global snapshot in the Prometheus text exposition format, as a `/metrics` endpoint serves it:
+/// the same text as `metrics().to_prometheus()`, the fleet's gauges included while joined.
 ///
 /// ```
 /// fusebox_runtime::Breaker::builder("export-prometheus-doc").build().unwrap();
@@ -27,21 +31,22 @@ pub(crate) mod samples;
 /// assert!(text.contains(r#"fusebox_breaker_stuck{breaker="export-prometheus-doc"} 0"#));
 /// ```
 pub fn prometheus() -> String {
-    let mut text = crate::metrics::snapshot::metrics().to_prometheus();
-    if let Some(append) = EXTRA.get() {
-        append(&mut text);
-    }
-    text
+    crate::metrics::snapshot::metrics().to_prometheus()
 }
 
-/// Lines a higher layer appends to [`prometheus`]'s text (fleet mode's link gauges): set once by
-/// that layer, so this layer never imports it.
-static EXTRA: std::sync::OnceLock<fn(&mut String)> = std::sync::OnceLock::new();
+/// What a higher layer adds to every global snapshot (fleet mode's gauges): set once by that
+/// layer, so this layer never imports it, and every output of the snapshot carries them.
+static EXTRA: std::sync::OnceLock<fn() -> Vec<samples::Extra>> = std::sync::OnceLock::new();
 
-/// Installs the appender of extra Prometheus lines; the first one installed stays.
+/// Installs the source of extra samples; the first one installed stays.
 #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-pub(crate) fn append_to_prometheus(append: fn(&mut String)) {
-    let _ = EXTRA.set(append);
+pub(crate) fn add_to_snapshots(extra: fn() -> Vec<samples::Extra>) {
+    let _ = EXTRA.set(extra);
+}
+
+/// The extra samples now (none until a higher layer installs its source).
+pub(crate) fn extra_samples() -> Vec<samples::Extra> {
+    EXTRA.get().map_or_else(Vec::new, |extra| extra())
 }
 
 /// The `Content-Type` of [`prometheus`]'s output (text exposition format 0.0.4).

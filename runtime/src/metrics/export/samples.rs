@@ -17,7 +17,7 @@ pub(crate) enum Kind {
 }
 
 /// A metric family: one name, one meaning, any number of labelled samples.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub(crate) struct Family {
     pub(crate) name: &'static str,
     pub(crate) kind: Kind,
@@ -37,6 +37,15 @@ pub(crate) trait Sink {
     fn family(&mut self, family: &Family);
     /// One sample; labels in a fixed order, `breaker`/`bulkhead` first.
     fn sample(&mut self, family: &Family, labels: &[(&'static str, &str)], value: Num);
+}
+
+/// One sample of a family a higher layer owns (fleet mode's gauges), taken with the snapshot
+/// by [`metrics()`](crate::metrics::snapshot::metrics) and walked after the others.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Extra {
+    pub(crate) family: &'static Family,
+    pub(crate) labels: Vec<(&'static str, String)>,
+    pub(crate) value: Num,
 }
 
 const fn fam(name: &'static str, kind: Kind, help: &'static str) -> Family {
@@ -350,6 +359,21 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
             }
         }
     });
+    per_extra(sink, m);
+}
+
+/// The samples a higher layer added, each family announced once before its samples.
+fn per_extra(sink: &mut dyn Sink, m: &Metrics) {
+    let mut last: Option<&str> = None;
+    for e in &m.extra {
+        if last != Some(e.family.name) {
+            sink.family(e.family);
+            last = Some(e.family.name);
+        }
+        let labels: Vec<(&'static str, &str)> =
+            e.labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        sink.sample(e.family, &labels, e.value);
+    }
 }
 
 /// The samples of adaptive bulkheads only (a fixed pool has no bounds or latencies).
