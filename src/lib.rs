@@ -36,6 +36,8 @@
 //! The runtime ([`Breaker`], [`Bulkhead`], [`registry`], [`metrics`]) is re-exported from
 //! `fusebox-runtime`; the attributes come from `fusebox-macros`, pinned to the same version.
 #![warn(missing_docs)]
+// docs.rs (`--cfg docsrs`, nightly) marks every feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 pub use fusebox_runtime::*;
 
 /// Puts a circuit breaker around an `async fn`; the body is wrapped in place and the

@@ -17,6 +17,8 @@
 //! # }
 //! ```
 #![forbid(unsafe_code)]
+// docs.rs (`--cfg docsrs`, nightly) marks every feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 // The modules in layers, low to high: each imports only from modules listed before it,
