@@ -49,6 +49,7 @@
 //! | [`mod@registry`] | the registry of every breaker and bulkhead |
 //! | [`mod@metrics`] | snapshot types and exporters (Prometheus, JSON, the `metrics` facade) |
 //! | [`tune`] | capacity arithmetic for a configuration |
+//! | `response` | HTTP answers for rejections (feature `axum`) |
 //! | `testing`, `tower`, `admin`, `fleet` | behind the features of the same name (`fleet`: `redis`) |
 //!
 //! The runtime comes from `fusebox-runtime` and the attributes from `fusebox-macros`, both pinned
@@ -175,6 +176,26 @@ pub mod metrics {
 }
 
 pub use fusebox_runtime::tune;
+
+/// HTTP answers (feature `axum`): [`Rejection`] and [`Error`] implement axum's `IntoResponse`
+/// as `503` (`504` for a timeout) with `Retry-After` in whole seconds and a body that names
+/// nothing; [`Named`](response::Named) is the opt-in for a body that names the breaker.
+///
+/// ```
+/// use std::time::Duration;
+/// use axum::response::IntoResponse;
+/// use fusebox::{response::Named, Rejection, State};
+///
+/// let open = Rejection::Open { name: "payments/eu".into(), state: State::Open, retry_in: Some(Duration::from_millis(1500)) };
+/// let public = open.clone().into_response();
+/// assert_eq!((public.status().as_u16(), &public.headers()["retry-after"]), (503, &"2".parse().unwrap()));
+/// let internal = Named(open).into_response(); // the same answer, and the body names `payments/eu`
+/// assert_eq!(internal.status(), 503);
+/// ```
+#[cfg(feature = "axum")]
+pub mod response {
+    pub use fusebox_runtime::Named;
+}
 
 /// Admin HTTP router (feature `admin`): list, force open, force close, reset, an operator's page.
 #[cfg(feature = "admin")]

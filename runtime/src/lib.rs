@@ -75,6 +75,8 @@ pub use breaker::events::{Reason, Transition};
 pub use breaker::{Breaker, Completion};
 pub use bulkhead::{Bulkhead, BulkheadBuilder, BulkheadConfig, BulkheadPermit};
 pub use error::{ConfigError, Error, Rejection};
+#[cfg(feature = "axum")]
+pub use into_response::Named;
 /// Parses a duration as every settings entry does (`"800ms"`, `"1m30s"`, `"500ns"`).
 ///
 /// ```
