@@ -50,6 +50,7 @@
 //! | [`mod@metrics`] | snapshot types and exporters (Prometheus, JSON, the `metrics` facade) |
 //! | [`tune`] | capacity arithmetic for a configuration |
 //! | `response` | HTTP answers for rejections (feature `axum`) |
+//! | [`guide`] | the guides: recovery, keyed breakers, stale values, operations, fleet, testing, tower |
 //! | `testing`, `tower`, `admin`, `fleet` | behind the features of the same name (`fleet`: `redis`) |
 //!
 //! The runtime comes from `fusebox-runtime` and the attributes from `fusebox-macros`, both pinned
@@ -179,7 +180,7 @@ pub use fusebox_runtime::tune;
 
 /// HTTP answers (feature `axum`): [`Rejection`] and [`Error`] implement axum's `IntoResponse`
 /// as `503` (`504` for a timeout) with `Retry-After` in whole seconds and a body that names
-/// nothing; [`Named`](response::Named) is the opt-in for a body that names the breaker.
+/// nothing; [`Named`] is the opt-in for a body that names the breaker.
 ///
 /// ```
 /// use std::time::Duration;
@@ -213,80 +214,20 @@ mod compat {
     pub use fusebox_runtime::*;
 }
 
-/// Puts a circuit breaker around an `async fn`; the body is wrapped in place and the
-/// signature does not change. Every argument is checked at compile time; the README's
-/// "Attributes" section lists them.
-///
-/// ```
-/// use fusebox::{breaker, Error, Rejection};
-///
-/// #[derive(Debug)]
-/// enum PayError { Declined, Unavailable(Rejection) }
-/// impl From<Rejection> for PayError {
-///     fn from(r: Rejection) -> Self { PayError::Unavailable(r) }
-/// }
-///
-/// #[breaker(name = "doc-payments", trip_p95 = "500ms", timeout = "800ms")]
-/// async fn verify(amount: u32) -> Result<&'static str, PayError> {
-///     if amount > 1000 { Err(PayError::Declined) } else { Ok("verified") }
-/// }
-///
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// assert_eq!(verify(10).await.unwrap(), "verified");
-/// assert!(fusebox::registry().breaker("doc-payments").is_some());
-/// # }
-/// ```
-///
-/// With `stale_for`, a rejected or failed call answers with the last good value for the same
-/// arguments while it is younger than that (README, "Last good value"); `stale_fallback`, if
-/// given, receives it as a [`Stale`] with its age:
-///
-/// ```
-/// use std::time::Duration;
-/// use fusebox::{breaker, registry, Error, Rejection, Stale};
-///
-/// #[derive(Debug)]
-/// struct Down(Rejection);
-/// impl From<Rejection> for Down {
-///     fn from(r: Rejection) -> Self { Down(r) }
-/// }
-///
-/// #[breaker(name = "doc-rates", stale_for = "10m", stale_fallback = aged)]
-/// async fn rate(currency: &str) -> Result<String, Down> {
-///     Ok(format!("{currency} 1.08"))
-/// }
-///
-/// fn aged(stale: Stale<String>, _why: Error<Down>) -> Result<String, Down> {
-///     Ok(format!("{} ({}s old)", stale.value, stale.age.as_secs()))
-/// }
-///
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// assert_eq!(rate("EUR").await.unwrap(), "EUR 1.08");
-/// registry().breaker("doc-rates").unwrap().force_open();
-/// tokio::time::advance(Duration::from_secs(90)).await;
-/// assert_eq!(rate("EUR").await.unwrap(), "EUR 1.08 (90s old)");
-/// assert_eq!(registry().breaker("doc-rates").unwrap().metrics().stale_served, 1);
-/// # }
-/// ```
 pub use fusebox_macros::breaker;
 
-/// Caps the calls of an `async fn` in flight at `pool`; the next call waits at most
-/// `max_wait` (default: not at all) and is then rejected with `Rejection::Full`.
-///
-/// ```
-/// use fusebox::{bulkhead, Rejection};
-///
-/// #[bulkhead(pool = 2, name = "doc-reports")]
-/// async fn report(id: u32) -> Result<u32, Rejection> {
-///     Ok(id)
-/// }
-///
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// assert_eq!(report(7).await.unwrap(), 7);
-/// assert_eq!(fusebox::registry().bulkhead("doc-reports").unwrap().pool(), 2);
-/// # }
-/// ```
 pub use fusebox_macros::bulkhead;
+
+pub mod guide;
+
+// The attribute reference lives with the macros (macros/docs/*.md, shown on `breaker` and
+// `bulkhead`); its examples need this crate, so they are compiled and run as its doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../macros/docs/breaker.md")]
+struct BreakerReference;
+#[cfg(doctest)]
+#[doc = include_str!("../macros/docs/bulkhead.md")]
+struct BulkheadReference;
 
 /// Support for the code the attributes generate. Not a public API.
 #[doc(hidden)]
