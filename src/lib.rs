@@ -229,6 +229,11 @@ struct BreakerReference;
 #[doc = include_str!("../macros/docs/bulkhead.md")]
 struct BulkheadReference;
 
+// The README's quick start is a complete program: `cargo test` compiles and runs it.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct Readme;
+
 /// Support for the code the attributes generate. Not a public API.
 #[doc(hidden)]
 pub mod __private {

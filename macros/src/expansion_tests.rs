@@ -1,10 +1,10 @@
-//! The README shows the expansion of DESIGN.md's example; this keeps it true, token for token.
+//! macros/docs/expansion.md shows the expansion of DESIGN.md's example; this keeps it true, token for token.
 
 use quote::quote;
 
 use crate::{entry, Kind};
 
-/// The example of the README's "What the attributes generate", formatted by prettyplease.
+/// The example of macros/docs/expansion.md, formatted by prettyplease.
 fn example() -> String {
     let tokens = entry(
         Kind::Breaker,
@@ -24,12 +24,12 @@ fn example() -> String {
     prettyplease::unparse(&syn::parse2(tokens).expect("the expansion is a valid item"))
 }
 
-/// The Rust block that follows the README's `<!-- expansion -->` marker.
+/// The Rust block that follows the `<!-- expansion -->` marker of macros/docs/expansion.md.
 fn readme_block() -> &'static str {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../docs/expansion.md");
     let start = readme
         .find("<!-- expansion -->")
-        .expect("README has the expansion marker");
+        .expect("expansion.md has the expansion marker");
     let body = &readme[start..];
     let open = body
         .find("```rust\n")
@@ -44,7 +44,7 @@ fn the_readme_shows_the_real_expansion() {
     assert_eq!(
         readme_block(),
         example(),
-        "the README's expansion is stale: paste the output of \
+        "macros/docs/expansion.md is stale: paste the output of \
          `cargo test -p fusebox-macros print_expansion -- --nocapture`"
     );
 }
