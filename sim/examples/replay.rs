@@ -137,6 +137,6 @@ fn shown(path: &Path) -> &Path {
 fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"),
     }
 }
