@@ -166,10 +166,10 @@ pub mod registry {
 /// assert!(prometheus().contains("fusebox_breaker_state{breaker=\"metrics-mod-doc\""));
 /// ```
 pub mod metrics {
-    pub use fusebox_runtime::export::prometheus;
     /// The `metrics` crate facade: breaker and bulkhead figures for any installed exporter.
     #[cfg(feature = "metrics")]
     pub use fusebox_runtime::export::metrics as facade;
+    pub use fusebox_runtime::export::prometheus;
     pub use fusebox_runtime::{
         stuck_breakers, AdaptiveMetrics, BreakerMetrics, BulkheadMetrics, LimitChange, Metrics,
         RejectedByReason,

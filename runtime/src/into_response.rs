@@ -154,9 +154,11 @@ impl fmt::Display for Detail<'_> {
                 }
             }
             Rejection::Full { name, .. } => write!(f, "bulkhead `{name}` is full")?,
-            Rejection::TimedOut { name, after } => {
-                write!(f, "call through `{name}` timed out after {} ms", after.as_millis())?
-            }
+            Rejection::TimedOut { name, after } => write!(
+                f,
+                "call through `{name}` timed out after {} ms",
+                after.as_millis()
+            )?,
         }
         writeln!(f)
     }
@@ -177,7 +179,9 @@ mod tests {
     }
 
     async fn body(res: Response) -> String {
-        let bytes = axum::body::to_bytes(res.into_body(), 1 << 16).await.unwrap();
+        let bytes = axum::body::to_bytes(res.into_body(), 1 << 16)
+            .await
+            .unwrap();
         String::from_utf8(bytes.to_vec()).unwrap()
     }
 
@@ -187,7 +191,11 @@ mod tests {
         assert_eq!(header(Some(Duration::from_secs(3))), "3");
         assert_eq!(header(Some(Duration::from_millis(1))), "1");
         assert_eq!(header(Some(Duration::from_nanos(29_999_871_234))), "30");
-        assert!(open(None).into_response().headers().get("retry-after").is_none());
+        assert!(open(None)
+            .into_response()
+            .headers()
+            .get("retry-after")
+            .is_none());
     }
 
     #[test]
@@ -217,12 +225,16 @@ mod tests {
             retry_in: None,
         };
         for (r, want) in [
-            (open(Some(Duration::from_nanos(29_999_871_234))), "Service Unavailable\n"),
+            (
+                open(Some(Duration::from_nanos(29_999_871_234))),
+                "Service Unavailable\n",
+            ),
             (full, "Service Unavailable\n"),
             (ramp, "Service Unavailable\n"),
             (timed_out, "Gateway Timeout\n"),
         ] {
-            let through_error = body(Error::<StatusCode>::Rejected(r.clone()).into_response()).await;
+            let through_error =
+                body(Error::<StatusCode>::Rejected(r.clone()).into_response()).await;
             let text = body(r.into_response()).await;
             assert_eq!(text, want);
             assert_eq!(through_error, want);
@@ -242,7 +254,10 @@ mod tests {
             name: "reports".into(),
             pool: 4,
         });
-        assert_eq!(body(Named(full).into_response()).await, "bulkhead `reports` is full\n");
+        assert_eq!(
+            body(Named(full).into_response()).await,
+            "bulkhead `reports` is full\n"
+        );
         let own = Named(Error::Failed(StatusCode::BAD_GATEWAY)).into_response();
         assert_eq!(own.status(), StatusCode::BAD_GATEWAY);
     }

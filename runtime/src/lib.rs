@@ -75,8 +75,6 @@ pub use breaker::events::{Reason, Transition};
 pub use breaker::{Breaker, Completion};
 pub use bulkhead::{Bulkhead, BulkheadBuilder, BulkheadConfig, BulkheadPermit};
 pub use error::{ConfigError, Error, Rejection};
-#[cfg(feature = "axum")]
-pub use into_response::Named;
 /// Parses a duration as every settings entry does (`"800ms"`, `"1m30s"`, `"500ns"`).
 ///
 /// ```
@@ -90,6 +88,8 @@ pub use fusebox_settings::parse_duration;
 pub use fusebox_settings::PoolLimit;
 /// The validated settings of a breaker without its name ([`BreakerConfig::settings`]).
 pub use fusebox_settings::Settings;
+#[cfg(feature = "axum")]
+pub use into_response::Named;
 // An alias kept for earlier callers; `fusebox::settings::KEYS` is the documented name.
 #[doc(hidden)]
 pub use fusebox_settings::KEYS as SETTING_KEYS;
