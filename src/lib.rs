@@ -207,10 +207,12 @@ pub use fusebox_runtime::testing;
 
 // Keeps the paths of releases before 0.1 compiling (`fusebox::BreakerBuilder`,
 // `fusebox::Metrics`, `fusebox::export`, ...): every name the runtime exports, re-exported at the
-// root but hidden. Not documented API: the modules above are. Explicit items shadow it.
+// root but hidden. Not documented API: the modules above are. Explicit items shadow it. The module
+// is public and hidden too: rustdoc inlines a glob from a private module, hidden or not.
 #[doc(hidden)]
 pub use crate::compat::*;
-mod compat {
+#[doc(hidden)]
+pub mod compat {
     pub use fusebox_runtime::*;
 }
 
