@@ -1,7 +1,7 @@
 //! The cold-start replay through `#[breaker]`-annotated functions gives exactly the figures of
 //! the builder-based replay: the attributes configure the same breakers and run the same code.
 
-#[path = "../examples/replay/annotated.rs"]
+#[path = "../sim/examples/replay/annotated.rs"]
 mod annotated;
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The README's "Testing with fusebox" example, verbatim (a test checks the README shows it).
+//! The testing guide's example (`fusebox::guide::testing`), verbatim (a test checks the guide shows it).
 #![cfg(feature = "testing")]
 
 // README-EXAMPLE-START
@@ -61,13 +61,13 @@ async fn payments_recover_after_the_open_period() {
 // README-EXAMPLE-END
 
 #[test]
-fn the_readme_shows_this_example() {
+fn the_testing_guide_shows_this_example() {
     let me = include_str!("testing_example.rs");
     let start = me.find("// README-EXAMPLE-START\n").unwrap() + "// README-EXAMPLE-START\n".len();
     let end = me.find("// README-EXAMPLE-END").unwrap();
-    let readme = include_str!("../README.md");
+    let guide = include_str!("../docs/guide/testing.md");
     assert!(
-        readme.contains(&me[start..end]),
-        "README.md's testing example differs from tests/testing_example.rs"
+        guide.contains(&me[start..end]),
+        "docs/guide/testing.md's example differs from tests/testing_example.rs"
     );
 }

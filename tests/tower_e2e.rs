@@ -219,7 +219,9 @@ async fn the_breaker_opens_refuses_half_opens_and_closes_over_real_http() {
     let (status, headers, body) = text(&plain_client(), get_req(&gateway_url)).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(headers["retry-after"], "1");
-    assert!(body.contains(&name), "{body}");
+    // A public answer names nothing: no breaker, no host, no duration.
+    assert!(!body.contains(&name), "{body}");
+    assert_eq!(body, "Service Unavailable\n");
     assert_eq!(up.hits(), hits, "an open breaker calls nothing");
 
     // Failing: once open_for passes, a trial reaches the upstream, gets a 500, and reopens.

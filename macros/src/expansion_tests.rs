@@ -1,4 +1,4 @@
-//! `macros/EXPANSION.md` shows the expansion of DESIGN.md's example; this keeps it true, token
+//! `macros/docs/expansion.md` shows the expansion of DESIGN.md's example; this keeps it true, token
 //! for token. The other tests hold the phases to their promises: one error per mistake, the
 //! function kept, and a body that does not parse still expanded.
 
@@ -7,7 +7,7 @@ use quote::quote;
 use crate::attr::Kind;
 use crate::entry;
 
-/// The example of `macros/EXPANSION.md`, formatted by prettyplease.
+/// The example of `macros/docs/expansion.md`, formatted by prettyplease.
 fn example() -> String {
     let tokens = entry(
         Kind::Breaker,
@@ -27,12 +27,12 @@ fn example() -> String {
     prettyplease::unparse(&syn::parse2(tokens).expect("the expansion is a valid item"))
 }
 
-/// The Rust block that follows the `<!-- expansion -->` marker of `macros/EXPANSION.md`.
+/// The Rust block that follows the `<!-- expansion -->` marker of `macros/docs/expansion.md`.
 fn documented_block() -> &'static str {
-    let doc = include_str!("../EXPANSION.md");
+    let doc = include_str!("../docs/expansion.md");
     let start = doc
         .find("<!-- expansion -->")
-        .expect("EXPANSION.md has the expansion marker");
+        .expect("expansion.md has the expansion marker");
     let body = &doc[start..];
     let open = body
         .find("```rust\n")
@@ -47,7 +47,7 @@ fn the_documented_expansion_is_the_real_one() {
     assert_eq!(
         documented_block(),
         example(),
-        "macros/EXPANSION.md is stale: paste the output of \
+        "macros/docs/expansion.md is stale: paste the output of \
          `cargo test -p fusebox-macros print_expansion -- --nocapture`"
     );
 }

@@ -43,7 +43,10 @@ use crate::args::Errors;
 use crate::ast::Function;
 use crate::attr::{Attrs, Kind};
 
-/// Puts a circuit breaker around an `async fn`. See the `fusebox` crate for the arguments.
+// The reference (every argument, its default, its rules, examples) is a markdown file, shown
+// here and through `fusebox::breaker`; its examples need `fusebox`, so they run as doc tests of
+// the facade (its `attribute_reference` item), not of this crate.
+#[cfg_attr(not(doctest), doc = include_str!("../docs/breaker.md"))]
 #[proc_macro_attribute]
 pub fn breaker(
     attr: proc_macro::TokenStream,
@@ -52,7 +55,8 @@ pub fn breaker(
     entry(Kind::Breaker, attr.into(), item.into()).into()
 }
 
-/// Puts a bulkhead (a cap on calls in flight) around an `async fn`. See the `fusebox` crate.
+// The reference, as for `breaker`: its examples run as doc tests of the facade.
+#[cfg_attr(not(doctest), doc = include_str!("../docs/bulkhead.md"))]
 #[proc_macro_attribute]
 pub fn bulkhead(
     attr: proc_macro::TokenStream,

@@ -20,11 +20,32 @@ use crate::state::State;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Rejection {
-    /// The breaker is open, forced open, or half-open and did not admit this call.
+    /// The breaker did not admit this call: it is open, forced open, half-open past its trial
+    /// share, or closed and ramping traffic back in past the share admitted now (`ramp`).
+    ///
+    /// Match a ramp refusal as what it is with `state: State::Closed`
+    /// ([`Rejection::is_ramp`]); it is an `Open` refusal for every other purpose
+    /// ([`Rejection::is_open`]), so code that falls back on `Open { .. }` keeps working.
+    ///
+    /// ```
+    /// use fusebox_runtime::{Rejection, State};
+    /// fn why(r: &Rejection) -> &'static str {
+    ///     match r {
+    ///         Rejection::Open { state: State::Closed, .. } => "ramping back in",
+    ///         Rejection::Open { state: State::HalfOpen, .. } => "not a trial call",
+    ///         Rejection::Open { .. } => "open",
+    ///         _ => "other",
+    ///     }
+    /// }
+    /// let ramp = Rejection::Open { name: "p".into(), state: State::Closed, retry_in: None };
+    /// assert_eq!(why(&ramp), "ramping back in");
+    /// assert!(ramp.is_open() && ramp.is_ramp());
+    /// ```
     Open {
         /// Registry name of the breaker (with `/key` for keyed breakers).
         name: Arc<str>,
-        /// The state that refused: `Open`, `ForcedOpen` or `HalfOpen`.
+        /// The state that refused: `Open`, `ForcedOpen` or `HalfOpen`; `Closed` when a ramp
+        /// refused (the breaker closed, admitting a growing share of calls).
         state: State,
         /// When the breaker will next try the dependency, if it knows.
         retry_in: Option<Duration>,
@@ -46,6 +67,32 @@ pub enum Rejection {
 }
 
 impl Rejection {
+    /// True for every refusal by a breaker ([`Rejection::Open`]), ramp refusals included.
+    pub fn is_open(&self) -> bool {
+        matches!(self, Rejection::Open { .. })
+    }
+
+    /// True for a refusal by a ramp: the breaker is closed and admits a growing share of calls.
+    pub fn is_ramp(&self) -> bool {
+        matches!(
+            self,
+            Rejection::Open {
+                state: State::Closed,
+                ..
+            }
+        )
+    }
+
+    /// True when a full bulkhead refused ([`Rejection::Full`]).
+    pub fn is_full(&self) -> bool {
+        matches!(self, Rejection::Full { .. })
+    }
+
+    /// True when the call was cut short by its timeout ([`Rejection::TimedOut`]).
+    pub fn is_timed_out(&self) -> bool {
+        matches!(self, Rejection::TimedOut { .. })
+    }
+
     /// Name of the breaker or bulkhead that refused the call.
     pub fn name(&self) -> &str {
         match self {
@@ -65,7 +112,7 @@ impl fmt::Display for Rejection {
                 retry_in,
             } => {
                 if *state == State::Closed {
-                    // Only a ramp refuses while closed (`ramp`, issue 22).
+                    // Only a ramp refuses while closed (`ramp`).
                     return write!(
                         f,
                         "circuit breaker `{name}` is closed, ramping traffic back in: this call is outside the share admitted now"

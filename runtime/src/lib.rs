@@ -17,6 +17,8 @@
 //! # }
 //! ```
 #![forbid(unsafe_code)]
+// docs.rs (`--cfg docsrs`, nightly) marks every feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 // The modules in layers, low to high: each imports only from modules listed before it,
@@ -89,17 +91,18 @@ pub use fusebox_settings::parse_duration;
 pub use fusebox_settings::PoolLimit;
 /// The validated settings of a breaker without its name ([`BreakerConfig::settings`]).
 pub use fusebox_settings::Settings;
-/// Every key [`BreakerBuilder::from_settings`] understands, as text sources spell them.
-///
-/// ```
-/// assert!(fusebox_runtime::SETTING_KEYS.contains(&"trip_p95"));
-/// ```
+#[cfg(feature = "axum")]
+pub use into_response::Named;
+// An alias kept for earlier callers; `fusebox::settings::KEYS` is the documented name.
+#[doc(hidden)]
 pub use fusebox_settings::KEYS as SETTING_KEYS;
 pub use metrics::export;
 pub use metrics::{
     metrics, stuck_breakers, AdaptiveMetrics, BreakerMetrics, BulkheadMetrics, LimitChange,
     Metrics, RejectedByReason, RetryMetrics,
 };
+// Internals of key naming, kept compiling for earlier callers, not documented API.
+#[doc(hidden)]
 pub use registry::key_name::{MAX_KEY_LEN, OVERFLOW_KEY};
 pub use registry::{registry, KeyedNames, Registry};
 pub use settings::{BreakerBuilder, BreakerConfig, HalfOpenPolicy, SlowRule, WindowKind};

@@ -25,6 +25,8 @@
 //! assert!(matches!(typed, ConfigError::OutOfRange { field: "window_calls", .. }));
 //! ```
 #![forbid(unsafe_code)]
+// docs.rs (`--cfg docsrs`, nightly) marks every feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 mod bulkhead;

@@ -2,7 +2,7 @@
 //! breaker, letting a dependency back in, by replaying outages against the real breakers and
 //! bulkheads, built only on `fusebox-runtime`'s public API (what a user's `fusebox::Breaker`
 //! is). It is a crate of its own so that its tokio `test-util` (a paused clock) never reaches
-//! a user's build: the facade's `replay` example takes it as a dev-dependency.
+//! a user's build; the `replay` example (`cargo run --release --example replay`) is this crate's.
 //!
 //! - [`Dependency`]: a simulated dependency with a scripted timeline of [`Phase`]s: healthy,
 //!   down (refusing or hanging), slow, partly failing, and cold after a restart, warming only

@@ -64,6 +64,9 @@ impl Breaker {
     /// assert_eq!(shard.name(), "detached-doc/7");
     /// assert!(registry().breaker("detached-doc/7").is_none());
     /// ```
+    // The same as `BreakerBuilder::build_detached`, the one documented way: kept for callers
+    // that hold a config, hidden so the documentation shows one way per purpose.
+    #[doc(hidden)]
     pub fn detached(config: BreakerConfig) -> Breaker {
         Breaker::new(config)
     }

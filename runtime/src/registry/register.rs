@@ -28,6 +28,9 @@ impl Registry {
     ///
     /// A name registered before with other settings keeps its first settings: the conflict is
     /// logged at ERROR and counted in its metrics (`conflicts`), never silently mixed.
+    // `BreakerBuilder::build` is the documented way (it validates, then calls this); kept for
+    // callers that hold a config, hidden so the documentation shows one way per purpose.
+    #[doc(hidden)]
     pub fn register(&self, config: BreakerConfig) -> Breaker {
         let here = self.current();
         if let Some(key) = config.key() {

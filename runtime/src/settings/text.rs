@@ -10,7 +10,7 @@ use super::builder::BreakerBuilder;
 
 impl BreakerBuilder {
     /// A builder for `name` configured from `(key, value)` pairs, keys as in
-    /// [`SETTING_KEYS`](crate::SETTING_KEYS) (durations like `"800ms"` or `"500ns"`,
+    /// [`KEYS`](fusebox_settings::KEYS) (durations like `"800ms"` or `"500ns"`,
     /// percentages and counts as integers, `backoff` as a number). `slow` needs `slow_rate`,
     /// and `backoff` needs `open_for_max`. The first bad pair, else the first bad rule
     /// between keys, is the error.

@@ -139,6 +139,10 @@ fn shown(path: &Path) -> &Path {
 fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"),
+        // The workspace's `target/`, one level above this package.
+        _ => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("target"),
     }
 }
