@@ -2,7 +2,8 @@
 //! requests that are already struggling"), and a flaky dependency where retries earn their keep.
 //!
 //! Three ways to call the slow payment service, each through the same breaker, the write-up's
-//! own (it counts errors and timeouts only: `failure_rate = 50`, `timeout = 2s`), so calls time
+//! own (it counts errors and timeouts only: `failure_rate = 50`, `window = 30s`, `open_for = 30s`,
+//! `timeout = 2s`), so calls time
 //! out for a while before it opens:
 //! - no retry;
 //! - a hand-written loop: four attempts, everything retried (timeouts and refusals included),
@@ -105,8 +106,11 @@ const SLOW_AT: Duration = Duration::from_secs(60);
 /// assert_eq!(c.failure_rate(), 50);
 /// ```
 pub fn error_breaker() -> BreakerBuilder {
+    // Every setting the write-up's breaker had is given, so nothing is derived from `timeout`.
     Breaker::builder("payments")
         .failure_rate(50)
+        .window(Duration::from_secs(30))
+        .open_for(Duration::from_secs(30))
         .timeout(Duration::from_secs(2))
 }
 
