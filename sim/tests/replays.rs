@@ -265,7 +265,7 @@ fn summary_json_has_the_issue_keys() {
 fn timelines_are_written_as_svg() {
     let dir = std::env::temp_dir().join(format!("fusebox-sim-test-{}", std::process::id()));
     let paths = replays().write_svgs(&dir).unwrap();
-    assert_eq!(paths.len(), 8);
+    assert_eq!(paths.len(), 9);
     for p in &paths {
         let svg = std::fs::read_to_string(p).unwrap();
         assert!(svg.starts_with("<svg"), "{}", p.display());

@@ -57,6 +57,8 @@ pub struct Setup {
     pub slow_trials: slow_trials::SlowTrialsSetup,
     /// Replay 6.
     pub adaptive: adaptive::AdaptiveSetup,
+    /// Replay 7.
+    pub retry: retry::RetrySetup,
 }
 
 /// The results of all four replays.
@@ -79,6 +81,8 @@ pub struct Replays {
     pub adaptive: adaptive::Adaptive,
     /// Every replay again with the defaults (issue 26).
     pub defaults: defaults::Defaults,
+    /// Replay 7: seed 002's slow dependency with callers that retry, and a flaky one.
+    pub retry: retry::Retries,
 }
 
 impl Replays {
@@ -104,6 +108,7 @@ impl Replays {
             defaults: defaults::defaults(setup, &tuned)?,
             peers: peers::peers(&setup.cold_start)?,
             adaptive: adaptive::adaptive(&setup.adaptive)?,
+            retry: retry::retry(&setup.retry)?,
             cold_start,
             lesson,
             slow,
@@ -190,6 +195,25 @@ impl Replays {
             ),
             adaptive_semian_recovery_s: self.adaptive.semian_adaptive.recovered_after.map(secs),
             defaults: self.defaults.rows.clone(),
+            retry_load_first_5s: (
+                self.retry.none.load_first_5s,
+                self.retry.naive.load_first_5s,
+                self.retry.fusebox.load_first_5s,
+            ),
+            retry_trip_s: (
+                self.retry.none.trip_after.map(secs),
+                self.retry.naive.trip_after.map(secs),
+                self.retry.fusebox.trip_after.map(secs),
+            ),
+            retry_utilization_pct: (
+                self.retry.none.utilization * 100.0,
+                self.retry.naive.utilization * 100.0,
+                self.retry.fusebox.utilization * 100.0,
+            ),
+            retry_flaky_ok_pct: (
+                self.retry.flaky_ok_without * 100.0,
+                self.retry.flaky_ok_with * 100.0,
+            ),
         }
     }
 
@@ -288,7 +312,16 @@ impl Replays {
             ),
         ];
         let mut out = Vec::new();
+        let r = &self.retry;
         let files = files.into_iter().chain([(
+            "retry.svg",
+            "Slow payments (8 s), callers that retry: four attempts through the write-up's breaker",
+            vec![
+                panel("no retry", &r.none.report),
+                panel("hand-written loop: everything retried, no budget", &r.naive.report),
+                panel("fusebox retry: idempotent, default budget", &r.fusebox.report),
+            ],
+        ), (
             "defaults.svg",
             "The defaults: given only the timeout, or the card's line",
             self.defaults

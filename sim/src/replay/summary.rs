@@ -84,6 +84,16 @@ pub struct Summary {
     pub adaptive_semian_recovery_s: Option<f64>,
     /// Issue 26: every replay with the defaults, beside the best tuned configuration.
     pub defaults: Vec<super::DefaultsRow>,
+    /// Retries, slow dependency: calls it received per request in the first 5 s of the
+    /// slowdown (no retry, hand-written loop, fusebox's retry).
+    pub retry_load_first_5s: (f64, f64, f64),
+    /// Retries, slow dependency: seconds until the breaker opened (same three callers).
+    pub retry_trip_s: (Option<f64>, Option<f64>, Option<f64>),
+    /// Retries, slow dependency: mean busy share of the pool while slow, in percent.
+    pub retry_utilization_pct: (f64, f64, f64),
+    /// Retries, flaky dependency (5 % failures): checkouts answered `Ok`, in percent,
+    /// without and with fusebox's retry.
+    pub retry_flaky_ok_pct: (f64, f64),
 }
 
 /// One recovery policy in the cold-start outage (see `replay::peers`).
@@ -109,7 +119,7 @@ impl Summary {
     /// `semian.before_pct`, `semian.after_pct`, `semian.sim_after_pct`), plus a few extras.
     pub fn to_json(&self) -> String {
         let p = &self.lesson_pct;
-        let groups: [Group; 6] = [
+        let groups: [Group; 7] = [
             (
                 "cold_start",
                 vec![
@@ -247,6 +257,25 @@ impl Summary {
                         Some(self.adaptive_semian_limit.1 as f64),
                     ),
                     ("semian_recovery_s", self.adaptive_semian_recovery_s),
+                ],
+            ),
+            (
+                "retry",
+                vec![
+                    ("none_load_first_5s", Some(self.retry_load_first_5s.0)),
+                    ("naive_load_first_5s", Some(self.retry_load_first_5s.1)),
+                    ("fusebox_load_first_5s", Some(self.retry_load_first_5s.2)),
+                    ("none_trip_s", self.retry_trip_s.0),
+                    ("naive_trip_s", self.retry_trip_s.1),
+                    ("fusebox_trip_s", self.retry_trip_s.2),
+                    ("none_utilization_pct", Some(self.retry_utilization_pct.0)),
+                    ("naive_utilization_pct", Some(self.retry_utilization_pct.1)),
+                    (
+                        "fusebox_utilization_pct",
+                        Some(self.retry_utilization_pct.2),
+                    ),
+                    ("flaky_ok_without_pct", Some(self.retry_flaky_ok_pct.0)),
+                    ("flaky_ok_with_pct", Some(self.retry_flaky_ok_pct.1)),
                 ],
             ),
         ];
@@ -573,6 +602,38 @@ impl Summary {
                     opt_s(self.adaptive_semian_recovery_s)
                 ),
                 "back <= 30 s",
+            ),
+            row(
+                "retries",
+                "slow: calls per request, first 5 s, none / loop / fusebox",
+                format!(
+                    "{:.2} / {:.2} / {:.2}",
+                    self.retry_load_first_5s.0,
+                    self.retry_load_first_5s.1,
+                    self.retry_load_first_5s.2
+                ),
+                "retries pile on (~4x)",
+            ),
+            row(
+                "",
+                "slow: opened after, none / loop / fusebox",
+                format!(
+                    "{} / {} / {}",
+                    opt_s(self.retry_trip_s.0),
+                    opt_s(self.retry_trip_s.1),
+                    opt_s(self.retry_trip_s.2)
+                ),
+                "fusebox as fast as none",
+            ),
+            row(
+                "",
+                "flaky 5 %: answered Ok, without / with retry",
+                format!(
+                    "{} / {}",
+                    pct(self.retry_flaky_ok_pct.0),
+                    pct(self.retry_flaky_ok_pct.1)
+                ),
+                ">= 99.7 % with",
             ),
         ];
         let head = ["replay", "figure", "simulated", "write-up"].map(str::to_owned);
