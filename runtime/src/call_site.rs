@@ -6,7 +6,6 @@ use std::future::Future;
 
 use once_cell::sync::OnceCell;
 
-use crate::breaker::core::bump;
 use crate::breaker::{Breaker, Completion};
 use crate::bulkhead::{Bulkhead, BulkheadConfig, BulkheadPermit};
 use crate::registry::registry;
@@ -25,11 +24,6 @@ pub fn static_breaker(
         return Site::Scoped(registry().register(config()));
     }
     Site::Cached(cell.get_or_init(|| registry().register(config())))
-}
-
-/// Counts a rejected or failed call answered from the stale cache.
-pub fn record_stale(breaker: &Breaker) {
-    bump(&breaker.0.counters.stale_served);
 }
 
 /// A call site's bulkhead, cached like [`static_breaker`].

@@ -116,9 +116,7 @@ pub mod __private {
 
     pub use crate::breaker::{Breaker, Completion};
     pub use crate::bulkhead::{Bulkhead, BulkheadConfig};
-    pub use crate::call_site::{
-        record_stale, run, run_bulkhead, static_breaker, static_bulkhead, Site,
-    };
+    pub use crate::call_site::{run, run_bulkhead, static_breaker, static_bulkhead, Site};
     pub use crate::error::Error;
     pub use crate::macro_support::{
         call_fallback, fallback_answer, from_error, keyed_breaker, AsyncFallback, BreakerKey,

@@ -11,6 +11,22 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// [`lock`] for the std mutexes that stay std under loom: in statics (loom's exist only inside
+/// a model) and around state no model checks. Same reason to recover from poisoning.
+pub(crate) fn lock_std<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Reads a std `RwLock`, recovering from poisoning as [`lock`] does.
+pub(crate) fn read<T>(l: &std::sync::RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes a std `RwLock`, recovering from poisoning as [`lock`] does.
+pub(crate) fn write<T>(l: &std::sync::RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A shared value replaced whole (read-copy-update): readers load it without waiting on a
 /// writer. `arc-swap` in a normal build; under loom a mutex, so the model sees every swap.
 pub(crate) struct Swap<T>(

@@ -39,10 +39,7 @@ pub(crate) struct Inner {
     pub(crate) last_error: Option<String>,
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while holding these locks; recover rather than propagate a poison.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub(crate) use crate::sync::lock_std as lock;
 
 impl Shared {
     pub(crate) fn new(config: FleetConfig, client: redis::Client) -> Shared {

@@ -70,14 +70,7 @@ pub fn registry() -> &'static Registry {
     &REGISTRY
 }
 
-fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    // Nothing panics while holding these locks; recover rather than propagate a poison.
-    l.read().unwrap_or_else(|e| e.into_inner())
-}
-
-fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::{read, write};
 
 impl Registry {
     fn new(events: Events, defers_to_scope: bool) -> Registry {

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use super::budget::{BudgetConfig, RetryBudget};
-use crate::sync::{lock, Mutex};
+use std::sync::Mutex;
+
+use crate::sync::lock_std as lock;
 
 type Budgets = Mutex<HashMap<Arc<str>, Arc<RetryBudget>>>;
 

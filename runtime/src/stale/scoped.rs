@@ -20,7 +20,7 @@ pub(crate) static SCOPED: ScopeHook<ScopedCaches> = ScopeHook::new();
 impl ScopedCaches {
     /// The scope's cache of call site `site` for the cache type `ty`, made if new.
     pub(crate) fn cache(&self, site: usize, ty: TypeId, make: impl FnOnce() -> Erased) -> Erased {
-        let mut caches = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut caches = crate::sync::lock_std(&self.0);
         caches.entry((site, ty)).or_insert_with(make).clone()
     }
 }

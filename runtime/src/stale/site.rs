@@ -79,7 +79,7 @@ impl StaleSite {
         }
         // Another instantiation of a generic function.
         let id = TypeId::of::<StaleCache<K, V>>();
-        let mut more = self.more.lock().unwrap_or_else(|e| e.into_inner());
+        let mut more = crate::sync::lock_std(&self.more);
         let erased = match more.iter().find(|(t, _)| *t == id) {
             Some((_, c)) => c.clone(),
             None => {
