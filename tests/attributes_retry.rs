@@ -239,3 +239,53 @@ async fn methods_and_generics_retry_through_the_bulkhead() {
     let m = fusebox::metrics();
     assert_eq!(m.retry("rt-method").unwrap().retries, 1);
 }
+
+static HINTED: AtomicU32 = AtomicU32::new(0);
+
+/// `Busy(ms)` carries the server's pushback; `Fatal` is never worth another try.
+#[derive(Debug)]
+enum ApiError {
+    Busy(u64),
+    Fatal,
+    Rejected,
+}
+
+impl From<Rejection> for ApiError {
+    fn from(_: Rejection) -> Self {
+        ApiError::Rejected
+    }
+}
+
+fn transient(e: &ApiError) -> bool {
+    matches!(e, ApiError::Busy(_))
+}
+
+fn pushback(e: &ApiError) -> Option<Duration> {
+    match e {
+        ApiError::Busy(ms) => Some(Duration::from_millis(*ms)),
+        _ => None,
+    }
+}
+
+#[retry(attempts = 3, backoff = "1ms", retry_on = transient, retry_after = pushback)]
+#[breaker(name = "rt-hinted")]
+async fn hinted(fatal: bool) -> Result<u32, ApiError> {
+    let n = HINTED.fetch_add(1, Relaxed) + 1;
+    match (fatal, n) {
+        (true, _) => Err(ApiError::Fatal),
+        (false, 1) => Err(ApiError::Busy(700)),
+        (false, _) => Ok(n),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_on_and_retry_after_are_honoured() {
+    let started = tokio::time::Instant::now();
+    assert_eq!(hinted(false).await.unwrap(), 2);
+    assert!(
+        started.elapsed() >= Duration::from_millis(700),
+        "waited as the server asked"
+    );
+    assert!(matches!(hinted(true).await, Err(ApiError::Fatal)));
+    assert_eq!(HINTED.load(Relaxed), 3, "a fatal error is not retried");
+}

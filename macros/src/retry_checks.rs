@@ -69,11 +69,11 @@ fn arguments(func: &Function, errors: &mut Errors) {
             FnArg::Typed(t) => {
                 if let Type::Reference(re) = &*t.ty {
                     if re.mutability.is_some() {
-                        errors.at(
-                            t.ty.span(),
+                        errors.push(syn::Error::new_spanned(
+                            &t.ty,
                             "`#[retry]` runs the body once per attempt and cannot lend a `&mut` argument \
                              to each: take it by value (cloned per attempt) or by shared reference",
-                        );
+                        ));
                         continue;
                     }
                 }

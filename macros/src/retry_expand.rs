@@ -37,7 +37,7 @@ pub fn wrap(v: &Valid<'_>, r: &RetryArgs, p: Pieces<'_>) -> TokenStream {
     let rebind = rebind_arguments(v, pv);
     let (touch, rebind) = (rebind.0, rebind.1);
     let attempt = attempt(&p);
-    let (retry_on, retry_after) = hooks(r);
+    let (retry_on, retry_after) = hooks(v, r, pv);
     let (value, err, on_ok, on_ignored) = (p.value, p.err, &p.on_ok, &p.on_ignored);
     let on_failed = match (p.breaker, p.bulkhead) {
         (None, None) => quote!(#pv::retry_gave_up(#err)),
@@ -177,21 +177,23 @@ fn attempt(p: &Pieces<'_>) -> TokenStream {
     }
 }
 
-/// `retry_on` and `retry_after` as fn pointers (a wrong signature is one type error at the
-/// path); by default every counted failure is retried, with no server hint.
-fn hooks(r: &RetryArgs) -> (TokenStream, TokenStream) {
+/// `retry_on` and `retry_after` as fn pointers of the function's own error type (a wrong
+/// signature is one type error at the path); by default every counted failure is retried,
+/// with no server hint.
+fn hooks(v: &Valid<'_>, r: &RetryArgs, pv: &TokenStream) -> (TokenStream, TokenStream) {
+    let ret = &v.out.ty;
+    let hook = |f: &syn::Expr, helper: &str| {
+        let span = f.span();
+        let pv = respan(pv, span);
+        let helper = Ident::new(helper, span);
+        quote_spanned!(span=> #pv::#helper::<#ret>(#f))
+    };
     let retry_on = match &r.retry_on {
-        Some(f) => quote_spanned!(f.span()=> {
-            let __fusebox_retry_on: fn(&_) -> bool = #f;
-            __fusebox_retry_on
-        }),
+        Some(f) => hook(f, "retry_on_for"),
         None => quote!(|_: &_| true),
     };
     let retry_after = match &r.retry_after {
-        Some(f) => quote_spanned!(f.span()=> {
-            let __fusebox_retry_after: fn(&_) -> ::core::option::Option<::core::time::Duration> = #f;
-            __fusebox_retry_after
-        }),
+        Some(f) => hook(f, "retry_after_for"),
         None => quote!(|_: &_| ::core::option::Option::None),
     };
     (retry_on, retry_after)

@@ -286,3 +286,28 @@ pub fn retry_gave_up<T, E>(e: Error<E>) -> Result<T, E> {
         Error::Rejected(r) => unreachable!("a retry without breaker was rejected: {r}"),
     }
 }
+
+/// The error type of a function's `Result`, so `retry_on` and `retry_after` are checked
+/// against it at their own path.
+pub trait ResultErr {
+    /// `E` of `Result<T, E>`.
+    type Err;
+}
+
+impl<T, E> ResultErr for Result<T, E> {
+    type Err = E;
+}
+
+/// `retry_on = path`, typed by the function's return type `R`.
+#[inline]
+pub fn retry_on_for<R: ResultErr>(f: fn(&R::Err) -> bool) -> fn(&R::Err) -> bool {
+    f
+}
+
+/// `retry_after = path`, typed by the function's return type `R`.
+#[inline]
+pub fn retry_after_for<R: ResultErr>(
+    f: fn(&R::Err) -> Option<std::time::Duration>,
+) -> fn(&R::Err) -> Option<std::time::Duration> {
+    f
+}
