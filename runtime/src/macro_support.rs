@@ -179,42 +179,6 @@ pub async fn fallback_answer<R, M, T: FallbackReturn<R, M>>(answer: T) -> R {
     answer.into_future().await
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keyed_sites_share_one_template_and_split_by_key() {
-        static TEMPLATE: OnceCell<BreakerConfig> = OnceCell::new();
-        let make = || {
-            Breaker::builder("ms-shard")
-                .window_calls(4)
-                .config()
-                .unwrap()
-        };
-        let a = keyed_breaker(&TEMPLATE, make, &3);
-        let b = keyed_breaker(&TEMPLATE, make, "3");
-        let c = keyed_breaker(&TEMPLATE, make, &4);
-        assert_eq!(a.name(), "ms-shard/3");
-        assert!(a.ptr_eq(&b), "same key, same breaker");
-        assert!(!a.ptr_eq(&c));
-    }
-
-    #[tokio::test]
-    async fn sync_and_async_fallbacks_give_the_same_value() {
-        fn sync(_: Error<()>) -> Result<u8, ()> {
-            Ok(1)
-        }
-        async fn asynchronous(_: Error<()>) -> Result<u8, ()> {
-            Ok(2)
-        }
-        let err = || Error::Failed(());
-        let a = fallback_answer::<Result<u8, ()>, _, _>(sync(err())).await;
-        let b = fallback_answer::<Result<u8, ()>, _, _>(asynchronous(err())).await;
-        assert_eq!((a, b), (Ok(1), Ok(2)));
-    }
-}
-
 /// What `#[retry]` needs of a by-value argument: each attempt runs the body again, with a
 /// fresh copy of the arguments, so each must be `Clone` (a reference is copied).
 #[diagnostic::on_unimplemented(
@@ -310,4 +274,40 @@ pub fn retry_after_for<R: ResultErr>(
     f: fn(&R::Err) -> Option<std::time::Duration>,
 ) -> fn(&R::Err) -> Option<std::time::Duration> {
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyed_sites_share_one_template_and_split_by_key() {
+        static TEMPLATE: OnceCell<BreakerConfig> = OnceCell::new();
+        let make = || {
+            Breaker::builder("ms-shard")
+                .window_calls(4)
+                .config()
+                .unwrap()
+        };
+        let a = keyed_breaker(&TEMPLATE, make, &3);
+        let b = keyed_breaker(&TEMPLATE, make, "3");
+        let c = keyed_breaker(&TEMPLATE, make, &4);
+        assert_eq!(a.name(), "ms-shard/3");
+        assert!(a.ptr_eq(&b), "same key, same breaker");
+        assert!(!a.ptr_eq(&c));
+    }
+
+    #[tokio::test]
+    async fn sync_and_async_fallbacks_give_the_same_value() {
+        fn sync(_: Error<()>) -> Result<u8, ()> {
+            Ok(1)
+        }
+        async fn asynchronous(_: Error<()>) -> Result<u8, ()> {
+            Ok(2)
+        }
+        let err = || Error::Failed(());
+        let a = fallback_answer::<Result<u8, ()>, _, _>(sync(err())).await;
+        let b = fallback_answer::<Result<u8, ()>, _, _>(asynchronous(err())).await;
+        assert_eq!((a, b), (Ok(1), Ok(2)));
+    }
 }
