@@ -180,6 +180,8 @@ pub use fusebox_runtime::tune;
 
 pub use fusebox_runtime::retry;
 
+pub use fusebox_macros::retry;
+
 /// HTTP answers (feature `axum`): [`Rejection`] and [`Error`] implement axum's `IntoResponse`
 /// as `503` (`504` for a timeout) with `Retry-After` in whole seconds and a body that names
 /// nothing; [`Named`] is the opt-in for a body that names the breaker.
@@ -232,6 +234,9 @@ struct BreakerReference;
 #[cfg(doctest)]
 #[doc = include_str!("../macros/docs/bulkhead.md")]
 struct BulkheadReference;
+#[cfg(doctest)]
+#[doc = include_str!("../macros/docs/retry.md")]
+struct RetryReference;
 
 // The README's quick start is a complete program: `cargo test` compiles and runs it.
 #[cfg(doctest)]

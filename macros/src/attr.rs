@@ -1,8 +1,9 @@
 //! Phase 1, attributes: which fusebox attributes are on the function, and their arguments.
 //!
-//! When both `#[breaker]` and `#[bulkhead]` are on a function, the outer one (the one rustc
-//! expands first) takes the inner one's arguments, so both compose into one wrapper in one
-//! fixed order, and leaves a marker in its place: the inner attribute still expands (so
+//! When several of `#[breaker]`, `#[bulkhead]` and `#[retry]` are on a function, the outer one
+//! (the one rustc expands first) takes the others' arguments, so all compose into one wrapper
+//! in one fixed order (retry outermost, then breaker, then bulkhead) whatever order they are
+//! written in, and leaves a marker in its place: the inner attribute still expands (so
 //! `use fusebox::bulkhead` counts as used) and returns the function as is.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
@@ -13,12 +14,14 @@ use crate::args::{self, Errors};
 use crate::ast::Function;
 use crate::breaker_args::BreakerArgs;
 use crate::bulkhead_args::BulkheadArgs;
+use crate::retry_args::RetryArgs;
 
 /// Which attribute.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Breaker,
     Bulkhead,
+    Retry,
 }
 
 impl Kind {
@@ -26,6 +29,7 @@ impl Kind {
         match self {
             Kind::Breaker => "breaker",
             Kind::Bulkhead => "bulkhead",
+            Kind::Retry => "retry",
         }
     }
 }
@@ -48,12 +52,14 @@ pub fn is_composed_marker(attr: &TokenStream) -> bool {
 pub struct Attrs {
     breaker: Option<(TokenStream, Span)>,
     bulkhead: Option<(TokenStream, Span)>,
+    retry: Option<(TokenStream, Span)>,
 }
 
 /// The arguments of both attributes, read (phase 1 ends here).
 pub struct Args {
     pub breaker: Option<BreakerArgs>,
     pub bulkhead: Option<BulkheadArgs>,
+    pub retry: Option<RetryArgs>,
 }
 
 impl Attrs {
@@ -116,6 +122,7 @@ impl Attrs {
         match kind {
             Kind::Breaker => &mut self.breaker,
             Kind::Bulkhead => &mut self.bulkhead,
+            Kind::Retry => &mut self.retry,
         }
     }
 
@@ -128,6 +135,9 @@ impl Attrs {
             bulkhead: self.bulkhead.map(|(tokens, span)| {
                 BulkheadArgs::from_args(&list(tokens, Kind::Bulkhead, errors), span, errors)
             }),
+            retry: self
+                .retry
+                .map(|(tokens, _)| RetryArgs::from_tokens(tokens, errors)),
         }
     }
 }
@@ -146,6 +156,7 @@ fn fusebox_attr(a: &Attribute) -> Option<Kind> {
     match last.ident.to_string().as_str() {
         "breaker" => Some(Kind::Breaker),
         "bulkhead" => Some(Kind::Bulkhead),
+        "retry" => Some(Kind::Retry),
         _ => None,
     }
 }

@@ -50,6 +50,7 @@ pub fn expand(v: &Valid<'_>) -> TokenStream {
 fn private_path(v: &Valid<'_>) -> TokenStream {
     let krate = v.breaker.as_ref().and_then(|b| b.krate.as_ref());
     let krate = krate.or_else(|| v.bulkhead.as_ref().and_then(|b| b.krate.as_ref()));
+    let krate = krate.or_else(|| v.retry.as_ref().and_then(|r| r.krate.as_ref()));
     match krate {
         Some(k) => quote!(#k::__private),
         None => quote!(::fusebox::__private),
@@ -68,10 +69,33 @@ fn wrapped_body(v: &Valid<'_>, names: &Names, pv: &TokenStream) -> TokenStream {
         .as_ref()
         .map(|b| setup::bulkhead(b, &default_name, &names.bulkhead, pv));
     let answers = Answers::new(v, names, breaker.as_ref().map(|b| &b.handle), pv);
-    let run = run_call(v, breaker.as_ref(), bulkhead.as_ref(), names, pv);
-    let (breaker, bulkhead) = (breaker.map(|b| b.setup), bulkhead.map(|b| b.setup));
     let call = call_future(v.shape.body(v.func), &v.out);
     let guard = alias_guard(&v.out);
+    if let Some(r) = &v.retry {
+        // The retry loop replaces the single call: `retry_expand` runs each attempt.
+        let pieces = crate::retry_expand::Pieces {
+            pv,
+            name: retry_name(v, &default_name),
+            breaker: breaker.as_ref().map(|b| &b.handle),
+            bulkhead: bulkhead.as_ref().map(|b| &b.handle),
+            failure: failure_predicate(v.breaker.as_ref()),
+            call,
+            value: &names.value,
+            err: &names.err,
+            on_ok: answers.on_ok,
+            on_ignored: answers.on_ignored,
+            on_failed: answers.on_failed,
+        };
+        let (b, k, stale) = (
+            breaker.as_ref().map(|b| &b.setup),
+            bulkhead.as_ref().map(|b| &b.setup),
+            &answers.setup,
+        );
+        let retried = crate::retry_expand::wrap(v, r, pieces);
+        return quote!(#guard #b #k #stale #retried);
+    }
+    let run = run_call(v, breaker.as_ref(), bulkhead.as_ref(), names, pv);
+    let (breaker, bulkhead) = (breaker.map(|b| b.setup), bulkhead.map(|b| b.setup));
     let (call_var, value, err) = (&names.call, &names.value, &names.err);
     let Answers {
         setup: stale,
@@ -242,6 +266,16 @@ fn alias_guard(out: &Output) -> TokenStream {
             impl<T> __FuseboxNotResult for &__FuseboxProbe<T> {}
             let _: () = (&__FuseboxProbe::<#ret>(::core::marker::PhantomData)).__fusebox_kind();
         }
+    }
+}
+
+/// The retry budget's name: the breaker's (so it counts that name's calls), else the
+/// bulkhead's, else the function's default name.
+fn retry_name(v: &Valid<'_>, default_name: &TokenStream) -> TokenStream {
+    let given = v.breaker.as_ref().and_then(|b| b.name.as_ref());
+    match given.or_else(|| v.bulkhead.as_ref().and_then(|b| b.name.as_ref())) {
+        Some((n, _)) => quote!(#n),
+        None => default_name.clone(),
     }
 }
 

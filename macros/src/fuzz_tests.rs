@@ -32,6 +32,7 @@ fn key(kind: Kind) -> impl Strategy<Value = String> {
     let known: Vec<&'static str> = match kind {
         Kind::Breaker => breaker_args::KEYS.to_vec(),
         Kind::Bulkhead => bulkhead_args::KEYS.to_vec(),
+        Kind::Retry => crate::retry_args::KEYS.to_vec(),
     };
     prop_oneof![
         4 => prop::sample::select(known).prop_map(str::to_owned),
@@ -84,6 +85,7 @@ fn check(kind: Kind, args: &[(String, String)], item: &str) -> Result<(), TestCa
     let known = match kind {
         Kind::Breaker => breaker_args::KEYS,
         Kind::Bulkhead => bulkhead_args::KEYS,
+        Kind::Retry => crate::retry_args::KEYS,
     };
     if args.iter().any(|(k, _)| !known.contains(&k.as_str())) {
         prop_assert!(failed, "an unknown key must be an error: {:?}", text);
@@ -106,5 +108,10 @@ proptest! {
     #[test]
     fn fuzz_bulkhead_arguments(args in prop::collection::vec(arg(Kind::Bulkhead), 0..4), item in item()) {
         check(Kind::Bulkhead, &args, item)?;
+    }
+
+    #[test]
+    fn fuzz_retry_arguments(args in prop::collection::vec(arg(Kind::Retry), 0..5), item in item()) {
+        check(Kind::Retry, &args, item)?;
     }
 }

@@ -1,18 +1,21 @@
-//! Attribute macros of fusebox: `#[breaker(...)]` and `#[bulkhead(...)]`.
+//! Attribute macros of fusebox: `#[breaker(...)]`, `#[bulkhead(...)]` and `#[retry(...)]`.
 //!
 //! Use them through the `fusebox` crate: the generated code names `::fusebox::__private` only.
 //! Each attribute runs three phases, each in its own module, each using only the ones before
 //! (`phases_tests` fails on a module that names one above it):
 //!
 //! 1. **parse**: `ast` reads the item as a function whose body stays tokens; `attr` takes the
-//!    fusebox attributes off it (composing `#[breaker]` and `#[bulkhead]` into one wrapper)
-//!    and reads their arguments (`args`, then `breaker_args` / `bulkhead_args` with `checks`;
+//!    fusebox attributes off it (composing `#[breaker]`, `#[bulkhead]` and `#[retry]` into one
+//!    wrapper) and reads their arguments (`args`, then `breaker_args` / `bulkhead_args` /
+//!    `retry_args` with `checks`;
 //!    every settings value and cross-key rule is judged by `fusebox-settings`, the runtime's
 //!    own table);
 //! 2. **validate**: `valid` checks the function (`shape`: a future; `signature`: a return type
-//!    that can carry a rejection; the arguments `stale_for` keys by);
+//!    that can carry a rejection; the arguments `stale_for` keys by; `retry_checks`: arguments
+//!    a retry can rebind per attempt);
 //! 3. **expand**: `expand` wraps the body in place (`setup` for the static handles, `emit` for
-//!    the settings constant, `stale`, `fallback`, and `tokens` for shared token builders).
+//!    the settings constant, `stale`, `fallback`, `retry_expand` for the attempt loop, and
+//!    `tokens` for shared token builders).
 //!
 //! Any error keeps the original function in the output, so one mistake gives one error and
 //! IDEs still see the function.
@@ -29,6 +32,9 @@ mod checks;
 mod emit;
 mod expand;
 mod fallback;
+mod retry_args;
+mod retry_checks;
+mod retry_expand;
 mod setup;
 mod shape;
 mod signature;
@@ -63,6 +69,16 @@ pub fn bulkhead(
     item: proc_macro::TokenStream,
 ) -> proc_macro::TokenStream {
     entry(Kind::Bulkhead, attr.into(), item.into()).into()
+}
+
+// The reference, as for `breaker`: its examples run as doc tests of the facade.
+#[cfg_attr(not(doctest), doc = include_str!("../docs/retry.md"))]
+#[proc_macro_attribute]
+pub fn retry(
+    attr: proc_macro::TokenStream,
+    item: proc_macro::TokenStream,
+) -> proc_macro::TokenStream {
+    entry(Kind::Retry, attr.into(), item.into()).into()
 }
 
 /// The three phases, composed: parse, validate, expand.

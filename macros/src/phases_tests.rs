@@ -11,17 +11,20 @@ const STACK: &[&str] = &[
     "checks",
     "breaker_args",
     "bulkhead_args",
+    "retry_args",
     "ast",
     "attr",
     // Phase 2, validate.
     "shape",
     "signature",
+    "retry_checks",
     "valid",
     // Phase 3, expand.
     "emit",
     "fallback",
     "stale",
     "setup",
+    "retry_expand",
     "expand",
 ];
 

@@ -12,6 +12,7 @@ use crate::ast::Function;
 use crate::attr::{Args, Kind};
 use crate::breaker_args::BreakerArgs;
 use crate::bulkhead_args::BulkheadArgs;
+use crate::retry_args::RetryArgs;
 use crate::shape::{self, is_renamed_pattern, Shape};
 use crate::signature::{self, Output};
 
@@ -22,6 +23,7 @@ pub struct Valid<'f> {
     pub out: Output,
     pub breaker: Option<BreakerArgs>,
     pub bulkhead: Option<BulkheadArgs>,
+    pub retry: Option<RetryArgs>,
 }
 
 /// Checks `func` against `args`; `errors` already holds the arguments' own errors, and any
@@ -39,7 +41,14 @@ pub fn validate(
     };
     let out = signature::output(func, &shape);
     let breaker = args.breaker.as_ref();
-    return_type(&out, breaker, &mut errors);
+    let fallback = breaker.and_then(|b| b.fallback.as_ref()).is_some();
+    if let Some(r) = &args.retry {
+        crate::retry_checks::check(func, &shape, &out, r, fallback, &mut errors);
+    }
+    // A retry alone has said what it needs above.
+    if breaker.is_some() || args.bulkhead.is_some() {
+        return_type(&out, breaker, &mut errors);
+    }
     if let Some(b) = breaker {
         stale(&func.sig, b, &mut errors);
         failure(&out, b, &mut errors);
@@ -53,6 +62,7 @@ pub fn validate(
         out,
         breaker: args.breaker,
         bulkhead: args.bulkhead,
+        retry: args.retry,
     })
 }
 

@@ -119,10 +119,13 @@ pub mod __private {
     pub use crate::call_site::{run, run_bulkhead, static_breaker, static_bulkhead, Site};
     pub use crate::error::Error;
     pub use crate::macro_support::{
-        call_fallback, fallback_answer, from_error, keyed_breaker, AsyncFallback, BreakerKey,
-        ErrorOnly, Fallback, FallbackReturn, FromRejection, SyncFallback, WithArguments,
+        call_fallback, fallback_answer, from_error, keyed_breaker, retry_after_for, retry_attempt,
+        retry_gave_up, retry_on_for, run_retry, static_retry, AsyncFallback, BreakerKey, ErrorOnly,
+        Fallback, FallbackReturn, FromRejection, ResultErr, RetryArgument, SyncFallback,
+        WithArguments,
     };
     pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};
+    pub use crate::retry::{Backoff, BudgetConfig, Retry, RetryBuilder};
     pub use crate::settings::BreakerConfig;
     // The settings generated code builds, already checked at compile time.
     pub use crate::stale::{

@@ -9,6 +9,7 @@ use once_cell::sync::OnceCell;
 use crate::breaker::Breaker;
 use crate::error::{Error, Rejection};
 use crate::registry::registry;
+use crate::retry::{Retry, RetryBuilder};
 use crate::settings::BreakerConfig;
 
 /// The breaker for `key` under the call site's cached settings (`name/key`).
@@ -176,6 +177,103 @@ impl<R, F: Future<Output = R>> FallbackReturn<R, AsyncFallback> for F {
 /// "is not a future") where the generated code uses the answer.
 pub async fn fallback_answer<R, M, T: FallbackReturn<R, M>>(answer: T) -> R {
     answer.into_future().await
+}
+
+/// What `#[retry]` needs of a by-value argument: each attempt runs the body again, with a
+/// fresh copy of the arguments, so each must be `Clone` (a reference is copied).
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` runs the body once per attempt, so each argument taken by value must be `Clone`, and `{Self}` is not",
+    label = "cloned for every attempt",
+    note = "derive or implement `Clone` for `{Self}`, take it by reference (`&{Self}`), or wrap it in an `Arc`"
+)]
+pub trait RetryArgument: Sized {
+    /// The copy one attempt gets.
+    fn retry_clone(&self) -> Self;
+}
+
+impl<T: Clone> RetryArgument for T {
+    #[inline]
+    fn retry_clone(&self) -> Self {
+        self.clone()
+    }
+}
+
+/// One attempt's end as a retry sees it: `Ok(Ok(v))` a success, `Ok(Err(e))` an error the
+/// breaker does not count (returned as is, never retried), `Err(e)` what may be retried.
+/// Without a breaker (`counted_only` false), every `Err` of the body may be retried.
+#[inline]
+pub fn retry_attempt<T, E>(
+    c: crate::breaker::Completion<T, E>,
+    counted_only: bool,
+) -> Result<Result<T, E>, Error<E>> {
+    match c {
+        crate::breaker::Completion::Ok(v) => Ok(Ok(v)),
+        crate::breaker::Completion::Ignored(e) if counted_only => Ok(Err(e)),
+        crate::breaker::Completion::Ignored(e) => Err(Error::Failed(e)),
+        crate::breaker::Completion::Failed(e) => Err(e),
+    }
+}
+
+/// The call site's retry policy, built once; its settings were checked at compile time.
+pub fn static_retry(
+    cell: &'static OnceCell<Option<Retry>>,
+    builder: impl FnOnce() -> RetryBuilder,
+) -> Option<&'static Retry> {
+    cell.get_or_init(|| builder().build().ok()).as_ref()
+}
+
+/// Runs `attempt` under `retry`, or once when the policy could not be built (never happens
+/// for checked settings; answering once beats a panic in the caller's task).
+pub async fn run_retry<T, E, F, Fut, R, A>(
+    retry: Option<&Retry>,
+    mut attempt: F,
+    retry_on: R,
+    retry_after: A,
+) -> Result<T, Error<E>>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, Error<E>>>,
+    R: Fn(&E) -> bool,
+    A: Fn(&E) -> Option<std::time::Duration>,
+{
+    match retry {
+        Some(r) => r.run_with(attempt, retry_on, retry_after).await,
+        None => attempt().await,
+    }
+}
+
+/// A retry without breaker or bulkhead: only the body's own errors can come back.
+pub fn retry_gave_up<T, E>(e: Error<E>) -> Result<T, E> {
+    match e {
+        Error::Failed(e) => Err(e),
+        // No breaker or bulkhead admits these attempts, so no rejection can reach here.
+        Error::Rejected(r) => unreachable!("a retry without breaker was rejected: {r}"),
+    }
+}
+
+/// The error type of a function's `Result`, so `retry_on` and `retry_after` are checked
+/// against it at their own path.
+pub trait ResultErr {
+    /// `E` of `Result<T, E>`.
+    type Err;
+}
+
+impl<T, E> ResultErr for Result<T, E> {
+    type Err = E;
+}
+
+/// `retry_on = path`, typed by the function's return type `R`.
+#[inline]
+pub fn retry_on_for<R: ResultErr>(f: fn(&R::Err) -> bool) -> fn(&R::Err) -> bool {
+    f
+}
+
+/// `retry_after = path`, typed by the function's return type `R`.
+#[inline]
+pub fn retry_after_for<R: ResultErr>(
+    f: fn(&R::Err) -> Option<std::time::Duration>,
+) -> fn(&R::Err) -> Option<std::time::Duration> {
+    f
 }
 
 #[cfg(test)]

@@ -1,0 +1,91 @@
+//! Phase 2 for `#[retry]`: the function rules a retry adds. Each attempt runs the body again,
+//! so each argument must be re-bindable by name (a fresh clone per attempt), and the body
+//! must return something a retry can judge.
+
+use syn::spanned::Spanned;
+use syn::{FnArg, Pat, Type};
+
+use crate::args::Errors;
+use crate::ast::Function;
+use crate::retry_args::RetryArgs;
+use crate::shape::{is_renamed_pattern, Shape};
+use crate::signature::Output;
+
+/// Checks `func` for `#[retry]`; `fallback` says whether a breaker's fallback answers.
+pub fn check(
+    func: &Function,
+    shape: &Shape,
+    out: &Output,
+    r: &RetryArgs,
+    guarded: bool,
+    errors: &mut Errors,
+) {
+    if let Shape::Boxed(_) = shape {
+        errors.at(
+            func.sig.fn_token.span,
+            "`#[retry]` does not support `#[async_trait]` methods yet: put it on an inherent `async fn` \
+             the trait method calls",
+        );
+        return;
+    }
+    if !out.is_result && !guarded {
+        errors.at(
+            out.span,
+            format!(
+                "`#[retry]` retries the `Err`s of the function, and this function returns `{}`: return \
+                 `Result<{}, E>`",
+                out.shown, out.shown
+            ),
+        );
+    }
+    for (hook, name) in [(&r.retry_on, "retry_on"), (&r.retry_after, "retry_after")] {
+        if let (Some(h), false) = (hook, out.is_result) {
+            errors.at(
+                h.span(),
+                format!(
+                    "`{name}` reads `Err` values, but this function returns `{}`, not a `Result`",
+                    out.shown
+                ),
+            );
+        }
+    }
+    arguments(func, errors);
+}
+
+/// Every argument is bound again per attempt: by name, `&self` or a clone of a value.
+fn arguments(func: &Function, errors: &mut Errors) {
+    for input in &func.sig.inputs {
+        match input {
+            FnArg::Receiver(r) if r.reference.is_none() => errors.at(
+                r.self_token.span,
+                "`#[retry]` runs the body once per attempt and cannot rebind `self` taken by value: \
+                 take `&self`",
+            ),
+            FnArg::Receiver(r) if r.mutability.is_some() => errors.at(
+                r.self_token.span,
+                "`#[retry]` runs the body once per attempt and cannot lend `&mut self` to each: take `&self`",
+            ),
+            FnArg::Receiver(_) => {}
+            FnArg::Typed(t) => {
+                if let Type::Reference(re) = &*t.ty {
+                    if re.mutability.is_some() {
+                        errors.push(syn::Error::new_spanned(
+                            &t.ty,
+                            "`#[retry]` runs the body once per attempt and cannot lend a `&mut` argument \
+                             to each: take it by value (cloned per attempt) or by shared reference",
+                        ));
+                        continue;
+                    }
+                }
+                let named = matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none() && !is_renamed_pattern(p));
+                if !named || !t.attrs.is_empty() {
+                    errors.at(
+                        t.pat.span(),
+                        "`#[retry]` clones each argument for every attempt, by name, and this argument is a \
+                         pattern or has attributes: give it a plain name and destructure it in the body",
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! `#[retry]` alone and composed with `#[breaker]` and `#[bulkhead]`, on a paused clock.
+
+mod common;
+
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::time::Duration;
+
+use common::DepError;
+use fusebox::{breaker, bulkhead, registry, retry, Rejection};
+
+/// Fails while `n` (the attempt's number, from 1) is below `ok_from`.
+fn outcome(n: u32, ok_from: u32) -> Result<u32, DepError> {
+    if n < ok_from {
+        Err(DepError::Down)
+    } else {
+        Ok(n)
+    }
+}
+
+static FLAKY: AtomicU32 = AtomicU32::new(0);
+
+/// By-value `String`: cloned for each attempt, so every attempt sees it whole.
+#[retry(attempts = 3, backoff = "10ms")]
+#[breaker(name = "rt-flaky")]
+async fn flaky(label: String) -> Result<u32, DepError> {
+    let n = FLAKY.fetch_add(1, Relaxed) + 1;
+    assert_eq!(
+        label, "order-7",
+        "each attempt gets its own copy of the argument"
+    );
+    drop(label);
+    outcome(n, 3)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_fn_is_retried_until_it_succeeds() {
+    assert_eq!(flaky("order-7".to_owned()).await.unwrap(), 3);
+    assert_eq!(FLAKY.load(Relaxed), 3);
+    let b = registry().breaker("rt-flaky").unwrap();
+    assert_eq!(b.metrics().failed, 2, "each attempt is a call of its own");
+    let m = fusebox::metrics();
+    let r = m.retry("rt-flaky").unwrap();
+    assert_eq!((r.calls, r.retries), (1, 2));
+}
+
+static OPEN_A: AtomicU32 = AtomicU32::new(0);
+static OPEN_B: AtomicU32 = AtomicU32::new(0);
+
+#[retry(attempts = 5, backoff = "1ms")]
+#[breaker(name = "rt-open-a")]
+async fn open_retry_first() -> Result<u32, DepError> {
+    OPEN_A.fetch_add(1, Relaxed);
+    Err(DepError::Down)
+}
+
+// The other order: the breaker written first, with the same meaning.
+#[breaker(name = "rt-open-b")]
+#[retry(attempts = 5, backoff = "1ms")]
+async fn open_breaker_first() -> Result<u32, DepError> {
+    OPEN_B.fetch_add(1, Relaxed);
+    Err(DepError::Down)
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_open_breaker_is_never_retried_in_either_order() {
+    for (name, calls) in [("rt-open-a", &OPEN_A), ("rt-open-b", &OPEN_B)] {
+        let call = || async {
+            if name == "rt-open-a" {
+                open_retry_first().await
+            } else {
+                open_breaker_first().await
+            }
+        };
+        // Closed: every attempt runs, and the breaker counts each.
+        assert!(matches!(call().await, Err(DepError::Down)));
+        assert_eq!(calls.load(Relaxed), 5, "{name}: five attempts");
+        let b = registry().breaker(name).unwrap();
+        assert_eq!(
+            b.metrics().failed,
+            5,
+            "{name}: the breaker saw each attempt"
+        );
+        b.force_open();
+        let r = call().await;
+        assert!(
+            matches!(r, Err(DepError::Unavailable(Rejection::Open { .. }))),
+            "{name}: {r:?}"
+        );
+        assert_eq!(
+            calls.load(Relaxed),
+            5,
+            "{name}: no attempt into an open breaker"
+        );
+        let m = fusebox::metrics();
+        assert_eq!(
+            m.retry(name).unwrap().retries,
+            4,
+            "{name}: no retry of the refusal"
+        );
+    }
+}
+
+static SLOW: AtomicU32 = AtomicU32::new(0);
+static SLOW_IDEM: AtomicU32 = AtomicU32::new(0);
+
+#[retry(attempts = 3, backoff = "1ms")]
+#[breaker(name = "rt-timeout", timeout = "100ms")]
+async fn slow_payment() -> Result<u32, DepError> {
+    SLOW.fetch_add(1, Relaxed);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Ok(1)
+}
+
+#[retry(attempts = 3, backoff = "1ms", idempotent)]
+#[breaker(name = "rt-timeout-idem", timeout = "100ms")]
+async fn slow_read() -> Result<u32, DepError> {
+    let n = SLOW_IDEM.fetch_add(1, Relaxed) + 1;
+    if n < 3 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    Ok(n)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_is_retried_only_when_idempotent() {
+    let r = slow_payment().await;
+    assert!(
+        matches!(r, Err(DepError::Unavailable(Rejection::TimedOut { .. }))),
+        "{r:?}"
+    );
+    assert_eq!(SLOW.load(Relaxed), 1, "a payment may have gone through");
+    assert_eq!(slow_read().await.unwrap(), 3);
+    assert_eq!(SLOW_IDEM.load(Relaxed), 3);
+}
+
+static BROKE: AtomicU32 = AtomicU32::new(0);
+
+#[retry(attempts = 3, backoff = "1ms", budget = 0, budget_floor = 0)]
+#[breaker(name = "rt-budget")]
+async fn no_budget() -> Result<u32, DepError> {
+    BROKE.fetch_add(1, Relaxed);
+    Err(DepError::Down)
+}
+
+#[tokio::test(start_paused = true)]
+async fn budget_refusals_show_in_metrics() {
+    for _ in 0..4 {
+        assert!(matches!(no_budget().await, Err(DepError::Down)));
+    }
+    assert_eq!(BROKE.load(Relaxed), 4, "no budget, no retry");
+    let m = fusebox::metrics();
+    let r = m.retry("rt-budget").unwrap();
+    assert_eq!((r.calls, r.retries, r.budget_exhausted), (4, 0, 4));
+}
+
+static ALONE: AtomicU32 = AtomicU32::new(0);
+
+/// Alone, every `Err` of the body is retried; a reference argument is copied.
+#[retry(attempts = 4, backoff = "5ms")]
+async fn alone(what: &str) -> Result<String, String> {
+    let n = ALONE.fetch_add(1, Relaxed) + 1;
+    if n < 4 {
+        return Err(format!("{what} failed"));
+    }
+    Ok(format!("{what} #{n}"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn alone_it_retries_the_fns_errors() {
+    assert_eq!(alone("fetch").await.unwrap(), "fetch #4");
+}
+
+static NOT_FOUND: AtomicU32 = AtomicU32::new(0);
+
+fn counts(e: &DepError) -> bool {
+    !matches!(e, DepError::NotFound)
+}
+
+/// What the breaker does not count is not retried either, by default.
+#[retry(attempts = 3, backoff = "1ms")]
+#[breaker(name = "rt-ignored", failure = counts)]
+async fn lookup() -> Result<u32, DepError> {
+    NOT_FOUND.fetch_add(1, Relaxed);
+    Err(DepError::NotFound)
+}
+
+#[tokio::test(start_paused = true)]
+async fn errors_the_breaker_ignores_are_not_retried() {
+    assert!(matches!(lookup().await, Err(DepError::NotFound)));
+    assert_eq!(NOT_FOUND.load(Relaxed), 1);
+}
+
+static FALLBACK_CALLS: AtomicU32 = AtomicU32::new(0);
+static WITH_FALLBACK: AtomicU32 = AtomicU32::new(0);
+
+fn cached(_: fusebox::Error<DepError>) -> Result<u32, DepError> {
+    FALLBACK_CALLS.fetch_add(1, Relaxed);
+    Ok(0)
+}
+
+#[breaker(name = "rt-fallback", fallback = cached)]
+#[retry(attempts = 3, backoff = "1ms")]
+async fn with_fallback() -> Result<u32, DepError> {
+    WITH_FALLBACK.fetch_add(1, Relaxed);
+    Err(DepError::Down)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_fallback_answers_once_after_the_retries() {
+    assert_eq!(with_fallback().await.unwrap(), 0);
+    assert_eq!(WITH_FALLBACK.load(Relaxed), 3);
+    assert_eq!(FALLBACK_CALLS.load(Relaxed), 1);
+}
+
+struct Client {
+    calls: AtomicU32,
+}
+
+impl Client {
+    /// A generic method with a bulkhead: each attempt takes (and gives back) a slot.
+    #[bulkhead(pool = 1, name = "rt-method")]
+    #[retry(attempts = 2, backoff = "1ms")]
+    async fn get<T: Clone + Send>(&self, v: T) -> Result<T, DepError> {
+        if self.calls.fetch_add(1, Relaxed) == 0 {
+            return Err(DepError::Down);
+        }
+        Ok(v)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn methods_and_generics_retry_through_the_bulkhead() {
+    let c = Client {
+        calls: AtomicU32::new(0),
+    };
+    assert_eq!(c.get(vec![1, 2]).await.unwrap(), vec![1, 2]);
+    assert_eq!(c.calls.load(Relaxed), 2);
+    assert_eq!(registry().bulkhead("rt-method").unwrap().in_flight(), 0);
+    let m = fusebox::metrics();
+    assert_eq!(m.retry("rt-method").unwrap().retries, 1);
+}
+
+static HINTED: AtomicU32 = AtomicU32::new(0);
+
+/// `Busy(ms)` carries the server's pushback; `Fatal` is never worth another try.
+#[derive(Debug)]
+enum ApiError {
+    Busy(u64),
+    Fatal,
+    Rejected,
+}
+
+impl From<Rejection> for ApiError {
+    fn from(_: Rejection) -> Self {
+        ApiError::Rejected
+    }
+}
+
+fn transient(e: &ApiError) -> bool {
+    matches!(e, ApiError::Busy(_))
+}
+
+fn pushback(e: &ApiError) -> Option<Duration> {
+    match e {
+        ApiError::Busy(ms) => Some(Duration::from_millis(*ms)),
+        _ => None,
+    }
+}
+
+#[retry(attempts = 3, backoff = "1ms", retry_on = transient, retry_after = pushback)]
+#[breaker(name = "rt-hinted")]
+async fn hinted(fatal: bool) -> Result<u32, ApiError> {
+    let n = HINTED.fetch_add(1, Relaxed) + 1;
+    match (fatal, n) {
+        (true, _) => Err(ApiError::Fatal),
+        (false, 1) => Err(ApiError::Busy(700)),
+        (false, _) => Ok(n),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_on_and_retry_after_are_honoured() {
+    let started = tokio::time::Instant::now();
+    assert_eq!(hinted(false).await.unwrap(), 2);
+    assert!(
+        started.elapsed() >= Duration::from_millis(700),
+        "waited as the server asked"
+    );
+    assert!(matches!(hinted(true).await, Err(ApiError::Fatal)));
+    assert_eq!(HINTED.load(Relaxed), 3, "a fatal error is not retried");
+}
