@@ -39,7 +39,10 @@ pub(super) const LOGGED: u64 = 1 << 63;
 #[derive(Default)]
 pub(crate) struct Counters {
     pub(crate) failed: AtomicU64,
+    /// Errors excluded by the failure predicate and calls classified ignored.
     pub(crate) ignored: AtomicU64,
+    /// Of `ignored`, the errors the failure predicate excluded (recorded as successes).
+    pub(crate) excluded: AtomicU64,
     pub(crate) timeouts: AtomicU64,
     pub(crate) panicked: AtomicU64,
     pub(crate) cancelled: AtomicU64,

@@ -5,6 +5,7 @@ pub(crate) mod core;
 pub(crate) mod events;
 mod forced;
 mod half_open;
+mod outcome;
 pub(crate) mod permit;
 mod recovery;
 mod stuck;
@@ -16,8 +17,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use call::run;
 pub use call::Completion;
+pub(crate) use call::{run, run_classified};
+pub use outcome::Outcome;
 
 use self::core::Core;
 use self::events::{Events, Reason};
@@ -210,7 +212,11 @@ impl Breaker {
         run(&self.0, None, fut, |_| true).await.into_result()
     }
 
-    /// Calls `fut` through the breaker; only errors for which `is_failure` is true count.
+    /// Calls `fut` through the breaker; only errors for which `is_failure` is true count as
+    /// failures. An error it excludes counts as a **success** (it fills `min_calls`, lowers
+    /// the failure rate, passes as a half-open trial) and is returned as
+    /// `Completion::Ignored`, without the fallback; to have an error count as neither, use
+    /// [`call_classified`](Self::call_classified) with [`Outcome::Ignored`].
     ///
     /// ```
     /// # use fusebox_runtime::{Breaker, Completion};
@@ -227,6 +233,33 @@ impl Breaker {
         C: FnOnce(&E) -> bool,
     {
         run(&self.0, None, fut, is_failure).await
+    }
+
+    /// Calls `fut` through the breaker and lets `classify` say what its result was: a
+    /// success, a failure (an `Ok` too, returned as is), or ignored (no place in the window,
+    /// not a half-open trial). See [`Outcome`] for what each does.
+    ///
+    /// ```
+    /// # use fusebox_runtime::{Breaker, Completion, Outcome};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let b = Breaker::builder("http").build_detached().unwrap();
+    /// let c = b
+    ///     .call_classified(async { Ok::<u16, ()>(503) }, |r: &Result<u16, ()>| match r {
+    ///         Ok(s) if *s >= 500 => Outcome::Failure,
+    ///         Ok(_) => Outcome::Success,
+    ///         Err(()) => Outcome::Failure,
+    ///     })
+    ///     .await;
+    /// assert!(matches!(c, Completion::Ok(503)));
+    /// assert_eq!(b.metrics().failed, 1);
+    /// # }
+    /// ```
+    pub async fn call_classified<T, E, F, C>(&self, fut: F, classify: C) -> Completion<T, E>
+    where
+        F: Future<Output = Result<T, E>>,
+        C: FnOnce(&Result<T, E>) -> Outcome,
+    {
+        run_classified(&self.0, None, fut, classify).await
     }
 
     /// Calls `fut` through the breaker, then the bulkhead: an open breaker takes no permit,

@@ -17,7 +17,10 @@ use crate::window::{Sample, Ticket};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
     Success,
-    /// An `Err` the failure predicate does not count (the dependency answered).
+    /// An `Err` the failure predicate does not count (the dependency answered): recorded
+    /// as a call that did not fail.
+    Excluded,
+    /// Neither success nor failure: no place in the window, and a trial's slot given back.
     Ignored,
     Failure,
     TimedOut,
@@ -243,6 +246,10 @@ impl<'a> Permit<'a> {
         // A success bumps no counter: it is derived from the window (`successes.rs`).
         if let Some(counter) = match outcome {
             Outcome::Success => None,
+            Outcome::Excluded => {
+                bump(&c.excluded);
+                Some(&c.ignored)
+            }
             Outcome::Ignored => Some(&c.ignored),
             Outcome::Failure => Some(&c.failed),
             Outcome::TimedOut => Some(&c.timeouts),
@@ -258,7 +265,10 @@ impl<'a> Permit<'a> {
                 core.successes.outside();
             }
             let result = match outcome {
-                Outcome::BulkheadFull | Outcome::FullBehindSlow => TrialEnd::Released,
+                // An ignored trial tells nothing: its slot goes to the next caller.
+                Outcome::BulkheadFull | Outcome::FullBehindSlow | Outcome::Ignored => {
+                    TrialEnd::Released
+                }
                 Outcome::Cancelled => self.abandoned_trial(),
                 _ => {
                     // Slow by the trial bound (`half_open_slow`, else the slow rule's), as
@@ -289,7 +299,10 @@ impl<'a> Permit<'a> {
             }
             return;
         }
-        if matches!(outcome, Outcome::Cancelled | Outcome::BulkheadFull) {
+        if matches!(
+            outcome,
+            Outcome::Cancelled | Outcome::BulkheadFull | Outcome::Ignored
+        ) {
             // A sample slow in flight stays in the window, and stays "not a success".
             return;
         }
