@@ -117,7 +117,7 @@ pub mod __private {
     pub use crate::breaker::{Breaker, Completion, Outcome};
     pub use crate::bulkhead::{Bulkhead, BulkheadConfig};
     pub use crate::call_site::{
-        record_stale, run, run_bulkhead, static_breaker, static_bulkhead, Site,
+        record_stale, run, run_bulkhead, run_classified, static_breaker, static_bulkhead, Site,
     };
     pub use crate::error::Error;
     pub use crate::macro_support::{
