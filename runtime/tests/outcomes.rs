@@ -207,3 +207,23 @@ async fn tower_layer_and_builder_classify_alike() {
     assert_eq!(svc.ready().await.unwrap().call(Ok(503)).await.unwrap(), 503);
     assert_eq!(b.state(), State::Open);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_half_open_short_of_its_trials_reopens_at_the_bound() {
+    let b = half_open(3).await;
+    call(&b, Ok(200)).await;
+    call(&b, Ok(200)).await;
+    advance(Duration::from_secs(29)).await;
+    assert_eq!(b.state(), State::HalfOpen);
+    advance(Duration::from_secs(1)).await;
+    // 30 s (the default half-open window) without a third trial: the next caller finds it
+    // reopened, not a trial that would have closed it.
+    assert!(matches!(call(&b, Ok(200)).await, Completion::Failed(_)));
+    assert_eq!(b.state(), State::Open);
+    // The next episode closes on three passed trials as usual.
+    advance(Duration::from_secs(1)).await;
+    for _ in 0..3 {
+        call(&b, Ok(200)).await;
+    }
+    assert_eq!(b.state(), State::Closed);
+}
