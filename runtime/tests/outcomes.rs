@@ -227,3 +227,38 @@ async fn a_half_open_short_of_its_trials_reopens_at_the_bound() {
     }
     assert_eq!(b.state(), State::Closed);
 }
+
+#[tokio::test(start_paused = true)]
+async fn forced_closed_records_unless_told_not_to() {
+    let b = window(4);
+    b.force_close();
+    for _ in 0..3 {
+        call(&b, Err(Dep::Down)).await;
+    }
+    let m = b.metrics();
+    // Recorded (resilience4j's METRICS_ONLY): the window shows the failures, nothing trips.
+    assert_eq!(
+        (m.state, m.recording, m.window_calls),
+        (State::ForcedClosed, true, 3)
+    );
+
+    b.force_close_unrecorded();
+    let before = b.metrics().window_calls;
+    for _ in 0..5 {
+        call(&b, Err(Dep::Down)).await;
+        call(&b, Ok(200)).await;
+    }
+    let m = b.metrics();
+    // Record nothing (its DISABLED): counted in the lifetime counters only.
+    assert_eq!((m.state, m.recording), (State::ForcedClosed, false));
+    assert_eq!(m.window_calls, before);
+    assert_eq!((m.failed, m.succeeded), (8, 5));
+
+    // Released, it records and judges again.
+    b.reset();
+    assert!(b.metrics().recording);
+    for _ in 0..4 {
+        call(&b, Err(Dep::Down)).await;
+    }
+    assert_eq!(b.state(), State::Open);
+}

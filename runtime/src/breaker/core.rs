@@ -25,7 +25,7 @@ use crate::clock::{nanos, Clock};
 use crate::error::Rejection;
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
-use crate::sync::atomic::{AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use crate::sync::{lock, Mutex};
 use crate::window::{Totals, Window};
 
@@ -93,6 +93,10 @@ pub(crate) struct Core {
     /// This breaker's calls in flight already past the slow bound (marked slow in flight):
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
     pub(crate) slow_in_flight: AtomicU64,
+    /// While `ForcedClosed`: whether calls are recorded (`force_close`, resilience4j's
+    /// METRICS_ONLY) or not (`force_close_unrecorded`, its DISABLED). Written under `rare`
+    /// before the state word moves, so a caller that sees the forced state sees its flag.
+    pub(super) unrecorded: AtomicBool,
 }
 
 /// The result of asking to make a call.
@@ -103,6 +107,8 @@ pub(crate) enum Admission {
     Trial(u64),
     /// A probe let through while open (`probe_every`), under this generation.
     Probe(u64),
+    /// Let through while forced closed without recording: counted, never in the window.
+    Unrecorded(u64),
 }
 
 impl Core {
@@ -126,6 +132,7 @@ impl Core {
             successes: Successes::default(),
             events,
             slow_in_flight: AtomicU64::new(0),
+            unrecorded: AtomicBool::new(false),
         }
     }
 
@@ -199,6 +206,9 @@ impl Core {
                 State::Closed => return Ok(Admission::Normal(w.generation())),
                 State::ForcedClosed => {
                     self.check_stuck(now);
+                    if self.unrecorded.load(Acquire) {
+                        return Ok(Admission::Unrecorded(w.generation()));
+                    }
                     return Ok(Admission::Normal(w.generation()));
                 }
                 State::ForcedOpen => {

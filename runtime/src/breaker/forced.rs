@@ -13,10 +13,24 @@ use crate::sync::lock;
 impl Core {
     /// Forces `to` (a forced state, or `Closed` for a reset), lapsing after `for_` if given.
     pub(crate) fn force(&self, to: State, reason: Reason, for_: Option<Duration>, now: u64) {
+        self.force_recording(to, reason, for_, true, now);
+    }
+
+    /// [`force`](Self::force), saying whether a forced-closed breaker records its calls.
+    pub(crate) fn force_recording(
+        &self,
+        to: State,
+        reason: Reason,
+        for_: Option<Duration>,
+        recording: bool,
+        now: u64,
+    ) {
         let until = for_.map_or(NEVER, |d| now.saturating_add(nanos(d)));
         let mut rare = lock(&self.rare);
         let cur = self.word();
         self.until.store(until, Release);
+        // Before the word moves: a caller that sees the new state sees its flag.
+        self.unrecorded.store(!recording, Release);
         let event = self.switch(&mut rare, cur, to, reason, now);
         drop(rare);
         self.events.emit(event);
@@ -36,6 +50,11 @@ impl Core {
         }
         self.transition(Some(w), to, Reason::ForceExpired, now);
         true
+    }
+
+    /// Whether calls go into the window now: always, except forced closed without recording.
+    pub(crate) fn recording(&self) -> bool {
+        !(self.state() == State::ForcedClosed && self.unrecorded.load(Acquire))
     }
 
     /// Time left of a forced state that lapses, if the breaker is in one.

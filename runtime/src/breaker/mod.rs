@@ -127,8 +127,34 @@ impl Breaker {
     /// Holds the breaker closed: every call goes through and nothing trips, until `reset`.
     /// Logged at WARN (nothing protects the dependency); held longer than `alert_after`, the
     /// breaker is `stuck`.
+    ///
+    /// Calls are still **recorded** into the window (resilience4j's METRICS_ONLY): the
+    /// metrics keep showing the dependency's failure rate, and the window is what the breaker
+    /// judges by once released with `reset`. For "record nothing", see
+    /// [`force_close_unrecorded`](Breaker::force_close_unrecorded).
     pub fn force_close(&self) {
         self.force(State::ForcedClosed, Reason::Forced, None);
+    }
+
+    /// Holds the breaker closed and records nothing into its window (resilience4j's
+    /// DISABLED), e.g. while a dependency is being worked on: every call goes through and is
+    /// counted in the lifetime counters only. The state is `ForcedClosed`; the metrics'
+    /// `recording` is false. Ended by `reset` or any other force.
+    ///
+    /// ```
+    /// use fusebox_runtime::{Breaker, Error, State};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let b = Breaker::builder("unrecorded-doc").build_detached().unwrap();
+    /// b.force_close_unrecorded();
+    /// let _: Result<(), Error<&str>> = b.call(async { Err("maintenance") }).await;
+    /// let m = b.metrics();
+    /// assert_eq!((m.state, m.recording, m.window_calls, m.failed), (State::ForcedClosed, false, 0, 1));
+    /// # }
+    /// ```
+    pub fn force_close_unrecorded(&self) {
+        let now = self.0.clock.now();
+        self.0
+            .force_recording(State::ForcedClosed, Reason::Forced, None, false, now);
     }
 
     /// [`force_open`](Breaker::force_open) for `d` on `tokio::time`'s clock; then the breaker

@@ -63,15 +63,18 @@ pub(crate) struct Permit<'a> {
     /// tell the call's panic from an unrelated unwind (a `join!` sibling, a `block_on` caller).
     in_poll: bool,
     done: bool,
+    /// Forced closed without recording: counters only, never the window.
+    unrecorded: bool,
 }
 
 impl<'a> Permit<'a> {
     pub(crate) fn new(core: &'a Core, a: Admission) -> Permit<'a> {
         let (gen, trial, probe) = match a {
-            Admission::Normal(g) => (g, false, false),
+            Admission::Normal(g) | Admission::Unrecorded(g) => (g, false, false),
             Admission::Trial(g) => (g, true, false),
             Admission::Probe(g) => (g, true, true),
         };
+        let unrecorded = matches!(a, Admission::Unrecorded(_));
         Permit {
             core,
             gen,
@@ -83,6 +86,7 @@ impl<'a> Permit<'a> {
             slow_in_window: false,
             in_poll: false,
             done: false,
+            unrecorded,
         }
     }
 
@@ -220,7 +224,12 @@ impl<'a> Permit<'a> {
         }
     }
 
+    /// Whether the call's result goes into the window: its generation still holds, and it
+    /// was not let through unrecorded.
     fn is_current(&self) -> bool {
+        if self.unrecorded {
+            return false;
+        }
         let w = self.core.word();
         w.generation() == self.gen && w.state().admits_all()
     }

@@ -67,6 +67,10 @@ pub struct BreakerMetrics {
     pub rejected_by_bulkhead: u64,
     /// Calls slower than the slow bound (including those counted while in flight).
     pub slow: u64,
+    /// Whether calls go into the window: false only while forced closed without recording
+    /// ([`Breaker::force_close_unrecorded`](crate::Breaker::force_close_unrecorded)); a plain
+    /// `force_close` records.
+    pub recording: bool,
     /// Calls in the current window.
     pub window_calls: u64,
     #[cfg_attr(feature = "serde", serde(rename = "failure_rate_pct"))]
@@ -215,6 +219,7 @@ impl BreakerMetrics {
             rejected_by_reason: by_reason,
             rejected_by_bulkhead: rejected_full,
             slow: load(&c.slow),
+            recording: core.recording(),
             window_calls: totals.calls,
             failure_rate: pct(totals.failures, totals.calls),
             slow_rate: pct(totals.slow, totals.calls),
