@@ -194,6 +194,26 @@ impl Breaker {
         self.force(State::ForcedClosed, Reason::Forced, Some(d));
     }
 
+    /// [`force_close_unrecorded`](Breaker::force_close_unrecorded) for `d`; then back to
+    /// closed with an empty window, recording again.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::{Breaker, State};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let b = Breaker::builder("unrecorded-for-doc").build_detached().unwrap();
+    /// b.force_close_unrecorded_for(Duration::from_secs(60));
+    /// assert!(!b.metrics().recording);
+    /// tokio::time::advance(Duration::from_secs(60)).await;
+    /// assert_eq!((b.metrics().state, b.metrics().recording), (State::Closed, true));
+    /// # }
+    /// ```
+    pub fn force_close_unrecorded_for(&self, d: Duration) {
+        let now = self.0.clock.now();
+        self.0
+            .force_recording(State::ForcedClosed, Reason::Forced, Some(d), false, now);
+    }
+
     /// Back to `Closed` with an empty window and no open-period growth.
     pub fn reset(&self) {
         self.force(State::Closed, Reason::Reset, None);
