@@ -25,7 +25,7 @@ use crate::clock::{nanos, Clock};
 use crate::error::Rejection;
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
-use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicU64, Ordering::*};
 use crate::sync::{lock, Mutex};
 use crate::window::{Totals, Window};
 
@@ -41,8 +41,6 @@ pub(crate) struct Counters {
     pub(crate) failed: AtomicU64,
     /// Errors excluded by the failure predicate and calls classified ignored.
     pub(crate) ignored: AtomicU64,
-    /// Of `ignored`, the errors the failure predicate excluded (recorded as successes).
-    pub(crate) excluded: AtomicU64,
     pub(crate) timeouts: AtomicU64,
     pub(crate) panicked: AtomicU64,
     pub(crate) cancelled: AtomicU64,
@@ -93,10 +91,6 @@ pub(crate) struct Core {
     /// This breaker's calls in flight already past the slow bound (marked slow in flight):
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
     pub(crate) slow_in_flight: AtomicU64,
-    /// While `ForcedClosed`: whether calls are recorded (`force_close`, resilience4j's
-    /// METRICS_ONLY) or not (`force_close_unrecorded`, its DISABLED). Written under `rare`
-    /// before the state word moves, so a caller that sees the forced state sees its flag.
-    pub(super) unrecorded: AtomicBool,
 }
 
 /// The result of asking to make a call.
@@ -132,7 +126,6 @@ impl Core {
             successes: Successes::default(),
             events,
             slow_in_flight: AtomicU64::new(0),
-            unrecorded: AtomicBool::new(false),
         }
     }
 
@@ -183,7 +176,7 @@ impl Core {
     #[cold]
     fn admit_slow(&self, mut w: Word) -> Result<Admission, Rejection> {
         if w.state() == State::ForcedOpen
-            && self.until.load(Acquire) == NEVER
+            && self.force_until() == NEVER
             && self.unhealthy_since.load(Relaxed) & LOGGED != 0
         {
             // Held open with no deadline and already reported stuck: nothing left to compare
@@ -206,7 +199,7 @@ impl Core {
                 State::Closed => return Ok(Admission::Normal(w.generation())),
                 State::ForcedClosed => {
                     self.check_stuck(now);
-                    if self.unrecorded.load(Acquire) {
+                    if !self.records_forced() {
                         return Ok(Admission::Unrecorded(w.generation()));
                     }
                     return Ok(Admission::Normal(w.generation()));

@@ -255,11 +255,8 @@ impl<'a> Permit<'a> {
         // A success bumps no counter: it is derived from the window (`successes.rs`).
         if let Some(counter) = match outcome {
             Outcome::Success => None,
-            Outcome::Excluded => {
-                bump(&c.excluded);
-                Some(&c.ignored)
-            }
-            Outcome::Ignored => Some(&c.ignored),
+            // One counter for both (a breaker stays within 1 KiB): errors not counted as failures.
+            Outcome::Excluded | Outcome::Ignored => Some(&c.ignored),
             Outcome::Failure => Some(&c.failed),
             Outcome::TimedOut => Some(&c.timeouts),
             Outcome::Panicked => Some(&c.panicked),

@@ -46,12 +46,10 @@ pub struct BreakerMetrics {
     /// Calls that returned a counted `Err`.
     pub failed: u64,
     /// Calls counted neither as failures nor as plain `Ok` successes: the ignored outcome
-    /// (`ignore`, `Outcome::Ignored`: no place in the window, not a trial) plus the `Err`s
-    /// the `failure` predicate excludes (`excluded`, recorded in the window as successes).
+    /// (`ignore`, `Outcome::Ignored`: no place in the window, not a trial) plus, as before,
+    /// the `Err`s the `failure` predicate excludes (which the window records as calls that
+    /// did not fail). `window_calls` tells them apart.
     pub ignored: u64,
-    /// Of `ignored`, the `Err`s the `failure` predicate excluded: recorded in the window as
-    /// calls that did not fail. `ignored - excluded` took no place in the window.
-    pub excluded: u64,
     /// Calls cut off by the timeout (failures).
     pub timed_out: u64,
     /// Calls that panicked (failures).
@@ -211,7 +209,6 @@ impl BreakerMetrics {
             succeeded,
             failed,
             ignored,
-            excluded: load(&c.excluded),
             timed_out,
             panicked,
             cancelled,

@@ -65,12 +65,7 @@ pub(crate) const TIME_IN_STATE: Family = fam(
 pub(crate) const CALLS: Family = fam(
     "fusebox_breaker_calls_total",
     Kind::Counter,
-    "Calls that ran through the breaker, by outcome (rejected calls are in fusebox_breaker_rejected_total); ignored: calls classified ignored (no place in the window) plus errors the failure predicate excluded (fusebox_breaker_excluded_calls_total).",
-);
-pub(crate) const EXCLUDED: Family = fam(
-    "fusebox_breaker_excluded_calls_total",
-    Kind::Counter,
-    "Of the ignored calls, the errors the failure predicate excluded: recorded in the window as calls that did not fail.",
+    "Calls that ran through the breaker, by outcome (rejected calls are in fusebox_breaker_rejected_total); ignored: calls classified ignored (no place in the window) plus errors the failure predicate excluded (recorded in the window as calls that did not fail).",
 );
 pub(crate) const RECORDING: Family = fam(
     "fusebox_breaker_recording",
@@ -303,7 +298,6 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
             out(Some(("reason", reason)), int(n));
         }
     });
-    per_breaker(sink, m, &EXCLUDED, |b, out| out(None, int(b.excluded)));
     per_breaker(sink, m, &RECORDING, |b, out| {
         out(None, int(u8::from(b.recording)))
     });
