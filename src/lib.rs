@@ -109,7 +109,7 @@ pub mod settings {
 /// # }
 /// ```
 pub mod call {
-    pub use fusebox_runtime::{BulkheadPermit, Completion};
+    pub use fusebox_runtime::{BulkheadPermit, Completion, Outcome};
 }
 
 /// State transitions as [`Registry::subscribe`](crate::registry::Registry::subscribe) and the

@@ -204,3 +204,32 @@ async fn a_ramping_breaker_shows_closed_with_its_share() {
     assert!((0.05..0.06).contains(&share), "{m}");
     assert!(m["rejected_by_reason"]["ramp"].is_u64(), "{m}");
 }
+
+#[tokio::test]
+async fn a_close_says_whether_it_records() {
+    let b = Breaker::builder("act-record").build().unwrap();
+    let base = serve(false).await;
+    let m = post_json(&format!("{base}/actions/close/act-record")).await;
+    assert_eq!(
+        (m["state"].as_str(), m["recording"].as_bool()),
+        (Some("forced_closed"), Some(true))
+    );
+    let m = post_json(&format!(
+        "{base}/actions/close/act-record?record=false&for=10m"
+    ))
+    .await;
+    assert_eq!(
+        (m["state"].as_str(), m["recording"].as_bool()),
+        (Some("forced_closed"), Some(false))
+    );
+    let _: Result<(), fusebox::Error<()>> = b.call(async { Err(()) }).await;
+    assert_eq!(b.metrics().window_calls, 0, "recorded nothing");
+    for query in ["record=no", "record="] {
+        let (status, body) = post(&format!("{base}/actions/close/act-record?{query}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {body}");
+    }
+    let (status, _) = post(&format!("{base}/actions/open/act-record?record=false")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let m = post_json(&format!("{base}/actions/reset/act-record")).await;
+    assert_eq!(m["recording"].as_bool(), Some(true));
+}

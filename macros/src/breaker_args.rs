@@ -3,7 +3,7 @@
 //! Every settings value goes through `RawSettings::set_text` and the whole set through
 //! `RawSettings::check`, the checks the runtime's builder and text parsing run: what compiles
 //! is exactly what the breaker runs with. The arguments that are not settings (`name`, `key`,
-//! `failure`, `fallback`, `stale_*`, `crate`) are checked here.
+//! `failure`, `ignore`, `failure_if_ok`, `fallback`, `stale_*`, `crate`) are checked here.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -16,8 +16,10 @@ use crate::args::{Arg, Errors};
 use crate::checks;
 
 /// The arguments of `#[breaker]` that are not settings (the runtime's breaker never sees them).
-const NOT_SETTINGS: [&str; 8] = [
+const NOT_SETTINGS: [&str; 10] = [
     "failure",
+    "ignore",
+    "failure_if_ok",
     "fallback",
     "stale_for",
     "stale_key",
@@ -68,6 +70,11 @@ pub struct BreakerArgs {
     /// The settings keys the user wrote, in order, with the span of each key.
     pub given: Vec<(&'static str, Span)>,
     pub failure: Option<Expr>,
+    /// `ignore = path`: `fn(&E) -> bool`, true for an error that is neither success nor
+    /// failure (checked before `failure`).
+    pub ignore: Option<Expr>,
+    /// `failure_if_ok = path`: `fn(&T) -> bool`, true for an `Ok` value that is a failure.
+    pub failure_if_ok: Option<Expr>,
     pub fallback: Option<Expr>,
     pub stale_for: Option<Duration>,
     pub stale_key: Option<Expr>,
@@ -141,6 +148,8 @@ impl BreakerArgs {
             "name" => self.name = Some(checks::name(arg)?),
             "key" => self.key = Some(arg.value.clone()),
             "failure" => self.failure = Some(arg.value.clone()),
+            "ignore" => self.ignore = Some(arg.value.clone()),
+            "failure_if_ok" => self.failure_if_ok = Some(arg.value.clone()),
             "fallback" => self.fallback = Some(path_like(arg)?),
             "stale_for" => self.stale_for = Some(checks::duration(arg, "stale_for")?),
             "stale_key" => self.stale_key = Some(arg.value.clone()),

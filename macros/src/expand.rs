@@ -132,7 +132,10 @@ fn run_call(
         Some(b) => {
             let handle = &b.handle;
             let failure = failure_predicate(v.breaker.as_ref());
-            quote!(#pv::run(::core::option::Option::Some(#handle), #bulkhead, #call, #failure))
+            let Some(classify) = classifier(v.breaker.as_ref(), &failure, pv) else {
+                return quote!(#pv::run(::core::option::Option::Some(#handle), #bulkhead, #call, #failure));
+            };
+            quote!(#pv::run_classified(::core::option::Option::Some(#handle), #bulkhead, #call, #classify))
         }
         None => quote!(#pv::run_bulkhead(#bulkhead, #call)),
     }
@@ -158,6 +161,38 @@ fn failure_predicate(breaker: Option<&BreakerArgs>) -> TokenStream {
         }
         None => quote!(|_| true),
     }
+}
+
+/// With `ignore` or `failure_if_ok`, the three-way classifier (`Outcome::of`): `ignore`
+/// first, then `failure`, and `failure_if_ok` for `Ok` values. Each path is a fn pointer so
+/// that a wrong signature is one type error at the path. `None` without either: the plain
+/// predicate path is kept (nothing changes for existing users' generated code).
+fn classifier(
+    breaker: Option<&BreakerArgs>,
+    failure: &TokenStream,
+    pv: &TokenStream,
+) -> Option<TokenStream> {
+    let b = breaker?;
+    if b.ignore.is_none() && b.failure_if_ok.is_none() {
+        return None;
+    }
+    let pointer = |f: Option<&syn::Expr>, name: proc_macro2::Ident| match f {
+        Some(f) => {
+            let span = syn::spanned::Spanned::span(f);
+            quote_spanned!(span=> {
+                let #name: fn(&_) -> bool = #f;
+                #name
+            })
+        }
+        None => quote!(|_: &_| false),
+    };
+    let ignore = pointer(b.ignore.as_ref(), quote::format_ident!("__fusebox_ignore"));
+    let if_ok = pointer(
+        b.failure_if_ok.as_ref(),
+        quote::format_ident!("__fusebox_failure_if_ok"),
+    );
+    // Inline in the call, so each closure gets its signature from `Outcome::of`.
+    Some(quote!(|__fusebox_r: &_| #pv::Outcome::of(__fusebox_r, #ignore, #failure, #if_ok)))
 }
 
 /// The arm of each `Completion`, with the stale cache's setup when there is one.

@@ -110,16 +110,29 @@ fn result_like_note(out: &Output) -> String {
     )
 }
 
-/// `failure` judges `Err` values, so it needs a `Result`.
+/// `failure`, `ignore` and `failure_if_ok` judge a `Result`'s values, so they need one.
 fn failure(out: &Output, b: &BreakerArgs, errors: &mut Errors) {
-    if let (Some(f), false) = (&b.failure, out.is_result) {
-        errors.at(
-            f.span(),
-            format!(
-                "`failure` decides which `Err` values count, but this function returns `{}`, not a `Result`",
-                out.shown
-            ),
-        );
+    if out.is_result {
+        return;
+    }
+    let judges = [
+        (&b.failure, "`failure` decides which `Err` values count"),
+        (&b.ignore, "`ignore` decides which `Err` values are ignored"),
+        (
+            &b.failure_if_ok,
+            "`failure_if_ok` decides which `Ok` values are failures",
+        ),
+    ];
+    for (f, what) in judges {
+        if let Some(f) = f {
+            errors.at(
+                f.span(),
+                format!(
+                    "{what}, but this function returns `{}`, not a `Result`",
+                    out.shown
+                ),
+            );
+        }
     }
 }
 

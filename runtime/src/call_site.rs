@@ -80,6 +80,27 @@ where
     }
 }
 
+/// Runs one call of an annotated function whose results are classified three ways
+/// (`ignore`, `failure_if_ok`).
+pub async fn run_classified<T, E, F, C>(
+    breaker: Option<&Breaker>,
+    bulkhead: Option<&Bulkhead>,
+    fut: F,
+    classify: C,
+) -> Completion<T, E>
+where
+    F: Future<Output = Result<T, E>>,
+    C: FnOnce(&Result<T, E>) -> crate::breaker::Outcome,
+{
+    match breaker {
+        Some(b) => crate::breaker::run_classified(&b.0, bulkhead, fut, classify).await,
+        None => {
+            let bulkhead_only = Box::pin(run_bulkhead(bulkhead, fut));
+            bulkhead_only.await
+        }
+    }
+}
+
 /// Runs one call of a function with a bulkhead and no breaker. Its own entry point, so the
 /// call future holds only the bulkhead's permit and the call (no breaker or timer state):
 /// generated code moves that future, and a smaller one moves cheaper.

@@ -75,7 +75,7 @@ pub mod tower;
 pub mod tune;
 
 pub use breaker::events::{Reason, Transition};
-pub use breaker::{Breaker, Completion};
+pub use breaker::{Breaker, Completion, Outcome};
 pub use bulkhead::{Bulkhead, BulkheadBuilder, BulkheadConfig, BulkheadPermit};
 pub use error::{ConfigError, Error, Rejection};
 /// Parses a duration as every settings entry does (`"800ms"`, `"1m30s"`, `"500ns"`).
@@ -114,9 +114,11 @@ pub use state::State;
 pub mod __private {
     pub use once_cell::sync::OnceCell;
 
-    pub use crate::breaker::{Breaker, Completion};
+    pub use crate::breaker::{Breaker, Completion, Outcome};
     pub use crate::bulkhead::{Bulkhead, BulkheadConfig};
-    pub use crate::call_site::{run, run_bulkhead, static_breaker, static_bulkhead, Site};
+    pub use crate::call_site::{
+        run, run_bulkhead, run_classified, static_breaker, static_bulkhead, Site,
+    };
     pub use crate::error::Error;
     pub use crate::macro_support::{
         call_fallback, fallback_answer, from_error, keyed_breaker, retry_after_for, retry_attempt,

@@ -128,20 +128,44 @@ fn perform(name: &str, verb: Verb, query: &Query, ext: &Extensions) -> Response 
         %peer,
         "admin action on a circuit breaker"
     );
-    match (verb, for_) {
-        (Verb::Open, None) => b.force_open(),
-        (Verb::Open, Some(d)) => b.force_open_for(d),
-        (Verb::Close, None) => b.force_close(),
-        (Verb::Close, Some(d)) => b.force_close_for(d),
-        (Verb::Reset, _) => b.reset(),
+    let record = match recording(query, verb) {
+        Ok(r) => r,
+        Err(msg) => return (StatusCode::BAD_REQUEST, msg).into_response(),
+    };
+    match (verb, for_, record) {
+        (Verb::Open, None, _) => b.force_open(),
+        (Verb::Open, Some(d), _) => b.force_open_for(d),
+        (Verb::Close, None, true) => b.force_close(),
+        (Verb::Close, Some(d), true) => b.force_close_for(d),
+        (Verb::Close, None, false) => b.force_close_unrecorded(),
+        (Verb::Close, Some(d), false) => b.force_close_unrecorded_for(d),
+        (Verb::Reset, _, _) => b.reset(),
     }
     json(&b.metrics())
 }
 
-/// The optional `for=<duration>` of a local force; besides it only `scope=local` is accepted.
+/// `record=false` on a close: forced closed without recording into the window (the
+/// default, `record=true`, records, as `force_close` does).
+fn recording(query: &Query, verb: Verb) -> Result<bool, &'static str> {
+    match (query.get("record"), verb) {
+        (None, _) => Ok(true),
+        (Some(_), Verb::Open | Verb::Reset) => Err("`record` applies to close only\n"),
+        (Some("true"), Verb::Close) => Ok(true),
+        (Some("false"), Verb::Close) => Ok(false),
+        (Some(_), Verb::Close) => Err("`record` takes true or false\n"),
+    }
+}
+
+/// The optional `for=<duration>` of a local force; besides it only `scope=local` (and
+/// `record` on a close) is accepted.
 fn expiry(query: &Query, verb: Verb) -> Result<Option<Duration>, String> {
-    if query.keys().any(|k| k != "for" && k != "scope") {
-        return Err("a local action takes only `for`, e.g. ?for=10m\n".into());
+    if query
+        .keys()
+        .any(|k| k != "for" && k != "scope" && k != "record")
+    {
+        return Err(
+            "a local action takes only `for` (and `record` on a close), e.g. ?for=10m\n".into(),
+        );
     }
     let Some(text) = query.get("for") else {
         return Ok(None);

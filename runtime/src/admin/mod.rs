@@ -8,7 +8,8 @@
 //! | `GET /breakers/{name}` | one breaker's JSON figures |
 //! | `POST /actions/open/{name}` | [`force_open`](crate::breaker::Breaker::force_open), answers the new figures |
 //! | `POST /actions/open/{name}?for=10m` | [`force_open_for`](crate::breaker::Breaker::force_open_for) ten minutes |
-//! | `POST /actions/close/{name}[?for=10m]` | [`force_close`](crate::breaker::Breaker::force_close) (`_for`) |
+//! | `POST /actions/close/{name}[?for=10m]` | [`force_close`](crate::breaker::Breaker::force_close) (`_for`): records into the window |
+//! | `POST /actions/close/{name}?record=false[&for=10m]` | [`force_close_unrecorded`](crate::breaker::Breaker::force_close_unrecorded) (`_for`): records nothing |
 //! | `POST /actions/reset/{name}` | [`reset`](crate::breaker::Breaker::reset) |
 //! | `POST /breakers/{name}/{open,close,reset}[?for=10m]` | the same, the older form |
 //! | `POST /actions/{open,close,reset}/{name}?scope=fleet&for=10m&by=alice` | (feature `redis`) a fleet override for every instance, expiring after `for` (the older form takes `scope=fleet` too) |

@@ -6,7 +6,8 @@
 use std::future::Future;
 
 use super::core::Core;
-use super::permit::{Outcome, Permit};
+use super::outcome::Outcome;
+use super::permit::{Outcome as Ended, Permit};
 use crate::bulkhead::{Bulkhead, BulkheadPermit};
 use crate::error::{Error, Rejection};
 use crate::sync::atomic::Ordering::Relaxed;
@@ -16,8 +17,9 @@ use crate::sync::atomic::Ordering::Relaxed;
 pub enum Completion<T, E> {
     /// The call succeeded.
     Ok(T),
-    /// The call returned an error that the failure predicate does not count: it goes back to
-    /// the caller as is, without the fallback.
+    /// The call returned an error that was not counted as a failure (excluded by the failure
+    /// predicate, or classified ignored): it goes back to the caller as is, without the
+    /// fallback.
     Ignored(E),
     /// Rejected, timed out, or a counted failure: what a fallback handles.
     Failed(Error<E>),
@@ -34,7 +36,8 @@ impl<T, E> Completion<T, E> {
     }
 }
 
-/// The one code path every call takes: builder API and generated code alike.
+/// A call whose errors count as failures when `is_failure` says so, and as successes
+/// otherwise (today's `failure` predicate).
 pub(crate) async fn run<T, E, F, C>(
     core: &Core,
     bulkhead: Option<&Bulkhead>,
@@ -45,6 +48,24 @@ where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&E) -> bool,
 {
+    let classify = |r: &Result<T, E>| match r {
+        Err(e) if is_failure(e) => Outcome::Failure,
+        _ => Outcome::Success,
+    };
+    run_classified(core, bulkhead, fut, classify).await
+}
+
+/// The one code path every call takes: builder API and generated code alike.
+pub(crate) async fn run_classified<T, E, F, C>(
+    core: &Core,
+    bulkhead: Option<&Bulkhead>,
+    fut: F,
+    classify: C,
+) -> Completion<T, E>
+where
+    F: Future<Output = Result<T, E>>,
+    C: FnOnce(&Result<T, E>) -> Outcome,
+{
     let mut permit = match core.admit() {
         Ok(a) => Permit::new(core, a),
         Err(r) => return Completion::Failed(Error::Rejected(r)),
@@ -53,7 +74,7 @@ where
     let Some(b) = bulkhead else {
         // No bulkhead: the call is driven as is, without the slot's wrapper around it.
         let ended = permit.drive(fut).await;
-        return settle(core, permit, ended, is_failure);
+        return settle(core, permit, ended, classify);
     };
     let slot = match b.try_acquire_now() {
         Some(p) => Ok(p),
@@ -74,15 +95,15 @@ where
             let behind_slow = core.config.settings().refusals_count_as_slow()
                 && core.slow_in_flight.load(Relaxed) >= b.pool() as u64;
             permit.finish(if behind_slow {
-                Outcome::FullBehindSlow
+                Ended::FullBehindSlow
             } else {
-                Outcome::BulkheadFull
+                Ended::BulkheadFull
             });
             return Completion::Failed(Error::Rejected(r));
         }
     };
     let ended = permit.drive(BulkheadPermit::run(Some(&slot), fut)).await;
-    settle(core, permit, ended, is_failure)
+    settle(core, permit, ended, classify)
 }
 
 /// Records how a driven call ended and turns it into its `Completion`.
@@ -91,30 +112,43 @@ fn settle<T, E, C>(
     core: &Core,
     permit: Permit<'_>,
     ended: Result<Result<T, E>, std::time::Duration>,
-    is_failure: C,
+    classify: C,
 ) -> Completion<T, E>
 where
-    C: FnOnce(&E) -> bool,
+    C: FnOnce(&Result<T, E>) -> Outcome,
 {
-    match ended {
-        Ok(Ok(v)) => {
-            permit.finish(Outcome::Success);
-            Completion::Ok(v)
-        }
-        Ok(Err(e)) if is_failure(&e) => {
-            permit.finish(Outcome::Failure);
-            Completion::Failed(Error::Failed(e))
-        }
-        Ok(Err(e)) => {
-            permit.finish(Outcome::Ignored);
-            Completion::Ignored(e)
-        }
+    let result = match ended {
+        Ok(r) => r,
         Err(after) => {
-            permit.finish(Outcome::TimedOut);
-            Completion::Failed(Error::Rejected(Rejection::TimedOut {
+            permit.finish(Ended::TimedOut);
+            return Completion::Failed(Error::Rejected(Rejection::TimedOut {
                 name: core.config.name.clone(),
                 after,
-            }))
+            }));
+        }
+    };
+    let outcome = classify(&result);
+    match (result, outcome) {
+        (Ok(v), o) => {
+            // An `Ok` counted as a failure is still the caller's answer: no fallback.
+            permit.finish(match o {
+                Outcome::Success => Ended::Success,
+                Outcome::Failure => Ended::Failure,
+                Outcome::Ignored => Ended::Ignored,
+            });
+            Completion::Ok(v)
+        }
+        (Err(e), Outcome::Failure) => {
+            permit.finish(Ended::Failure);
+            Completion::Failed(Error::Failed(e))
+        }
+        (Err(e), Outcome::Success) => {
+            permit.finish(Ended::Excluded);
+            Completion::Ignored(e)
+        }
+        (Err(e), Outcome::Ignored) => {
+            permit.finish(Ended::Ignored);
+            Completion::Ignored(e)
         }
     }
 }

@@ -39,6 +39,7 @@ pub(super) const LOGGED: u64 = 1 << 63;
 #[derive(Default)]
 pub(crate) struct Counters {
     pub(crate) failed: AtomicU64,
+    /// Errors excluded by the failure predicate and calls classified ignored.
     pub(crate) ignored: AtomicU64,
     pub(crate) timeouts: AtomicU64,
     pub(crate) panicked: AtomicU64,
@@ -100,6 +101,8 @@ pub(crate) enum Admission {
     Trial(u64),
     /// A probe let through while open (`probe_every`), under this generation.
     Probe(u64),
+    /// Let through while forced closed without recording: counted, never in the window.
+    Unrecorded(u64),
 }
 
 impl Core {
@@ -173,7 +176,7 @@ impl Core {
     #[cold]
     fn admit_slow(&self, mut w: Word) -> Result<Admission, Rejection> {
         if w.state() == State::ForcedOpen
-            && self.until.load(Acquire) == NEVER
+            && self.force_until() == NEVER
             && self.unhealthy_since.load(Relaxed) & LOGGED != 0
         {
             // Held open with no deadline and already reported stuck: nothing left to compare
@@ -196,6 +199,9 @@ impl Core {
                 State::Closed => return Ok(Admission::Normal(w.generation())),
                 State::ForcedClosed => {
                     self.check_stuck(now);
+                    if !self.records_forced() {
+                        return Ok(Admission::Unrecorded(w.generation()));
+                    }
                     return Ok(Admission::Normal(w.generation()));
                 }
                 State::ForcedOpen => {

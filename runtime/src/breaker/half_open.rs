@@ -65,6 +65,9 @@ pub(crate) struct Rule {
     pub(crate) policy: HalfOpenPolicy,
     pub(crate) failure_rate: u8,
     pub(crate) slow: Option<SlowRule>,
+    /// With a fixed number of trials: how long the episode waits for them before it reopens
+    /// (virtual nanos), so trials that never come cannot hold it half-open forever.
+    pub(crate) calls_wait: u64,
 }
 
 impl Trials {
@@ -156,6 +159,10 @@ impl Trials {
                     Some(Verdict::Reopen)
                 } else if self.ok >= n {
                     Some(Verdict::Close)
+                } else if now.saturating_sub(self.started) >= rule.calls_wait {
+                    // Fewer than `n` passed trials by the bound: not enough to close on, as
+                    // resilience4j's `maxWaitDurationInHalfOpenState`, so it reopens.
+                    Some(Verdict::Reopen)
                 } else {
                     None
                 }
@@ -197,6 +204,7 @@ mod tests {
             policy,
             failure_rate: 50,
             slow: None,
+            calls_wait: 60_000_000_000,
         }
     }
 
@@ -292,5 +300,15 @@ mod tests {
         assert_eq!(t.verdict(0, rule(p)), None);
         t.finish(OK);
         assert_eq!(t.verdict(0, rule(p)), Some(Verdict::Close));
+    }
+
+    #[test]
+    fn calls_mode_reopens_when_its_trials_do_not_come_by_the_bound() {
+        let p = HalfOpenPolicy::Calls(3);
+        let mut t = Trials::new(0);
+        t.admit(0, p);
+        t.finish(OK);
+        assert_eq!(t.verdict(59_999_999_999, rule(p)), None);
+        assert_eq!(t.verdict(60_000_000_000, rule(p)), Some(Verdict::Reopen));
     }
 }

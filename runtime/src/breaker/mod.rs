@@ -5,6 +5,7 @@ pub(crate) mod core;
 pub(crate) mod events;
 mod forced;
 mod half_open;
+mod outcome;
 pub(crate) mod permit;
 mod recovery;
 mod stuck;
@@ -16,8 +17,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use call::run;
 pub use call::Completion;
+pub(crate) use call::{run, run_classified};
+pub use outcome::Outcome;
 
 use self::core::Core;
 use self::events::{Events, Reason};
@@ -125,8 +127,34 @@ impl Breaker {
     /// Holds the breaker closed: every call goes through and nothing trips, until `reset`.
     /// Logged at WARN (nothing protects the dependency); held longer than `alert_after`, the
     /// breaker is `stuck`.
+    ///
+    /// Calls are still **recorded** into the window (resilience4j's METRICS_ONLY): the
+    /// metrics keep showing the dependency's failure rate, and the window is what the breaker
+    /// judges by once released with `reset`. For "record nothing", see
+    /// [`force_close_unrecorded`](Breaker::force_close_unrecorded).
     pub fn force_close(&self) {
         self.force(State::ForcedClosed, Reason::Forced, None);
+    }
+
+    /// Holds the breaker closed and records nothing into its window (resilience4j's
+    /// DISABLED), e.g. while a dependency is being worked on: every call goes through and is
+    /// counted in the lifetime counters only. The state is `ForcedClosed`; the metrics'
+    /// `recording` is false. Ended by `reset` or any other force.
+    ///
+    /// ```
+    /// use fusebox_runtime::{Breaker, Error, State};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let b = Breaker::builder("unrecorded-doc").build_detached().unwrap();
+    /// b.force_close_unrecorded();
+    /// let _: Result<(), Error<&str>> = b.call(async { Err("maintenance") }).await;
+    /// let m = b.metrics();
+    /// assert_eq!((m.state, m.recording, m.window_calls, m.failed), (State::ForcedClosed, false, 0, 1));
+    /// # }
+    /// ```
+    pub fn force_close_unrecorded(&self) {
+        let now = self.0.clock.now();
+        self.0
+            .force_recording(State::ForcedClosed, Reason::Forced, None, false, now);
     }
 
     /// [`force_open`](Breaker::force_open) for `d` on `tokio::time`'s clock; then the breaker
@@ -164,6 +192,26 @@ impl Breaker {
     /// ```
     pub fn force_close_for(&self, d: Duration) {
         self.force(State::ForcedClosed, Reason::Forced, Some(d));
+    }
+
+    /// [`force_close_unrecorded`](Breaker::force_close_unrecorded) for `d`; then back to
+    /// closed with an empty window, recording again.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::{Breaker, State};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let b = Breaker::builder("unrecorded-for-doc").build_detached().unwrap();
+    /// b.force_close_unrecorded_for(Duration::from_secs(60));
+    /// assert!(!b.metrics().recording);
+    /// tokio::time::advance(Duration::from_secs(60)).await;
+    /// assert_eq!((b.metrics().state, b.metrics().recording), (State::Closed, true));
+    /// # }
+    /// ```
+    pub fn force_close_unrecorded_for(&self, d: Duration) {
+        let now = self.0.clock.now();
+        self.0
+            .force_recording(State::ForcedClosed, Reason::Forced, Some(d), false, now);
     }
 
     /// Back to `Closed` with an empty window and no open-period growth.
@@ -210,7 +258,11 @@ impl Breaker {
         run(&self.0, None, fut, |_| true).await.into_result()
     }
 
-    /// Calls `fut` through the breaker; only errors for which `is_failure` is true count.
+    /// Calls `fut` through the breaker; only errors for which `is_failure` is true count as
+    /// failures. An error it excludes counts as a **success** (it fills `min_calls`, lowers
+    /// the failure rate, passes as a half-open trial) and is returned as
+    /// `Completion::Ignored`, without the fallback; to have an error count as neither, use
+    /// [`call_classified`](Self::call_classified) with [`Outcome::Ignored`].
     ///
     /// ```
     /// # use fusebox_runtime::{Breaker, Completion};
@@ -227,6 +279,33 @@ impl Breaker {
         C: FnOnce(&E) -> bool,
     {
         run(&self.0, None, fut, is_failure).await
+    }
+
+    /// Calls `fut` through the breaker and lets `classify` say what its result was: a
+    /// success, a failure (an `Ok` too, returned as is), or ignored (no place in the window,
+    /// not a half-open trial). See [`Outcome`] for what each does.
+    ///
+    /// ```
+    /// # use fusebox_runtime::{Breaker, Completion, Outcome};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let b = Breaker::builder("http").build_detached().unwrap();
+    /// let c = b
+    ///     .call_classified(async { Ok::<u16, ()>(503) }, |r: &Result<u16, ()>| match r {
+    ///         Ok(s) if *s >= 500 => Outcome::Failure,
+    ///         Ok(_) => Outcome::Success,
+    ///         Err(()) => Outcome::Failure,
+    ///     })
+    ///     .await;
+    /// assert!(matches!(c, Completion::Ok(503)));
+    /// assert_eq!(b.metrics().failed, 1);
+    /// # }
+    /// ```
+    pub async fn call_classified<T, E, F, C>(&self, fut: F, classify: C) -> Completion<T, E>
+    where
+        F: Future<Output = Result<T, E>>,
+        C: FnOnce(&Result<T, E>) -> Outcome,
+    {
+        run_classified(&self.0, None, fut, classify).await
     }
 
     /// Calls `fut` through the breaker, then the bulkhead: an open breaker takes no permit,

@@ -17,7 +17,10 @@ use crate::window::{Sample, Ticket};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
     Success,
-    /// An `Err` the failure predicate does not count (the dependency answered).
+    /// An `Err` the failure predicate does not count (the dependency answered): recorded
+    /// as a call that did not fail.
+    Excluded,
+    /// Neither success nor failure: no place in the window, and a trial's slot given back.
     Ignored,
     Failure,
     TimedOut,
@@ -60,15 +63,18 @@ pub(crate) struct Permit<'a> {
     /// tell the call's panic from an unrelated unwind (a `join!` sibling, a `block_on` caller).
     in_poll: bool,
     done: bool,
+    /// Forced closed without recording: counters only, never the window.
+    unrecorded: bool,
 }
 
 impl<'a> Permit<'a> {
     pub(crate) fn new(core: &'a Core, a: Admission) -> Permit<'a> {
         let (gen, trial, probe) = match a {
-            Admission::Normal(g) => (g, false, false),
+            Admission::Normal(g) | Admission::Unrecorded(g) => (g, false, false),
             Admission::Trial(g) => (g, true, false),
             Admission::Probe(g) => (g, true, true),
         };
+        let unrecorded = matches!(a, Admission::Unrecorded(_));
         Permit {
             core,
             gen,
@@ -80,6 +86,7 @@ impl<'a> Permit<'a> {
             slow_in_window: false,
             in_poll: false,
             done: false,
+            unrecorded,
         }
     }
 
@@ -217,7 +224,12 @@ impl<'a> Permit<'a> {
         }
     }
 
+    /// Whether the call's result goes into the window: its generation still holds, and it
+    /// was not let through unrecorded.
     fn is_current(&self) -> bool {
+        if self.unrecorded {
+            return false;
+        }
         let w = self.core.word();
         w.generation() == self.gen && w.state().admits_all()
     }
@@ -243,7 +255,8 @@ impl<'a> Permit<'a> {
         // A success bumps no counter: it is derived from the window (`successes.rs`).
         if let Some(counter) = match outcome {
             Outcome::Success => None,
-            Outcome::Ignored => Some(&c.ignored),
+            // One counter for both (a breaker stays within 1 KiB): errors not counted as failures.
+            Outcome::Excluded | Outcome::Ignored => Some(&c.ignored),
             Outcome::Failure => Some(&c.failed),
             Outcome::TimedOut => Some(&c.timeouts),
             Outcome::Panicked => Some(&c.panicked),
@@ -258,7 +271,10 @@ impl<'a> Permit<'a> {
                 core.successes.outside();
             }
             let result = match outcome {
-                Outcome::BulkheadFull | Outcome::FullBehindSlow => TrialEnd::Released,
+                // An ignored trial tells nothing: its slot goes to the next caller.
+                Outcome::BulkheadFull | Outcome::FullBehindSlow | Outcome::Ignored => {
+                    TrialEnd::Released
+                }
                 Outcome::Cancelled => self.abandoned_trial(),
                 _ => {
                     // Slow by the trial bound (`half_open_slow`, else the slow rule's), as
@@ -289,7 +305,10 @@ impl<'a> Permit<'a> {
             }
             return;
         }
-        if matches!(outcome, Outcome::Cancelled | Outcome::BulkheadFull) {
+        if matches!(
+            outcome,
+            Outcome::Cancelled | Outcome::BulkheadFull | Outcome::Ignored
+        ) {
             // A sample slow in flight stays in the window, and stays "not a success".
             return;
         }

@@ -18,7 +18,16 @@ impl Core {
             policy: self.config.half_open(),
             failure_rate: self.config.failure_rate(),
             slow: self.config.slow(),
+            calls_wait: crate::clock::nanos(self.calls_wait()),
         }
+    }
+
+    /// How long a half-open with `half_open_calls` waits for its trials before it reopens:
+    /// the default half-open window (`defaults::HALF_OPEN_WINDOW`, 30 s), or the trial
+    /// timeout if longer, so that a trial admitted first is given its whole timeout. Checked
+    /// when a caller asks for admission (or a trial ends): the first caller past it is refused.
+    pub(crate) fn calls_wait(&self) -> Duration {
+        fusebox_settings::defaults::HALF_OPEN_WINDOW.max(self.trial_timeout())
     }
 
     /// A trial ended: record it and judge when due.

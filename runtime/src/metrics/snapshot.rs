@@ -45,7 +45,10 @@ pub struct BreakerMetrics {
     pub succeeded: u64,
     /// Calls that returned a counted `Err`.
     pub failed: u64,
-    /// Calls that returned an `Err` the failure predicate does not count.
+    /// Calls counted neither as failures nor as plain `Ok` successes: the ignored outcome
+    /// (`ignore`, `Outcome::Ignored`: no place in the window, not a trial) plus, as before,
+    /// the `Err`s the `failure` predicate excludes (which the window records as calls that
+    /// did not fail). `window_calls` tells them apart.
     pub ignored: u64,
     /// Calls cut off by the timeout (failures).
     pub timed_out: u64,
@@ -62,6 +65,10 @@ pub struct BreakerMetrics {
     pub rejected_by_bulkhead: u64,
     /// Calls slower than the slow bound (including those counted while in flight).
     pub slow: u64,
+    /// Whether calls go into the window: false only while forced closed without recording
+    /// ([`Breaker::force_close_unrecorded`](crate::Breaker::force_close_unrecorded)); a plain
+    /// `force_close` records.
+    pub recording: bool,
     /// Calls in the current window.
     pub window_calls: u64,
     #[cfg_attr(feature = "serde", serde(rename = "failure_rate_pct"))]
@@ -209,6 +216,7 @@ impl BreakerMetrics {
             rejected_by_reason: by_reason,
             rejected_by_bulkhead: rejected_full,
             slow: load(&c.slow),
+            recording: core.recording(),
             window_calls: totals.calls,
             failure_rate: pct(totals.failures, totals.calls),
             slow_rate: pct(totals.slow, totals.calls),

@@ -143,7 +143,10 @@ impl BreakerBuilder {
         /// How long half-open samples before judging (default 30 s; 2 s with a `timeout` and no
         /// recovery setting, where a passed probe starts it).
         half_open_window(d: Duration);
-        /// Instead of a share: `n` trial calls, all of which must succeed.
+        /// Instead of a share: `n` trial calls, all of which must succeed. Trials that do not
+        /// come are not waited for forever: with fewer than `n` passed trials 30 s after
+        /// half-open began (`defaults::HALF_OPEN_WINDOW`, or the trial timeout if longer),
+        /// the breaker reopens. An ignored call is not a trial: its slot is given back.
         half_open_calls(n: u32);
         /// A breaker away from closed longer than this is `stuck` and logs at ERROR (default 5 min).
         alert_after(d: Duration);

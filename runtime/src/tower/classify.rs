@@ -1,5 +1,7 @@
 //! Which results of the inner service count as failures of the dependency.
 
+use crate::breaker::Outcome;
+
 /// Decides whether a finished call counts as a failure in the breaker's window.
 ///
 /// Implemented by [`ErrorsFail`] (the default: every `Err`) and by any
@@ -21,6 +23,57 @@
 pub trait Classify<T, E> {
     /// True when `result` is a failure of the dependency (examples above).
     fn is_failure(&self, result: &Result<T, E>) -> bool;
+
+    /// The three-way outcome the breaker records: by default a failure when
+    /// [`is_failure`](Self::is_failure) says so and a success otherwise. [`Classified`]
+    /// overrides it so that a result can be ignored (no place in the window, not a trial).
+    ///
+    /// ```
+    /// use fusebox_runtime::tower::{Classify, ErrorsFail};
+    /// use fusebox_runtime::Outcome;
+    /// assert_eq!(Classify::<u16, ()>::outcome(&ErrorsFail, &Err(())), Outcome::Failure);
+    /// ```
+    fn outcome(&self, result: &Result<T, E>) -> Outcome {
+        if self.is_failure(result) {
+            Outcome::Failure
+        } else {
+            Outcome::Success
+        }
+    }
+}
+
+/// A classifier that returns the three outcomes: `Classified(|res| ...)` given to
+/// [`BreakerLayer::failure`](crate::tower::BreakerLayer::failure), so that, say, a request
+/// the dependency never saw is [`Outcome::Ignored`].
+///
+/// ```
+/// use fusebox_runtime::tower::{Classified, Classify};
+/// use fusebox_runtime::Outcome;
+///
+/// let c = Classified(|res: &Result<u16, &str>| match res {
+///     Ok(s) if *s >= 500 => Outcome::Failure,
+///     Ok(_) => Outcome::Success,
+///     Err(_) => Outcome::Ignored,
+/// });
+/// assert_eq!(c.outcome(&Err("rejected by the client")), Outcome::Ignored);
+/// assert!(c.is_failure(&Ok(503)));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Classified<F>(pub F);
+
+impl<T, E, F> Classify<T, E> for Classified<F>
+where
+    F: Fn(&Result<T, E>) -> Outcome,
+{
+    #[inline]
+    fn is_failure(&self, result: &Result<T, E>) -> bool {
+        (self.0)(result) == Outcome::Failure
+    }
+
+    #[inline]
+    fn outcome(&self, result: &Result<T, E>) -> Outcome {
+        (self.0)(result)
+    }
 }
 
 /// The default classification: every `Err` is a failure, every `Ok` a success.

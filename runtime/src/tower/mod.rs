@@ -74,7 +74,7 @@ mod retry;
 
 pub use breaker::{BreakerFuture, BreakerLayer, BreakerService};
 pub use bulkhead::{BulkheadFuture, BulkheadLayer, BulkheadService};
-pub use classify::{Classify, ErrorsFail};
+pub use classify::{Classified, Classify, ErrorsFail};
 pub use error::{box_error, rejection, BoxError};
 pub use fallback::{Fallback, FallbackFuture, FallbackLayer};
 pub use key::{Keyed, Select, Single};

@@ -10,7 +10,7 @@ const LABELS = {
 };
 const VERBS = {
   open: ['Force open', 'Every call gets the rejection (its fallback) at once, until closed or reset.'],
-  close: ['Force close', 'Every call goes through and nothing trips it, until opened or reset.'],
+  close: ['Force close', 'Every call goes through and nothing trips it, until opened or reset; calls are still recorded into the window (POST …?record=false records nothing).'],
   reset: ['Reset', 'Back to closed with an empty window; the breaker judges again from scratch.'],
 };
 const COLS = 11;
@@ -151,6 +151,10 @@ function breakerRow(b, keyed) {
   // A breaker ramping traffic back in after half-open passed (issue 22) is closed, and says how far.
   if (typeof b.ramp_share === 'number') {
     c[1].append(el('span', 'small ramp', 'ramping ' + Math.round(b.ramp_share * 100) + ' %'));
+  }
+  // Forced closed either records into the window (force_close) or records nothing (issue 31).
+  if (b.state === 'forced_closed') {
+    c[1].append(el('span', 'small recording', b.recording === false ? 'recording nothing' : 'recording'));
   }
   c[2].textContent = duration(b.time_in_state_s);
   const r = rates.get(b.name);

@@ -65,7 +65,12 @@ pub(crate) const TIME_IN_STATE: Family = fam(
 pub(crate) const CALLS: Family = fam(
     "fusebox_breaker_calls_total",
     Kind::Counter,
-    "Calls that ran through the breaker, by outcome (rejected calls are in fusebox_breaker_rejected_total).",
+    "Calls that ran through the breaker, by outcome (rejected calls are in fusebox_breaker_rejected_total); ignored: calls classified ignored (no place in the window) plus errors the failure predicate excluded (recorded in the window as calls that did not fail).",
+);
+pub(crate) const RECORDING: Family = fam(
+    "fusebox_breaker_recording",
+    Kind::Gauge,
+    "1 when calls go into the window; 0 only while forced closed without recording.",
 );
 pub(crate) const REJECTED: Family = fam(
     "fusebox_breaker_rejected_total",
@@ -292,6 +297,9 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
         ] {
             out(Some(("reason", reason)), int(n));
         }
+    });
+    per_breaker(sink, m, &RECORDING, |b, out| {
+        out(None, int(u8::from(b.recording)))
     });
     per_breaker(sink, m, &SLOW, |b, out| out(None, int(b.slow)));
     per_breaker(sink, m, &OPENED, |b, out| out(None, int(b.times_opened)));

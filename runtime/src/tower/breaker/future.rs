@@ -37,12 +37,6 @@ pub struct BreakerFuture<T, E> {
     inner: Boxed<T, E>,
 }
 
-/// A finished call the breaker must hear about: an `Err`, or an `Ok` classified as a failure.
-struct Judged<T, E> {
-    result: Result<T, E>,
-    failed: bool,
-}
-
 impl<T: Send + 'static, E: Send + 'static> BreakerFuture<T, E> {
     pub(super) fn new<S, Req, C>(
         breaker: Breaker,
@@ -60,20 +54,14 @@ impl<T: Send + 'static, E: Send + 'static> BreakerFuture<T, E> {
         BreakerFuture {
             inner: Box::pin(async move {
                 // Lazy: the inner service is called only once the breaker and bulkhead admit.
-                let call = async move {
-                    let result = ready.call(req).await;
-                    let failed = classify.is_failure(&result);
-                    match result {
-                        Ok(v) if !failed => Ok(v),
-                        result => Err(Judged { result, failed }),
-                    }
-                };
-                let judged = |j: &Judged<T, E>| j.failed;
-                match crate::call_site::run(Some(&breaker), bulkhead.as_ref(), call, judged).await {
+                let call = async move { ready.call(req).await };
+                let judged = move |r: &Result<T, E>| classify.outcome(r);
+                let core = &breaker.0;
+                match crate::breaker::run_classified(core, bulkhead.as_ref(), call, judged).await {
                     Completion::Ok(v) => Ok(v),
-                    // A failed response is counted, and still the caller's answer.
-                    Completion::Ignored(j) | Completion::Failed(Error::Failed(j)) => {
-                        j.result.map_err(Error::Failed)
+                    // An error not counted is still the caller's answer, as a counted one is.
+                    Completion::Ignored(e) | Completion::Failed(Error::Failed(e)) => {
+                        Err(Error::Failed(e))
                     }
                     Completion::Failed(Error::Rejected(r)) => Err(Error::Rejected(r)),
                 }
