@@ -146,6 +146,26 @@ impl WindowReport {
     pub fn route(&self, name: &str) -> Option<&RouteWindow> {
         self.routes.iter().find(|r| r.name == name)
     }
+    /// The requests of every route but `route`, added up: the rest of the service.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_sim::{Route, Server};
+    /// let r = Server::new(4)
+    ///     .route(Route::new("a", 2.0))
+    ///     .route(Route::new("b", 3.0))
+    ///     .window("all", Duration::ZERO, Duration::from_secs(10))
+    ///     .run_for(Duration::from_secs(10))
+    ///     .unwrap();
+    /// assert_eq!(r.window("all").unwrap().counts_without("a").arrived, 30);
+    /// ```
+    pub fn counts_without(&self, route: &str) -> Counts {
+        let mut c = Counts::default();
+        for r in self.routes.iter().filter(|r| r.name != route) {
+            c.add(&r.counts);
+        }
+        c
+    }
     /// Workers held on average by every route but `route`.
     pub fn mean_busy_without(&self, route: &str) -> f64 {
         self.routes

@@ -148,11 +148,7 @@ fn lesson_run(setup: &AdaptiveSetup, pool: &BulkheadBuilder) -> io::Result<PoolR
         1.0 - statements / total
     });
     run.others_answered = w.map_or(0.0, |w| {
-        let mut c = crate::Counts::default();
-        for r in w.routes.iter().filter(|r| r.name != "statements") {
-            c.add(&r.counts);
-        }
-        c.answered_in_time_share()
+        w.counts_without("statements").answered_in_time_share()
     });
     Ok(run)
 }

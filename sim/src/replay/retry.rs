@@ -204,14 +204,7 @@ pub fn run_slow(setup: &RetrySetup, caller: Caller) -> io::Result<RetryRun> {
             c.counts.sent as f64 / c.counts.arrived.max(1) as f64
         })
     };
-    let others_shed = w.map_or(0.0, |w| {
-        let (mut shed, mut arrived) = (0, 0);
-        for r in w.routes.iter().filter(|r| r.name != "checkout") {
-            shed += r.counts.shed;
-            arrived += r.counts.arrived;
-        }
-        shed as f64 / arrived.max(1) as f64
-    });
+    let others_shed = w.map_or(0.0, |w| w.counts_without("checkout").shed_share());
     Ok(RetryRun {
         trip_after: report
             .breaker("payments")

@@ -125,14 +125,7 @@ pub fn run_one(setup: &SlowSetup, breaker: &BreakerBuilder) -> io::Result<SlowRu
     let checkout_answered = w
         .and_then(|w| w.route("checkout"))
         .map_or(0.0, |c| c.counts.answered_in_time_share());
-    let others_shed = w.map_or(0.0, |w| {
-        let (mut shed, mut arrived) = (0, 0);
-        for r in w.routes.iter().filter(|r| r.name != "checkout") {
-            shed += r.counts.shed;
-            arrived += r.counts.arrived;
-        }
-        shed as f64 / arrived.max(1) as f64
-    });
+    let others_shed = w.map_or(0.0, |w| w.counts_without("checkout").shed_share());
     Ok(SlowRun {
         trip_after: report
             .breaker("payments")
