@@ -218,6 +218,24 @@ mod tests {
     }
 
     #[test]
+    fn amending_a_sample_too_old_for_the_time_window_changes_nothing() {
+        let s = 1_000_000_000u64;
+        let w = Window::new(WindowKind::Time(Duration::from_secs(10)), 0);
+        w.record(|| 100 * s, ok());
+        // Slow in flight, but stamped before the window's oldest slot: not recorded.
+        let first = Sample { slow: true, ..ok() };
+        let (t, _) = w.record(|| 0, first);
+        assert_eq!(t, Ticket::Unrecorded);
+        w.amend(t, first.latency, true, Duration::from_secs(8));
+        let one_ok = Totals {
+            calls: 1,
+            failures: 0,
+            slow: 0,
+        };
+        assert_eq!(w.totals(100 * s), one_ok);
+    }
+
+    #[test]
     fn latency_counts_follow_the_window() {
         let w = Window::new(WindowKind::Calls(2), 0);
         w.record(
