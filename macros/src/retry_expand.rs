@@ -72,27 +72,32 @@ fn policy_setup(v: &Valid<'_>, r: &RetryArgs, p: &Pieces<'_>, policy: &Ident) ->
     let pv = p.pv;
     let name = &p.name;
     let mut builder = quote!(#pv::Retry::builder(#name));
-    if let Some(n) = r.attempts {
-        let n = n as u32;
-        builder.extend(quote!(.attempts(#n)));
-    }
-    if r.backoff.is_some() || r.backoff_max.is_some() {
-        let base = duration(r.backoff.unwrap_or(std::time::Duration::from_millis(50)));
-        let cap = duration(r.backoff_max.unwrap_or(std::time::Duration::from_secs(2)));
-        builder.extend(quote!(.backoff(#pv::Backoff::new(#base, #cap))));
-    }
-    if r.budget.is_some() || r.budget_floor.is_some() {
-        let share = r.budget.unwrap_or(20) as u8;
-        let floor = r.budget_floor.unwrap_or(1) as u32;
-        builder.extend(quote!(.budget(#pv::BudgetConfig {
-            share_pct: #share,
-            floor_per_s: #floor,
-            ..::core::default::Default::default()
-        })));
-    }
-    if let Some(t) = r.total {
-        let t = duration(t);
-        builder.extend(quote!(.total(#t)));
+    // Only the settings written are passed on: the rest are the runtime's defaults, the same
+    // constants of `fusebox-settings`.
+    if let Some(s) = &r.settings {
+        if r.gave("attempts") {
+            let n = s.attempts();
+            builder.extend(quote!(.attempts(#n)));
+        }
+        if r.gave("backoff") || r.gave("backoff_max") {
+            let (base, cap) = (duration(s.backoff()), duration(s.backoff_max()));
+            builder.extend(quote!(.backoff(#pv::Backoff::new(#base, #cap))));
+        }
+        if let Some((share, floor, window)) = s
+            .budget()
+            .filter(|_| r.gave("budget") || r.gave("budget_floor") || r.gave("budget_window"))
+        {
+            let window = duration(window);
+            builder.extend(quote!(.budget(#pv::BudgetConfig {
+                share_pct: #share,
+                floor_per_s: #floor,
+                window: #window,
+            })));
+        }
+        if let Some(t) = s.total() {
+            let t = duration(t);
+            builder.extend(quote!(.total(#t)));
+        }
     }
     if let Some(t) = v.breaker.as_ref().and_then(|b| b.settings.timeout()) {
         let t = duration(t);

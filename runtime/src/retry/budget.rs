@@ -26,6 +26,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use fusebox_settings::defaults;
+
 use crate::clock::{nanos, Clock};
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::sync::{lock, Mutex};
@@ -59,9 +61,9 @@ pub struct BudgetConfig {
 impl Default for BudgetConfig {
     fn default() -> Self {
         BudgetConfig {
-            share_pct: 20,
-            floor_per_s: 1,
-            window: Duration::from_secs(10),
+            share_pct: defaults::BUDGET_SHARE,
+            floor_per_s: defaults::BUDGET_FLOOR,
+            window: defaults::BUDGET_WINDOW,
         }
     }
 }
