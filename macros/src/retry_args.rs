@@ -1,7 +1,8 @@
 //! `#[retry(...)]` arguments: the settings (`attempts`, `backoff`, `backoff_max`, `budget`,
 //! `budget_floor`, `budget_window`, `total`) are judged by `fusebox-settings`' table, the
 //! check `Retry::builder` runs, so what compiles builds and each message is the table's; the
-//! others (`retry_on`, `retry_after`, `idempotent`, `crate`) are code, a flag and a path.
+//! others (`retry_on`, `retry_after`, `idempotent`, `hold_open`, `crate`) are code, flags and
+//! a path.
 
 use fusebox_settings::{Key, RawRetrySettings, RetrySettings, RETRY_KEYS};
 use proc_macro2::{Span, TokenStream};
@@ -13,7 +14,7 @@ use crate::args::{Arg, Errors};
 use crate::checks;
 
 /// The arguments of `#[retry]` that are not settings.
-const NOT_SETTINGS: [&str; 4] = ["retry_on", "retry_after", "idempotent", "crate"];
+const NOT_SETTINGS: [&str; 5] = ["retry_on", "retry_after", "idempotent", "hold_open", "crate"];
 
 /// Every key `#[retry]` accepts: the settings as `fusebox-settings` lists them (not written
 /// again here), then the other arguments.
@@ -42,6 +43,8 @@ pub struct RetryArgs {
     pub retry_on: Option<Expr>,
     pub retry_after: Option<Expr>,
     pub idempotent: bool,
+    /// `hold_open = false`: a `retry_after` hint delays this caller only.
+    pub no_hold_open: bool,
     pub krate: Option<syn::Path>,
 }
 
@@ -104,6 +107,7 @@ impl RetryArgs {
             "retry_on" => self.retry_on = Some(arg.value.clone()),
             "retry_after" => self.retry_after = Some(arg.value.clone()),
             "idempotent" => self.idempotent = flag(arg).map_err(|e| (e, false))?,
+            "hold_open" => self.no_hold_open = !flag(arg).map_err(|e| (e, false))?,
             _ => self.krate = Some(checks::crate_path(arg).map_err(|e| (e, false))?),
         }
         Ok(())
@@ -115,7 +119,7 @@ impl RetryArgs {
     }
 }
 
-/// `idempotent` alone, or `idempotent = true/false`.
+/// A flag: `idempotent` alone, or `key = true/false`.
 fn flag(arg: &Arg) -> syn::Result<bool> {
     match &arg.value {
         Expr::Lit(syn::ExprLit {
@@ -124,12 +128,12 @@ fn flag(arg: &Arg) -> syn::Result<bool> {
         }) => Ok(b.value),
         other => Err(syn::Error::new_spanned(
             other,
-            "`idempotent` is a flag: write `idempotent` (or `idempotent = true`)",
+            format!("`{0}` is a flag: write `{0}` (or `{0} = true`, `{0} = false`)", arg.key),
         )),
     }
 }
 
-/// `key = value, ...`, where a bare `idempotent` stands for `idempotent = true`.
+/// `key = value, ...`, where a bare flag (`idempotent`) stands for `idempotent = true`.
 fn parse(tokens: TokenStream) -> syn::Result<Vec<Arg>> {
     let parser = |input: ParseStream| {
         let mut out = Vec::new();
@@ -138,7 +142,7 @@ fn parse(tokens: TokenStream) -> syn::Result<Vec<Arg>> {
             let value: Expr = if input.peek(Token![=]) {
                 input.parse::<Token![=]>()?;
                 input.parse()?
-            } else if key == "idempotent" {
+            } else if key == "idempotent" || key == "hold_open" {
                 syn::parse_quote_spanned!(key.span()=> true)
             } else {
                 return Err(syn::Error::new(

@@ -39,16 +39,31 @@ pub fn wrap(v: &Valid<'_>, r: &RetryArgs, p: Pieces<'_>) -> TokenStream {
     let attempt = attempt(&p);
     let (retry_on, retry_after) = hooks(v, r, pv);
     let (value, err, on_ok, on_ignored) = (p.value, p.err, &p.on_ok, &p.on_ignored);
-    let on_failed = match (p.breaker, p.bulkhead) {
-        (None, None) => quote!(#pv::retry_gave_up(#err)),
-        _ => p.on_failed.clone(),
+    // Alone, the body's errors are retried as they are (no refusal can come back); with a
+    // breaker, its handle is lent so a `retry_after` hint can hold it open.
+    let (run, lead, on_failed) = match (p.breaker, p.bulkhead) {
+        (None, None) => (
+            quote!(#pv::run_retry_plain),
+            quote!(#policy,),
+            quote!(::core::result::Result::Err(#err)),
+        ),
+        (Some(b), _) => (
+            quote!(#pv::run_retry),
+            quote!(#policy, ::core::option::Option::Some(#b),),
+            p.on_failed.clone(),
+        ),
+        (None, Some(_)) => (
+            quote!(#pv::run_retry),
+            quote!(#policy, ::core::option::Option::None,),
+            p.on_failed.clone(),
+        ),
     };
     let call = &p.call;
     quote! {
         #setup
         #touch
-        match #pv::run_retry(
-            #policy,
+        match #run(
+            #lead
             || {
                 #rebind
                 let __fusebox_call = #call;
@@ -102,6 +117,9 @@ fn policy_setup(v: &Valid<'_>, r: &RetryArgs, p: &Pieces<'_>, policy: &Ident) ->
     if let Some(t) = v.breaker.as_ref().and_then(|b| b.settings.timeout()) {
         let t = duration(t);
         builder.extend(quote!(.attempt_timeout(#t)));
+    }
+    if r.no_hold_open {
+        builder.extend(quote!(.hold_open_on_retry_after(false)));
     }
     if r.idempotent {
         builder.extend(quote!(.idempotent(true)));
@@ -175,7 +193,7 @@ fn attempt(p: &Pieces<'_>) -> TokenStream {
             async move {
                 match __fusebox_call.await {
                     ::core::result::Result::Ok(v) => ::core::result::Result::Ok(::core::result::Result::Ok(v)),
-                    ::core::result::Result::Err(e) => ::core::result::Result::Err(#pv::Error::Failed(e)),
+                    ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
                 }
             }
         },

@@ -223,9 +223,11 @@ pub fn static_retry(
 }
 
 /// Runs `attempt` under `retry`, or once when the policy could not be built (never happens
-/// for checked settings; answering once beats a panic in the caller's task).
+/// for checked settings; answering once beats a panic in the caller's task). A `retry_after`
+/// hint holds `breaker` open ([`Breaker::hold_open`](crate::breaker::Breaker::hold_open)).
 pub async fn run_retry<T, E, F, Fut, R, A>(
     retry: Option<&Retry>,
+    breaker: Option<&crate::breaker::Breaker>,
     mut attempt: F,
     retry_on: R,
     retry_after: A,
@@ -236,18 +238,29 @@ where
     R: Fn(&E) -> bool,
     A: Fn(&E) -> Option<std::time::Duration>,
 {
-    match retry {
-        Some(r) => r.run_with(attempt, retry_on, retry_after).await,
-        None => attempt().await,
+    match (retry, breaker) {
+        (Some(r), Some(b)) => r.run_with_breaker(b, attempt, retry_on, retry_after).await,
+        (Some(r), None) => r.run_with(attempt, retry_on, retry_after).await,
+        (None, _) => attempt().await,
     }
 }
 
-/// A retry without breaker or bulkhead: only the body's own errors can come back.
-pub fn retry_gave_up<T, E>(e: Error<E>) -> Result<T, E> {
-    match e {
-        Error::Failed(e) => Err(e),
-        // No breaker or bulkhead admits these attempts, so no rejection can reach here.
-        Error::Rejected(r) => unreachable!("a retry without breaker was rejected: {r}"),
+/// A retry without breaker or bulkhead: the body's own errors, retried as they are.
+pub async fn run_retry_plain<T, E, F, Fut, R, A>(
+    retry: Option<&Retry>,
+    mut attempt: F,
+    retry_on: R,
+    retry_after: A,
+) -> Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    R: Fn(&E) -> bool,
+    A: Fn(&E) -> Option<std::time::Duration>,
+{
+    match retry {
+        Some(r) => r.run_plain(attempt, retry_on, retry_after).await,
+        None => attempt().await,
     }
 }
 

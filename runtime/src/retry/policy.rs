@@ -23,6 +23,8 @@ pub struct Retry {
     pub(super) total: Option<Duration>,
     pub(super) attempt_timeout: Option<Duration>,
     pub(super) idempotent: bool,
+    /// Whether a `retry_after` hint may hold the breaker open (`hold_open_on_retry_after`).
+    pub(super) holds_open: bool,
 }
 
 impl Retry {
@@ -34,6 +36,7 @@ impl Retry {
             unbudgeted: false,
             attempt_timeout: None,
             idempotent: false,
+            holds_open: true,
         }
     }
 
@@ -105,6 +108,7 @@ pub struct RetryBuilder {
     unbudgeted: bool,
     attempt_timeout: Option<Duration>,
     idempotent: bool,
+    holds_open: bool,
 }
 
 impl RetryBuilder {
@@ -159,6 +163,15 @@ impl RetryBuilder {
         self
     }
 
+    /// Whether a `retry_after` hint holds the breaker (or the key) open until the time the
+    /// dependency gave, capped by the breaker's `open_for_max` (default `true`; see
+    /// [`Breaker::hold_open`](crate::Breaker::hold_open)). With `false` the hint only delays
+    /// this caller's next attempt.
+    pub fn hold_open_on_retry_after(mut self, yes: bool) -> Self {
+        self.holds_open = yes;
+        self
+    }
+
     /// Sets one of `#[retry]`'s settings from text (`attempts`, `backoff`, `backoff_max`,
     /// `budget`, `budget_floor`, `budget_window`, `total`), judged at once by its table entry.
     ///
@@ -207,6 +220,7 @@ impl RetryBuilder {
             total: s.total(),
             attempt_timeout: self.attempt_timeout,
             idempotent: self.idempotent,
+            holds_open: self.holds_open,
         })
     }
 }

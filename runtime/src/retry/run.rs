@@ -8,14 +8,6 @@ use tokio::time::{sleep, Instant};
 use super::policy::Retry;
 use crate::error::{Error, Rejection};
 
-/// What to do after a failed attempt.
-enum Next {
-    /// Return this error to the caller.
-    Stop,
-    /// Try again, waiting at least this long (the dependency's own hint).
-    Again(Option<Duration>),
-}
-
 impl Retry {
     /// Runs `attempt` until it succeeds or the policy says stop, retrying every counted
     /// failure (`Error::Failed`); see [the module](super) for what is never retried.
@@ -69,7 +61,7 @@ impl Retry {
     /// ```
     pub async fn run_with<T, E, F, Fut, R, A>(
         &self,
-        mut attempt: F,
+        attempt: F,
         retry_on: R,
         retry_after: A,
     ) -> Result<T, Error<E>>
@@ -79,9 +71,88 @@ impl Retry {
         R: Fn(&E) -> bool,
         A: Fn(&E) -> Option<Duration>,
     {
+        self.run_hinted(attempt, retry_on, retry_after, |_| false)
+            .await
+    }
+
+    /// [`run_with`](Self::run_with), handing every hint `retry_after` reads from a counted
+    /// failure to `on_hint` (whether or not that failure is retried: the dependency said when
+    /// to call again either way); `on_hint` returns whether it held the breaker open, which
+    /// is counted (`RetryMetrics::held_open`). [`Retry::run_with_breaker`] passes
+    /// [`Breaker::hold_open`](crate::Breaker::hold_open).
+    pub async fn run_hinted<T, E, F, Fut, R, A, H>(
+        &self,
+        attempt: F,
+        retry_on: R,
+        retry_after: A,
+        on_hint: H,
+    ) -> Result<T, Error<E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Error<E>>>,
+        R: Fn(&E) -> bool,
+        A: Fn(&E) -> Option<Duration>,
+        H: FnMut(Duration) -> bool,
+    {
+        let idempotent = self.idempotent;
+        let judge = |err: &Error<E>| match err {
+            Error::Failed(e) => (retry_on(e), retry_after(e)),
+            Error::Rejected(Rejection::TimedOut { .. }) => (idempotent, None),
+            // Refusals: an open breaker, a full bulkhead.
+            Error::Rejected(_) => (false, None),
+        };
+        self.run_judged(attempt, judge, on_hint).await
+    }
+
+    /// A retry of a fallible future that no breaker or bulkhead guards: every `Err` that
+    /// `retry_on` accepts is retried, and the error comes back as it is (there is no refusal
+    /// to tell apart).
+    ///
+    /// ```
+    /// use fusebox_runtime::retry::Retry;
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let retry = Retry::builder("retry-doc-plain").build().unwrap();
+    /// let mut n = 0;
+    /// let r: Result<u8, &str> = retry
+    ///     .run_plain(|| { n += 1; let n = n; async move { if n < 2 { Err("reset") } else { Ok(7) } } }, |_| true, |_| None)
+    ///     .await;
+    /// assert_eq!(r, Ok(7));
+    /// # }
+    /// ```
+    pub async fn run_plain<T, E, F, Fut, R, A>(
+        &self,
+        attempt: F,
+        retry_on: R,
+        retry_after: A,
+    ) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        R: Fn(&E) -> bool,
+        A: Fn(&E) -> Option<Duration>,
+    {
+        let judge = |e: &E| (retry_on(e), retry_after(e));
+        self.run_judged(attempt, judge, |_| false).await
+    }
+
+    /// The loop: `judge` says of each error whether it may be retried and the dependency's
+    /// hint, if any.
+    async fn run_judged<T, X, F, Fut, J, H>(
+        &self,
+        mut attempt: F,
+        judge: J,
+        mut on_hint: H,
+    ) -> Result<T, X>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, X>>,
+        J: Fn(&X) -> (bool, Option<Duration>),
+        H: FnMut(Duration) -> bool,
+    {
         self.budget.deposit();
-        // The clock is read only for a deadline: a first success without one pays for nothing
-        // but the deposit.
+        // No lock is taken and nothing allocated before the first attempt fails, and the
+        // clock is read only for a deadline (which counts from the start): a first success
+        // without `total` pays for the deposit alone (benches/benches/retry.rs).
         let started = self.total.map(|_| Instant::now());
         let first = attempt().await;
         let Err(mut err) = first else {
@@ -89,11 +160,13 @@ impl Retry {
         };
         let mut retries = 0;
         loop {
-            let hint = match self.next(&err, &retry_on, &retry_after) {
-                Next::Stop => return Err(err),
-                Next::Again(hint) => hint,
-            };
-            if retries + 1 >= self.attempts {
+            let (again, hint) = judge(&err);
+            if let Some(h) = hint {
+                if self.holds_open && on_hint(h) {
+                    self.budget.count_held_open();
+                }
+            }
+            if !again || retries + 1 >= self.attempts {
                 return Err(err);
             }
             let wait = self.backoff.delay(retries).max(hint.unwrap_or_default());
@@ -106,21 +179,6 @@ impl Retry {
                 Ok(v) => return Ok(v),
                 Err(e) => err = e,
             }
-        }
-    }
-
-    /// The verdict on one failed attempt.
-    fn next<E>(
-        &self,
-        err: &Error<E>,
-        retry_on: impl Fn(&E) -> bool,
-        retry_after: impl Fn(&E) -> Option<Duration>,
-    ) -> Next {
-        match err {
-            Error::Failed(e) if retry_on(e) => Next::Again(retry_after(e)),
-            Error::Rejected(Rejection::TimedOut { .. }) if self.idempotent => Next::Again(None),
-            // Refusals, timeouts of calls that may have gone through, failures not retried.
-            _ => Next::Stop,
         }
     }
 
