@@ -55,7 +55,13 @@ async fn the_page_shows_attempts_retries_refusals_and_holds_per_name() {
     let m = fusebox::metrics();
     let want = m.retry("page-retry").unwrap();
     assert_eq!(
-        (want.calls, want.attempts, want.retries, want.budget_exhausted, want.held_open),
+        (
+            want.calls,
+            want.attempts,
+            want.retries,
+            want.budget_exhausted,
+            want.held_open
+        ),
         (13, 23, 10, 3, 1)
     );
 

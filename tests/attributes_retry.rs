@@ -295,7 +295,12 @@ static BANNED: AtomicU32 = AtomicU32::new(0);
 
 /// The dependency bans the caller for 30 s on the first call (HTTP 429 with `Retry-After`).
 #[retry(attempts = 2, retry_on = transient, retry_after = pushback)]
-#[breaker(name = "rt-banned", open_for = "10s", backoff = 2.0, open_for_max = "20s")]
+#[breaker(
+    name = "rt-banned",
+    open_for = "10s",
+    backoff = 2.0,
+    open_for_max = "20s"
+)]
 async fn banned() -> Result<u32, ApiError> {
     BANNED.fetch_add(1, Relaxed);
     Err(ApiError::Busy(30_000))
@@ -318,9 +323,17 @@ async fn retry_after_holds_the_breaker_open_for_every_caller_capped_by_open_for_
     assert!(started.elapsed() >= Duration::from_secs(30));
     assert_eq!(BANNED.load(Relaxed), 2);
     let m = fusebox::metrics();
-    assert_eq!(m.retry("rt-banned").unwrap().held_open, 2, "each hint held it again");
+    assert_eq!(
+        m.retry("rt-banned").unwrap().held_open,
+        2,
+        "each hint held it again"
+    );
     let b = registry().breaker("rt-banned").unwrap();
-    assert_eq!(b.state(), State::ForcedOpen, "the retry's own hint holds it again");
+    assert_eq!(
+        b.state(),
+        State::ForcedOpen,
+        "the retry's own hint holds it again"
+    );
     let left = b.metrics().force_expires_in.unwrap();
     assert_eq!(left, Duration::from_secs(20), "capped by open_for_max");
     // Meanwhile every other caller is refused at once, told when to come back.
@@ -329,7 +342,11 @@ async fn retry_after_holds_the_breaker_open_for_every_caller_capped_by_open_for_
     assert_eq!(t.elapsed(), Duration::ZERO, "refused at once, not retried");
     assert_eq!(BANNED.load(Relaxed), 2, "the dependency saw no call");
     tokio::time::advance(Duration::from_secs(20)).await;
-    assert_eq!(b.metrics().state, State::HalfOpen, "trials decide once the hold lapses");
+    assert_eq!(
+        b.metrics().state,
+        State::HalfOpen,
+        "trials decide once the hold lapses"
+    );
 
     // Without the hold, only the told caller is paced.
     assert!(matches!(paced().await, Err(ApiError::Busy(_))));

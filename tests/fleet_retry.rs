@@ -29,7 +29,11 @@ fn a_retry_after_read_on_one_instance_holds_the_breaker_open_on_every_instance()
     // `a` is told: no calls for 4 s.
     let told = Instant::now();
     assert_eq!(a.ask("call 4000"), "busy");
-    assert_eq!(a.state("partner"), "forced_open", "held at once where it was read");
+    assert_eq!(
+        a.state("partner"),
+        "forced_open",
+        "held at once where it was read"
+    );
     within(Duration::from_secs(3), "`b` holds it too", || {
         (b.state("partner") == "forced_open").then_some(())
     });
@@ -37,10 +41,15 @@ fn a_retry_after_read_on_one_instance_holds_the_breaker_open_on_every_instance()
     // `b` never called the dependency and still refuses it.
     assert_eq!(b.ask("call 4000"), "refused");
     assert!(
-        b.ask("overrides").starts_with("partner:force_open:retry_after@a"),
+        b.ask("overrides")
+            .starts_with("partner:force_open:retry_after@a"),
         "the fleet override names the hint's instance"
     );
-    assert_eq!(b.ask("held"), "0", "the hold is counted where the hint was read");
+    assert_eq!(
+        b.ask("held"),
+        "0",
+        "the hold is counted where the hint was read"
+    );
     assert_eq!(a.ask("held"), "1");
 
     // After the 4 s, both are back to their own judgement (half-open or closed: not forced).
@@ -49,7 +58,10 @@ fn a_retry_after_read_on_one_instance_holds_the_breaker_open_on_every_instance()
             (i.state("partner") != "forced_open").then_some(())
         });
     }
-    assert!(told.elapsed() >= Duration::from_millis(3900), "held until the time given");
+    assert!(
+        told.elapsed() >= Duration::from_millis(3900),
+        "held until the time given"
+    );
 }
 
 /// A fleet instance, run as a child by the test above: it joins the fleet named by its
@@ -62,7 +74,9 @@ fn fleet_child() {
         std::env::var("FLEET_SERVICE"),
         std::env::var("FLEET_INSTANCE"),
     ) else {
-        panic!("fleet_child is run by the fleet tests, with FLEET_URL, FLEET_SERVICE, FLEET_INSTANCE");
+        panic!(
+            "fleet_child is run by the fleet tests, with FLEET_URL, FLEET_SERVICE, FLEET_INSTANCE"
+        );
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

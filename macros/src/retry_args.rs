@@ -14,7 +14,13 @@ use crate::args::{Arg, Errors};
 use crate::checks;
 
 /// The arguments of `#[retry]` that are not settings.
-const NOT_SETTINGS: [&str; 5] = ["retry_on", "retry_after", "idempotent", "hold_open", "crate"];
+const NOT_SETTINGS: [&str; 5] = [
+    "retry_on",
+    "retry_after",
+    "idempotent",
+    "hold_open",
+    "crate",
+];
 
 /// Every key `#[retry]` accepts: the settings as `fusebox-settings` lists them (not written
 /// again here), then the other arguments.
@@ -128,7 +134,10 @@ fn flag(arg: &Arg) -> syn::Result<bool> {
         }) => Ok(b.value),
         other => Err(syn::Error::new_spanned(
             other,
-            format!("`{0}` is a flag: write `{0}` (or `{0} = true`, `{0} = false`)", arg.key),
+            format!(
+                "`{0}` is a flag: write `{0}` (or `{0} = true`, `{0} = false`)",
+                arg.key
+            ),
         )),
     }
 }

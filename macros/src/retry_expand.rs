@@ -44,17 +44,17 @@ pub fn wrap(v: &Valid<'_>, r: &RetryArgs, p: Pieces<'_>) -> TokenStream {
     let (run, lead, on_failed) = match (p.breaker, p.bulkhead) {
         (None, None) => (
             quote!(#pv::run_retry_plain),
-            quote!(#policy,),
+            quote!(#policy.as_deref(),),
             quote!(::core::result::Result::Err(#err)),
         ),
         (Some(b), _) => (
             quote!(#pv::run_retry),
-            quote!(#policy, ::core::option::Option::Some(#b),),
+            quote!(#policy.as_deref(), ::core::option::Option::Some(#b),),
             p.on_failed.clone(),
         ),
         (None, Some(_)) => (
             quote!(#pv::run_retry),
-            quote!(#policy, ::core::option::Option::None,),
+            quote!(#policy.as_deref(), ::core::option::Option::None,),
             p.on_failed.clone(),
         ),
     };

@@ -123,8 +123,8 @@ pub mod __private {
     pub use crate::error::Error;
     pub use crate::macro_support::{
         call_fallback, fallback_answer, from_error, keyed_breaker, retry_after_for, retry_attempt,
-        retry_on_for, run_retry, run_retry_plain, static_retry, AsyncFallback, BreakerKey, ErrorOnly,
-        Fallback, FallbackReturn, FromRejection, ResultErr, RetryArgument, SyncFallback,
+        retry_on_for, run_retry, run_retry_plain, static_retry, AsyncFallback, BreakerKey,
+        ErrorOnly, Fallback, FallbackReturn, FromRejection, ResultErr, RetryArgument, SyncFallback,
         WithArguments,
     };
     pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};

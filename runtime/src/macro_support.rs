@@ -214,12 +214,20 @@ pub fn retry_attempt<T, E>(
     }
 }
 
-/// The call site's retry policy, built once; its settings were checked at compile time.
+/// The call site's retry policy, built once; its settings were checked at compile time. Inside
+/// a test scope (feature `testing`) it is built for the call, on the scope's budgets, so
+/// parallel tests never draw on one budget.
 pub fn static_retry(
     cell: &'static OnceCell<Option<Retry>>,
     builder: impl FnOnce() -> RetryBuilder,
-) -> Option<&'static Retry> {
-    cell.get_or_init(|| builder().build().ok()).as_ref()
+) -> Option<crate::call_site::Site<'static, Retry>> {
+    #[cfg(feature = "testing")]
+    if registry().is_scoped() {
+        return builder().build().ok().map(crate::call_site::Site::Scoped);
+    }
+    cell.get_or_init(|| builder().build().ok())
+        .as_ref()
+        .map(crate::call_site::Site::Cached)
 }
 
 /// Runs `attempt` under `retry`, or once when the policy could not be built (never happens

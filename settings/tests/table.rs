@@ -313,5 +313,12 @@ fn retry_settings_are_judged_by_the_table() {
     let ok = text(&[("budget", "0"), ("budget_floor", "0"), ("total", "2s")]).unwrap();
     assert_eq!(ok.budget(), Some((0, 0, 10 * S)));
     assert_eq!(ok.total(), Some(2 * S));
-    assert_eq!(RawRetrySettings::new().unbudgeted().check().unwrap().budget(), None);
+    assert_eq!(
+        RawRetrySettings::new()
+            .unbudgeted()
+            .check()
+            .unwrap()
+            .budget(),
+        None
+    );
 }

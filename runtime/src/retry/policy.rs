@@ -206,11 +206,13 @@ impl RetryBuilder {
                 field: "attempt_timeout",
             });
         }
-        let budget = s.budget().map(|(share_pct, floor_per_s, window)| BudgetConfig {
-            share_pct,
-            floor_per_s,
-            window,
-        });
+        let budget = s
+            .budget()
+            .map(|(share_pct, floor_per_s, window)| BudgetConfig {
+                share_pct,
+                floor_per_s,
+                window,
+            });
         let budget = names::shared(&self.name, budget);
         Ok(Retry {
             name: self.name.into(),
