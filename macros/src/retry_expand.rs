@@ -39,45 +39,75 @@ pub fn wrap(v: &Valid<'_>, r: &RetryArgs, p: Pieces<'_>) -> TokenStream {
     let attempt = attempt(&p);
     let (retry_on, retry_after) = hooks(v, r, pv);
     let (value, err, on_ok, on_ignored) = (p.value, p.err, &p.on_ok, &p.on_ignored);
-    // Alone, the body's errors are retried as they are (no refusal can come back); with a
-    // breaker, its handle is lent so a `retry_after` hint can hold it open.
-    let (run, lead, on_failed) = match (p.breaker, p.bulkhead) {
-        (None, None) => (
-            quote!(#pv::run_retry_plain),
-            quote!(#policy.as_deref(),),
-            quote!(::core::result::Result::Err(#err)),
-        ),
-        (Some(b), _) => (
-            quote!(#pv::run_retry),
-            quote!(#policy.as_deref(), ::core::option::Option::Some(#b),),
-            p.on_failed.clone(),
-        ),
-        (None, Some(_)) => (
-            quote!(#pv::run_retry),
-            quote!(#policy.as_deref(), ::core::option::Option::None,),
-            p.on_failed.clone(),
-        ),
+    let attempt_fn = format_ident!("__fusebox_attempt", span = Span::mixed_site());
+    let started = format_ident!("__fusebox_started", span = Span::mixed_site());
+    let first = format_ident!("__fusebox_first", span = Span::mixed_site());
+    // The first attempt is awaited here, inline, and its `Completion` matched as the call
+    // without a retry matches it: a first success costs the deposit (`retry_begin`) more. The
+    // retries are boxed, on the failure path. Alone, the body's errors are retried as they
+    // are (no refusal can come back); with a breaker, its handle is lent so a `retry_after`
+    // hint can hold it open; with a bulkhead alone, every error may be retried.
+    let on_failed = &p.on_failed;
+    let after = |rest: TokenStream| {
+        quote! {
+            match #rest.await {
+                ::core::result::Result::Ok(::core::result::Result::Ok(#value)) => #on_ok,
+                ::core::result::Result::Ok(::core::result::Result::Err(#err)) => #on_ignored,
+                ::core::result::Result::Err(#err) => #on_failed,
+            }
+        }
+    };
+    let first_match = match (p.breaker, p.bulkhead) {
+        (None, None) => quote! {
+            match #attempt_fn().await {
+                ::core::result::Result::Ok(#value) => #on_ok,
+                ::core::result::Result::Err(#first) => {
+                    match #pv::retry_rest_plain(#policy.get(), #started, #first, #attempt_fn, #retry_on, #retry_after).await {
+                        ::core::result::Result::Ok(#value) => #on_ok,
+                        ::core::result::Result::Err(#err) => ::core::result::Result::Err(#err),
+                    }
+                }
+            }
+        },
+        (Some(b), _) => {
+            let rest = after(quote! {
+                #pv::retry_rest(#policy.get(), ::core::option::Option::Some(#b), true, #started, #first, #attempt_fn, #retry_on, #retry_after)
+            });
+            quote! {
+                match #attempt_fn().await {
+                    #pv::Completion::Ok(#value) => #on_ok,
+                    #pv::Completion::Ignored(#err) => #on_ignored,
+                    #pv::Completion::Failed(#first) => #rest,
+                }
+            }
+        }
+        (None, Some(_)) => {
+            let rest = after(quote! {
+                #pv::retry_rest(#policy.get(), ::core::option::Option::None, false, #started, #first, #attempt_fn, #retry_on, #retry_after)
+            });
+            quote! {
+                match #attempt_fn().await {
+                    #pv::Completion::Ok(#value) => #on_ok,
+                    #pv::Completion::Ignored(#first) => {
+                        let #first = #pv::Error::Failed(#first);
+                        #rest
+                    }
+                    #pv::Completion::Failed(#first) => #rest,
+                }
+            }
+        }
     };
     let call = &p.call;
     quote! {
         #setup
         #touch
-        match #run(
-            #lead
-            || {
-                #rebind
-                let __fusebox_call = #call;
-                #attempt
-            },
-            #retry_on,
-            #retry_after,
-        )
-        .await
-        {
-            ::core::result::Result::Ok(::core::result::Result::Ok(#value)) => #on_ok,
-            ::core::result::Result::Ok(::core::result::Result::Err(#err)) => #on_ignored,
-            ::core::result::Result::Err(#err) => #on_failed,
-        }
+        let #started = #pv::retry_begin(#policy.get());
+        let mut #attempt_fn = || {
+            #rebind
+            let __fusebox_call = #call;
+            #attempt
+        };
+        #first_match
     }
 }
 
@@ -155,48 +185,20 @@ fn rebind_arguments(v: &Valid<'_>, pv: &TokenStream) -> (TokenStream, TokenStrea
     (touch, rebind)
 }
 
-/// One attempt: through the breaker (and bulkhead), or the body alone, as a retry's result.
+/// One attempt: the future of one call through the breaker (and bulkhead), whose
+/// `Completion` the retry reads, or the body's own future alone.
 fn attempt(p: &Pieces<'_>) -> TokenStream {
     let pv = p.pv;
-    let b = format_ident!("__fusebox_b", span = Span::mixed_site());
-    let k = format_ident!("__fusebox_k", span = Span::mixed_site());
-    let (bind_b, some_b) = match p.breaker {
-        Some(h) => (
-            quote!(let #b = #h;),
-            quote!(::core::option::Option::Some(#b)),
-        ),
-        None => (quote!(), quote!(::core::option::Option::None)),
+    let some = |h: Option<&TokenStream>| match h {
+        Some(h) => quote!(::core::option::Option::Some(#h)),
+        None => quote!(::core::option::Option::None),
     };
-    let (bind_k, some_k) = match p.bulkhead {
-        Some(h) => (
-            quote!(let #k = #h;),
-            quote!(::core::option::Option::Some(#k)),
-        ),
-        None => (quote!(), quote!(::core::option::Option::None)),
-    };
+    let (b, k) = (some(p.breaker), some(p.bulkhead));
     let failure = &p.failure;
     match (p.breaker, p.bulkhead) {
-        (Some(_), _) => quote! {
-            #bind_b
-            #bind_k
-            async move {
-                #pv::retry_attempt(#pv::run(#some_b, #some_k, __fusebox_call, #failure).await, true)
-            }
-        },
-        (None, Some(_)) => quote! {
-            #bind_k
-            async move {
-                #pv::retry_attempt(#pv::run_bulkhead(#some_k, __fusebox_call).await, false)
-            }
-        },
-        (None, None) => quote! {
-            async move {
-                match __fusebox_call.await {
-                    ::core::result::Result::Ok(v) => ::core::result::Result::Ok(::core::result::Result::Ok(v)),
-                    ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
-                }
-            }
-        },
+        (Some(_), _) => quote!(#pv::run(#b, #k, __fusebox_call, #failure)),
+        (None, Some(_)) => quote!(#pv::run_bulkhead(#k, __fusebox_call)),
+        (None, None) => quote!(__fusebox_call),
     }
 }
 

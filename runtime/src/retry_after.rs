@@ -120,20 +120,19 @@ impl Retry {
     /// assert_eq!(b.state(), State::ForcedOpen, "every caller waits the 5 s");
     /// # }
     /// ```
-    pub async fn run_with_breaker<T, E, F, Fut, R, A>(
-        &self,
-        breaker: &Breaker,
+    pub fn run_with_breaker<'a, T, E, F, Fut, R, A>(
+        &'a self,
+        breaker: &'a Breaker,
         attempt: F,
         retry_on: R,
         retry_after: A,
-    ) -> Result<T, Error<E>>
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'a, T, E, F, Fut, R, A>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
         R: Fn(&E) -> bool,
         A: Fn(&E) -> Option<Duration>,
     {
-        self.run_hinted(attempt, retry_on, retry_after, |d| breaker.hold_open(d))
-            .await
+        self.run_hinted(attempt, retry_on, retry_after, move |d| breaker.hold_open(d))
     }
 }

@@ -14,12 +14,15 @@ impl Retry {
     ///
     /// Each call of `attempt` must make a fresh attempt, through the breaker (and bulkhead),
     /// e.g. `|| breaker.call(client.get(..))`. Dropping the returned future stops retrying.
-    pub async fn run<T, E, F, Fut>(&self, attempt: F) -> Result<T, Error<E>>
+    pub fn run<'a, T, E, F, Fut>(
+        &'a self,
+        attempt: F,
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'a, T, E, F, Fut>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        self.run_with(attempt, |_: &E| true, |_: &E| None).await
+        self.run_with(attempt, |_: &E| true, |_: &E| None)
     }
 
     /// [`run`](Self::run), retrying only failures that `retry_on` accepts, and waiting at least
@@ -59,12 +62,12 @@ impl Retry {
     /// assert!(started.elapsed() >= Duration::from_secs(1), "waited as the server asked");
     /// # }
     /// ```
-    pub async fn run_with<T, E, F, Fut, R, A>(
-        &self,
+    pub fn run_with<'a, T, E, F, Fut, R, A>(
+        &'a self,
         attempt: F,
         retry_on: R,
         retry_after: A,
-    ) -> Result<T, Error<E>>
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'a, T, E, F, Fut, R, A>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
@@ -72,7 +75,6 @@ impl Retry {
         A: Fn(&E) -> Option<Duration>,
     {
         self.run_hinted(attempt, retry_on, retry_after, |_| false)
-            .await
     }
 
     /// [`run_with`](Self::run_with), handing every hint `retry_after` reads from a counted
@@ -80,13 +82,13 @@ impl Retry {
     /// to call again either way); `on_hint` returns whether it held the breaker open, which
     /// is counted (`RetryMetrics::held_open`). [`Retry::run_with_breaker`] passes
     /// [`Breaker::hold_open`](crate::Breaker::hold_open).
-    pub async fn run_hinted<T, E, F, Fut, R, A, H>(
-        &self,
+    pub fn run_hinted<'a, T, E, F, Fut, R, A, H>(
+        &'a self,
         attempt: F,
         retry_on: R,
         retry_after: A,
         on_hint: H,
-    ) -> Result<T, Error<E>>
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'a, T, E, F, Fut, R, A, H>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
@@ -94,14 +96,8 @@ impl Retry {
         A: Fn(&E) -> Option<Duration>,
         H: FnMut(Duration) -> bool,
     {
-        let idempotent = self.idempotent;
-        let judge = |err: &Error<E>| match err {
-            Error::Failed(e) => (retry_on(e), retry_after(e)),
-            Error::Rejected(Rejection::TimedOut { .. }) => (idempotent, None),
-            // Refusals: an open breaker, a full bulkhead.
-            Error::Rejected(_) => (false, None),
-        };
-        self.run_judged(attempt, judge, on_hint).await
+        let judge = self.judge(retry_on, retry_after);
+        self.run_judged(attempt, judge, on_hint)
     }
 
     /// A retry of a fallible future that no breaker or bulkhead guards: every `Err` that
@@ -119,26 +115,60 @@ impl Retry {
     /// assert_eq!(r, Ok(7));
     /// # }
     /// ```
-    pub async fn run_plain<T, E, F, Fut, R, A>(
-        &self,
+    pub fn run_plain<'a, T, E, F, Fut, R, A>(
+        &'a self,
         attempt: F,
         retry_on: R,
         retry_after: A,
-    ) -> Result<T, E>
+    ) -> impl Future<Output = Result<T, E>> + use<'a, T, E, F, Fut, R, A>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         R: Fn(&E) -> bool,
         A: Fn(&E) -> Option<Duration>,
     {
-        let judge = |e: &E| (retry_on(e), retry_after(e));
-        self.run_judged(attempt, judge, |_| false).await
+        let judge = move |e: &E| (retry_on(e), retry_after(e));
+        self.run_judged(attempt, judge, |_| false)
     }
 
-    /// The loop: `judge` says of each error whether it may be retried and the dependency's
-    /// hint, if any.
+    /// The whole call: the first attempt here, the retries (if it failed) boxed in
+    /// [`resume`](Self::resume). `judge` says of each error whether it may be retried and the
+    /// dependency's hint, if any.
     async fn run_judged<T, X, F, Fut, J, H>(
         &self,
+        mut attempt: F,
+        judge: J,
+        on_hint: H,
+    ) -> Result<T, X>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, X>>,
+        J: Fn(&X) -> (bool, Option<Duration>),
+        H: FnMut(Duration) -> bool,
+    {
+        let started = self.begin();
+        let err = match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        // Boxed: the waits and the next attempts' state stay out of every call's future, so
+        // a first success moves and drops less; the one allocation is on the failure path.
+        Box::pin(self.resume(started, err, attempt, judge, on_hint)).await
+    }
+
+    /// A call starts: it deposits into the budget, and reads the clock only for a deadline
+    /// (which counts from here). No lock, no allocation: what a first success pays.
+    #[inline]
+    pub(crate) fn begin(&self) -> Option<Instant> {
+        self.budget.deposit();
+        self.total.map(|_| Instant::now())
+    }
+
+    /// The retries after a first attempt failed with `err` (the call began at `started`).
+    pub(crate) async fn resume<T, X, F, Fut, J, H>(
+        &self,
+        started: Option<Instant>,
+        mut err: X,
         mut attempt: F,
         judge: J,
         mut on_hint: H,
@@ -149,15 +179,6 @@ impl Retry {
         J: Fn(&X) -> (bool, Option<Duration>),
         H: FnMut(Duration) -> bool,
     {
-        self.budget.deposit();
-        // No lock is taken and nothing allocated before the first attempt fails, and the
-        // clock is read only for a deadline (which counts from the start): a first success
-        // without `total` pays for the deposit alone (benches/benches/retry.rs).
-        let started = self.total.map(|_| Instant::now());
-        let first = attempt().await;
-        let Err(mut err) = first else {
-            return first;
-        };
         let mut retries = 0;
         loop {
             let (again, hint) = judge(&err);
@@ -179,6 +200,26 @@ impl Retry {
                 Ok(v) => return Ok(v),
                 Err(e) => err = e,
             }
+        }
+    }
+
+    /// The verdict on an attempt through a breaker: a counted failure per `retry_on` (with
+    /// `retry_after`'s hint), a timeout only when idempotent, a refusal never.
+    pub(crate) fn judge<E, R, A>(
+        &self,
+        retry_on: R,
+        retry_after: A,
+    ) -> impl Fn(&Error<E>) -> (bool, Option<Duration>) + use<E, R, A>
+    where
+        R: Fn(&E) -> bool,
+        A: Fn(&E) -> Option<Duration>,
+    {
+        let idempotent = self.idempotent;
+        move |err: &Error<E>| match err {
+            Error::Failed(e) => (retry_on(e), retry_after(e)),
+            Error::Rejected(Rejection::TimedOut { .. }) => (idempotent, None),
+            // Refusals: an open breaker, a full bulkhead.
+            Error::Rejected(_) => (false, None),
         }
     }
 
