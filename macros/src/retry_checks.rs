@@ -14,13 +14,7 @@ use crate::signature::Output;
 /// Checks `func` for `#[retry]` (an `async fn` or the boxed future `#[async_trait]` leaves:
 /// each attempt makes that future again); `guarded` says whether a breaker or bulkhead
 /// answers for a body that does not return a `Result`.
-pub fn check(
-    func: &Function,
-    out: &Output,
-    r: &RetryArgs,
-    guarded: bool,
-    errors: &mut Errors,
-) {
+pub fn check(func: &Function, out: &Output, r: &RetryArgs, guarded: bool, errors: &mut Errors) {
     if !out.is_result && !guarded {
         errors.at(
             out.span,

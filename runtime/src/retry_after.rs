@@ -133,6 +133,8 @@ impl Retry {
         R: Fn(&E) -> bool,
         A: Fn(&E) -> Option<Duration>,
     {
-        self.run_hinted(attempt, retry_on, retry_after, move |d| breaker.hold_open(d))
+        self.run_hinted(attempt, retry_on, retry_after, move |d| {
+            breaker.hold_open(d)
+        })
     }
 }
