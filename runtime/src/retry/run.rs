@@ -82,6 +82,28 @@ impl Retry {
     /// to call again either way); `on_hint` returns whether it held the breaker open, which
     /// is counted (`RetryMetrics::held_open`). [`Retry::run_with_breaker`] passes
     /// [`Breaker::hold_open`](crate::Breaker::hold_open).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::retry::Retry;
+    /// use fusebox_runtime::Error;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let retry = Retry::builder("retry-doc-hinted").attempts(1).build().unwrap();
+    /// let mut told = Vec::new();
+    /// let r: Result<(), Error<u16>> = retry
+    ///     .run_hinted(
+    ///         || async { Err(Error::Failed(503)) },
+    ///         |_| true,
+    ///         |_| Some(Duration::from_secs(1)),
+    ///         |d| { told.push(d); true },
+    ///     )
+    ///     .await;
+    /// assert_eq!(r, Err(Error::Failed(503)));
+    /// assert_eq!(told, [Duration::from_secs(1)], "told even when not retried");
+    /// assert_eq!(fusebox_runtime::metrics().retry("retry-doc-hinted").unwrap().held_open, 1);
+    /// # }
+    /// ```
     pub fn run_hinted<'a, T, E, F, Fut, R, A, H>(
         &'a self,
         attempt: F,
