@@ -261,6 +261,9 @@ impl RetrySite {
     }
 }
 
+/// What a retry through a breaker ends with: [`retry_attempt`]'s reading of the last attempt.
+pub type Attempted<T, E> = Result<Result<T, E>, Error<E>>;
+
 /// A call of a `#[retry]` function starts: the budget's deposit, and the clock only for a
 /// deadline. The generated code then awaits the first attempt itself, inline, so a first
 /// success costs this and one branch more than the same call without a retry; the retries
@@ -285,7 +288,7 @@ pub fn retry_rest<'a, T, E, F, Fut, R, A>(
     mut attempt: F,
     retry_on: R,
     retry_after: A,
-) -> Pin<Box<impl Future<Output = Result<Result<T, E>, Error<E>>> + 'a>>
+) -> Pin<Box<impl Future<Output = Attempted<T, E>> + 'a>>
 where
     F: FnMut() -> Fut + 'a,
     Fut: Future<Output = crate::breaker::Completion<T, E>> + 'a,
