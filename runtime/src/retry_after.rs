@@ -77,7 +77,7 @@ impl Breaker {
             // An operator's word outranks a dependency's.
             State::ForcedClosed => return false,
             State::ForcedOpen => {
-                let left = core.force_expires_in(core.clock.now());
+                let left = core.force_expires_in(core.clock().now());
                 // Callers told together would each extend it by a hair: a tenth of slack.
                 if left.is_none_or(|l| l >= hold.saturating_sub(hold / 10)) {
                     return false;
