@@ -75,7 +75,7 @@ pub mod tower;
 pub mod tune;
 
 pub use breaker::events::{Reason, Transition};
-pub use breaker::{Breaker, Completion, Outcome};
+pub use breaker::{Breaker, Completion, Outcome, ShadowReport, ShadowSettings};
 pub use bulkhead::{Bulkhead, BulkheadBuilder, BulkheadConfig, BulkheadPermit};
 pub use error::{ConfigError, Error, Rejection};
 /// Parses a duration as every settings entry does (`"800ms"`, `"1m30s"`, `"500ns"`).

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use super::events::{Events, Reason, Transition};
 use super::half_open::Trials;
+use super::shadow::ShadowSlot;
 use super::successes::Successes;
 use crate::clock::{nanos, Clock};
 use crate::error::Rejection;
@@ -91,6 +92,8 @@ pub(crate) struct Core {
     /// This breaker's calls in flight already past the slow bound (marked slow in flight):
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
     pub(crate) slow_in_flight: AtomicU64,
+    /// A candidate configuration judged beside this one (issue 29, `shadow.rs`).
+    pub(crate) shadow: ShadowSlot,
 }
 
 /// The result of asking to make a call.
@@ -126,6 +129,7 @@ impl Core {
             successes: Successes::default(),
             events,
             slow_in_flight: AtomicU64::new(0),
+            shadow: ShadowSlot::default(),
         }
     }
 

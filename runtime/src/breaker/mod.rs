@@ -8,6 +8,7 @@ mod half_open;
 mod outcome;
 pub(crate) mod permit;
 mod recovery;
+pub(crate) mod shadow;
 mod stuck;
 mod successes;
 mod trials;
@@ -20,6 +21,7 @@ use std::time::Duration;
 pub use call::Completion;
 pub(crate) use call::{run, run_classified};
 pub use outcome::Outcome;
+pub use shadow::{ShadowReport, ShadowSettings};
 
 use self::core::Core;
 use self::events::{Events, Reason};
