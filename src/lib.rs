@@ -174,7 +174,7 @@ pub mod metrics {
     pub use fusebox_runtime::export::prometheus;
     pub use fusebox_runtime::{
         stuck_breakers, AdaptiveMetrics, BreakerMetrics, BulkheadMetrics, LimitChange, Metrics,
-        RejectedByReason, RetryMetrics, ShadowReport,
+        RejectedByReason, RetryMetrics, ShadowMetrics, ShadowReport,
     };
 }
 

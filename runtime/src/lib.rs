@@ -99,7 +99,7 @@ pub use fusebox_settings::KEYS as SETTING_KEYS;
 pub use metrics::export;
 pub use metrics::{
     metrics, stuck_breakers, AdaptiveMetrics, BreakerMetrics, BulkheadMetrics, LimitChange,
-    Metrics, RejectedByReason, RetryMetrics,
+    Metrics, RejectedByReason, RetryMetrics, ShadowMetrics,
 };
 // Internals of key naming, kept compiling for earlier callers, not documented API.
 #[doc(hidden)]
