@@ -92,8 +92,12 @@ fn perform(name: &str, verb: Verb, query: &Query, ext: &Extensions) -> Response 
     if verb != Verb::Set && !settings.is_empty() {
         return bad_request("promote and drop take only `by`\n".into());
     }
-    let answer = match verb {
-        Verb::Set => set(&b, &settings),
+    // `Ok` is the answer of a change made, `Err` of a refusal (not logged).
+    let answer: Result<Response, Response> = match verb {
+        Verb::Set => match set(&b, &settings) {
+            None => Ok(json(&b.metrics())),
+            Some(refused) => Err(refused),
+        },
         Verb::Promote => match b.promote_shadow() {
             Some(candidate) => Ok(json(&serde_json::json!({
                 "breaker": b.name(),
@@ -107,45 +111,47 @@ fn perform(name: &str, verb: Verb, query: &Query, ext: &Extensions) -> Response 
             None => Err(no_shadow(&b)),
         },
     };
-    if answer.is_ok() {
-        let text = settings
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        tracing::warn!(
-            breaker = %b.name(),
-            action = verb.as_str(),
-            settings = %text,
-            %by,
-            %peer,
-            "admin action on a breaker's shadow settings"
-        );
+    match answer {
+        Ok(done) => {
+            let text = settings
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            tracing::warn!(
+                breaker = %b.name(),
+                action = verb.as_str(),
+                settings = %text,
+                %by,
+                %peer,
+                "admin action on a breaker's shadow settings"
+            );
+            done
+        }
+        Err(refused) => refused,
     }
-    answer.unwrap_or_else(|r| r)
 }
 
-fn set(b: &Breaker, settings: &[(&str, &str)]) -> Result<Response, Response> {
+/// Sets the shadow; the refusal's answer if it was refused.
+fn set(b: &Breaker, settings: &[(&str, &str)]) -> Option<Response> {
     if settings.is_empty() {
-        return Err(bad_request(
+        return Some(bad_request(
             "give the candidate settings as the query, e.g. ?trip_p95=500ms&failure_rate=20\n"
                 .into(),
         ));
     }
-    match b.set_shadow(settings.iter().copied()) {
-        Ok(()) => Ok(json(&b.metrics())),
-        Err(e) => {
-            let given = settings
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join("&");
-            let name = b.name();
-            Err(bad_request(format!(
-                "shadow settings for `{name}` refused ({given}): {e}\n"
-            )))
-        }
+    if let Err(e) = b.set_shadow(settings.iter().copied()) {
+        let given = settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("&");
+        let name = b.name();
+        return Some(bad_request(format!(
+            "shadow settings for `{name}` refused ({given}): {e}\n"
+        )));
     }
+    None
 }
 
 fn no_shadow(b: &Breaker) -> Response {

@@ -14,13 +14,15 @@
 //! Not seen by the shadow: calls cancelled or panicking (they end in the live permit's
 //! `Drop`), and calls a full bulkhead refused (they never reached the dependency).
 //!
-//! Cost: the `Core` field is a `OnceLock` of a box, empty until a shadow is first set, so
-//! the closed path of a breaker that never had one reads one word more (`watching`); after a
-//! shadow was dropped, two.
+//! Cost: the `Core` field is a `OnceBox` (one pointer), empty until a shadow is first set,
+//! so the closed path of a breaker that never had one reads one word more (`watching`);
+//! after a shadow was dropped, two.
 
 // std's atomics even under loom: no model sets a shadow.
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
+
+use once_cell::race::OnceBox;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -35,9 +37,10 @@ use crate::state::State;
 use crate::sync::{lock_std, read, write};
 use fusebox_settings::Settings;
 
-/// The `Core` field: empty until a shadow is first set (16 bytes).
+/// The `Core` field: empty until a shadow is first set. One pointer (8 bytes), read with one
+/// load; a race to set the first shadow allocates twice and drops the loser's box.
 #[derive(Default)]
-pub(crate) struct ShadowSlot(OnceLock<Box<Slot>>);
+pub(crate) struct ShadowSlot(OnceBox<Slot>);
 
 pub(crate) struct Slot {
     /// Whether `current` holds a shadow: the hot path reads this, never the lock.
@@ -69,7 +72,7 @@ impl ShadowSlot {
     /// The slot when a shadow is set: one load (two once a shadow was ever set).
     #[inline]
     pub(crate) fn watching(&self) -> Option<&Slot> {
-        self.0.get().map(|s| &**s).filter(|s| s.on.load(Relaxed))
+        self.0.get().filter(|s| s.on.load(Relaxed))
     }
 
     /// Sets (or replaces) the shadow; its judging starts from now, with an empty window.
