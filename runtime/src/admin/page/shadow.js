@@ -27,44 +27,56 @@ function candidateText(s) {
 // An age in seconds as the wall-clock time it was, on this page's clock.
 const at = (ago) => (ago === null || ago === undefined ? '—' : clock(new Date(Date.now() - ago * 1000)));
 
+const shadowRows = new Map(); // breaker name -> <tr>, kept so focus and clicks survive a refresh
+
 function renderShadows() {
   if (!snapshot) return;
   const withShadow = (snapshot.breakers || []).filter((b) => b.shadow);
   $('s-count').textContent = '(' + withShadow.length + ')';
   $('s-empty').hidden = withShadow.length > 0;
   $('s-table').hidden = withShadow.length === 0;
-  const names = $('s-names');
-  const options = (snapshot.breakers || []).map((b) => el('option', '', b.name));
-  names.replaceChildren(...options);
-  $('s-rows').replaceChildren(...withShadow.map(shadowRow));
+  const names = (snapshot.breakers || []).map((b) => b.name);
+  const list = $('s-names');
+  if (list.children.length !== names.length || names.some((n, i) => list.children[i].value !== n)) {
+    list.replaceChildren(...names.map((n) => { const o = el('option'); o.value = n; return o; }));
+  }
+  const wanted = withShadow.map(shadowRow);
+  for (const [name, tr] of shadowRows) if (!wanted.includes(tr)) shadowRows.delete(name);
+  place($('s-rows'), wanted);
 }
 
+const SHADOW_COLS = [['Breaker', 'name'], ['Candidate', 'cand'], ['Shadow state', ''],
+  ['Would have opened', 'num'], ['Would have closed', 'num'], ['Would have refused', 'num'],
+  ['Calls seen', 'num'], ['Actions', '']];
+
 function shadowRow(b) {
-  const s = b.shadow;
-  const tr = el('tr');
-  tr.dataset.name = b.name;
-  const add = (label, cls, content) => {
-    const td = cell(tr, label, cls);
-    if (content instanceof Node) td.append(content); else td.textContent = content;
-    return td;
-  };
-  add('Breaker', 'name', b.name);
-  add('Candidate', 'cand', candidateText(s.settings));
-  const st = add('Shadow state', '', el('span', 'state s-' + s.state, LABELS[s.state] || s.state));
-  st.append(el('span', 'small', 'live: ' + (LABELS[b.state] || b.state)));
-  add('Would have opened', 'num', at(s.opened_ago_s));
-  add('Would have closed', 'num', at(s.closed_ago_s));
-  add('Would have refused', 'num', String(s.would_have_refused));
-  add('Calls seen', 'num', s.calls_seen + ' in ' + duration(s.age_s));
-  const acts = el('div', 'actions');
-  for (const verb of ['promote', 'drop']) {
-    const btn = el('button', verb === 'drop' ? 'danger' : '', SHADOW_VERBS[verb][0]);
-    btn.type = 'button';
-    btn.dataset.shadow = verb;
-    btn.setAttribute('aria-label', SHADOW_VERBS[verb][0] + ' the shadow of ' + b.name);
-    acts.append(btn);
+  let tr = shadowRows.get(b.name);
+  if (!tr) {
+    tr = el('tr');
+    tr.dataset.name = b.name;
+    for (const [label, cls] of SHADOW_COLS) cell(tr, label, cls);
+    const acts = el('div', 'actions');
+    for (const verb of ['promote', 'drop']) {
+      const btn = el('button', verb === 'drop' ? 'danger' : '', SHADOW_VERBS[verb][0]);
+      btn.type = 'button';
+      btn.dataset.shadow = verb;
+      btn.setAttribute('aria-label', SHADOW_VERBS[verb][0] + ' the shadow of ' + b.name);
+      acts.append(btn);
+    }
+    tr.lastChild.append(acts);
+    shadowRows.set(b.name, tr);
   }
-  add('Actions', '', acts);
+  const s = b.shadow;
+  const c = tr.children;
+  tr.dataset.state = s.state;
+  c[0].textContent = b.name;
+  c[1].textContent = candidateText(s.settings);
+  c[2].replaceChildren(el('span', 'state s-' + s.state, LABELS[s.state] || s.state),
+    el('span', 'small', 'live: ' + (LABELS[b.state] || b.state)));
+  c[3].textContent = at(s.opened_ago_s);
+  c[4].textContent = at(s.closed_ago_s);
+  c[5].textContent = String(s.would_have_refused);
+  c[6].textContent = s.calls_seen + ' in ' + duration(s.age_s);
   return tr;
 }
 
