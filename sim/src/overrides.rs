@@ -30,6 +30,14 @@ pub struct Overrides {
 
 /// Why an override was refused: a malformed `name.key=value`, a setting the settings table
 /// refuses, or a breaker no replay has. Names the breaker, and the key and value when known.
+///
+/// ```
+/// use fusebox_sim::{OverrideError, Overrides};
+/// let o = Overrides::new().breaker("redis", [("failure_rate", "120")]);
+/// let e = o.apply("redis", &[]).unwrap_err();
+/// assert!(matches!(e, OverrideError::Refused { .. }));
+/// assert!(e.to_string().contains("`redis` (failure_rate=120)"), "{e}");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum OverrideError {
@@ -84,12 +92,23 @@ impl std::error::Error for OverrideError {}
 
 impl Overrides {
     /// No override.
+    ///
+    /// ```
+    /// assert!(fusebox_sim::Overrides::new().is_empty());
+    /// ```
     pub fn new() -> Overrides {
         Overrides::default()
     }
 
     /// These pairs for the breaker `name`, after any given before (a key given twice keeps
     /// the later value).
+    ///
+    /// ```
+    /// use fusebox_sim::Overrides;
+    /// let o = Overrides::new().breaker("redis", [("open_for", "2s")]).breaker("redis", [("open_for", "30s")]);
+    /// let b = o.apply("redis", &[]).unwrap();
+    /// assert_eq!(b.config().unwrap().open_for(), std::time::Duration::from_secs(30));
+    /// ```
     pub fn breaker<K: AsRef<str>, V: AsRef<str>>(
         mut self,
         name: &str,
@@ -97,6 +116,8 @@ impl Overrides {
     ) -> Overrides {
         for (k, v) in pairs {
             let (k, v) = (k.as_ref().trim(), v.as_ref().trim());
+            self.entries
+                .retain(|(n, old, _)| n != name || !supersedes(k, old));
             self.entries
                 .push((name.to_owned(), k.to_owned(), v.to_owned()));
         }
@@ -136,11 +157,20 @@ impl Overrides {
     }
 
     /// True without any override.
+    ///
+    /// ```
+    /// assert!(!fusebox_sim::Overrides::parse("redis.open_for=30s").unwrap().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// The breakers named, in the order first given.
+    ///
+    /// ```
+    /// let o = fusebox_sim::Overrides::parse("b.timeout=1s a.timeout=1s b.open_for=9s").unwrap();
+    /// assert_eq!(o.names(), ["b", "a"]);
+    /// ```
     pub fn names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
         for (n, _, _) in &self.entries {
@@ -152,6 +182,12 @@ impl Overrides {
     }
 
     /// The pairs given for `name`, in order.
+    ///
+    /// ```
+    /// let o = fusebox_sim::Overrides::parse("redis.open_for=30s").unwrap();
+    /// assert_eq!(o.pairs_for("redis"), [("open_for", "30s")]);
+    /// assert!(o.pairs_for("payments").is_empty());
+    /// ```
     pub fn pairs_for(&self, name: &str) -> Vec<(&str, &str)> {
         self.entries
             .iter()
@@ -161,7 +197,17 @@ impl Overrides {
     }
 
     /// The breaker `name` with `code`'s settings (a replay's own, as pairs) and this
-    /// candidate's pairs for it on top, checked by the settings table.
+    /// candidate's pairs for it on top, checked by the settings table. A key overridden
+    /// leaves the code's pairs (with the slow rule's other spellings, and the other half-open
+    /// policy), since the table refuses a key given twice.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let o = fusebox_sim::Overrides::parse("payments.trip_p95=500ms payments.half_open_pct=5").unwrap();
+    /// let code = [("slow", "2s"), ("slow_rate", "10"), ("half_open_calls", "1")];
+    /// let c = o.apply("payments", &code).unwrap().config().unwrap();
+    /// assert_eq!((c.slow().unwrap().bound, c.slow().unwrap().rate), (Duration::from_millis(500), 5));
+    /// ```
     pub fn apply(
         &self,
         name: &str,
@@ -171,13 +217,7 @@ impl Overrides {
         // The settings table refuses a key given twice, so an overridden key leaves the
         // code's pairs; and so do the code's other spelling of the slow rule and its other
         // half-open policy (a share for a while, or a number of trials).
-        let overridden = |key: &str| {
-            mine.iter().any(|(k, _)| {
-                slot(k) == slot(key)
-                    || (key == "slow_rate" && k.starts_with("trip_p"))
-                    || half_open_policy(k).is_some_and(|p| half_open_policy(key) == Some(!p))
-            })
-        };
+        let overridden = |key: &str| mine.iter().any(|(k, _)| supersedes(k, key));
         let kept = code.iter().copied().filter(|(k, _)| !overridden(k));
         BreakerBuilder::from_settings(name, kept.chain(mine.iter().copied())).map_err(|error| {
             OverrideError::Refused {
@@ -192,6 +232,11 @@ impl Overrides {
     }
 
     /// Every name given is one of `known`; else the first that is not, reported.
+    ///
+    /// ```
+    /// let o = fusebox_sim::Overrides::parse("reddis.open_for=30s").unwrap();
+    /// assert!(o.check_names(&["redis"]).unwrap_err().to_string().contains("reddis"));
+    /// ```
     pub fn check_names(&self, known: &[&'static str]) -> Result<(), OverrideError> {
         match self.names().into_iter().find(|n| !known.contains(n)) {
             Some(n) => Err(OverrideError::Unknown {
@@ -219,4 +264,12 @@ fn half_open_policy(key: &str) -> Option<bool> {
         "half_open_calls" => Some(false),
         _ => None,
     }
+}
+
+/// Whether setting `new` takes `old` away: the same setting, the slow rule's other spelling,
+/// or the other half-open policy.
+fn supersedes(new: &str, old: &str) -> bool {
+    slot(new) == slot(old)
+        || (old == "slow_rate" && new.starts_with("trip_p"))
+        || half_open_policy(new).is_some_and(|p| half_open_policy(old) == Some(!p))
 }

@@ -35,6 +35,11 @@ use super::{cold_start, semian, slow, Setup};
 use crate::{OverrideError, Overrides};
 
 /// The breakers a candidate may name, with their replay's live settings as pairs.
+///
+/// ```
+/// use fusebox_sim::replay::candidate::LIVE;
+/// assert_eq!(LIVE.map(|(name, _)| name), ["address-lookup", "payments", "redis"]);
+/// ```
 pub const LIVE: [(&str, &[(&str, &str)]); 3] = [
     (
         "address-lookup",
@@ -69,7 +74,17 @@ pub const LIVE: [(&str, &[(&str, &str)]); 3] = [
     ),
 ];
 
-/// One figure of a replay, live and with the candidate.
+/// One figure of a replay, live and with the candidate, as printed.
+///
+/// ```
+/// use fusebox_sim::replay::candidate::{candidates, Figure};
+/// use fusebox_sim::{replay::Setup, Overrides};
+/// let mut setup = Setup::default();
+/// (setup.semian.instances, setup.semian.cycles) = (4, 1);
+/// let runs = candidates(&setup, &Overrides::parse("redis.open_for=30s").unwrap()).unwrap();
+/// let f: &Figure = &runs[0].figures[0];
+/// assert_eq!(f.what, "requests shed (2 threads)");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Figure {
@@ -81,7 +96,7 @@ pub struct Figure {
     pub candidate: String,
 }
 
-/// One replay, live and with the candidate.
+/// One replay, live and with the candidate (see [`candidates`] for an example).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct CandidateRun {
@@ -240,6 +255,13 @@ pub fn table(runs: &[CandidateRun]) -> String {
 }
 
 /// Why a candidate could not be replayed: a bad override, or the run itself.
+///
+/// ```
+/// use fusebox_sim::replay::candidate::{candidates, CandidateError};
+/// use fusebox_sim::{replay::Setup, Overrides};
+/// let e = candidates(&Setup::default(), &Overrides::parse("nope.open_for=1s").unwrap()).unwrap_err();
+/// assert!(matches!(e, CandidateError::Override(_)));
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum CandidateError {
