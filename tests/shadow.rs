@@ -355,3 +355,33 @@ async fn a_shorter_timeout_in_the_shadow_times_out_what_the_live_one_let_finish(
     );
     assert_eq!(live.state(), State::Closed);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_shadow_away_from_closed_past_alert_after_logs_nothing_as_the_live_breaker() {
+    let log = log::log();
+    let name = "shadow-stuck";
+    // The live breaker judges nothing before 1000 calls; the shadow trips at 5.
+    let live = Breaker::builder(name)
+        .window_calls(1000)
+        .min_calls(1000)
+        .build()
+        .unwrap();
+    live.set_shadow([
+        ("window_calls", "10"),
+        ("min_calls", "5"),
+        ("alert_after", "60s"),
+        ("open_for", "5s"),
+    ])
+    .unwrap();
+    for _ in 0..900 {
+        let _: Result<(), Error<&str>> = live.call(async { Err("down") }).await;
+        sleep(ms(100)).await;
+    }
+    let r = live.shadow().unwrap();
+    assert!(r.openings > 1 && r.state != State::Closed, "{r:?}");
+    assert!(!live.metrics().stuck);
+    assert_eq!(log.count(Level::ERROR, name, "stuck"), 0);
+    assert_eq!(log.count(Level::INFO, name, "circuit breaker"), 0);
+    assert_eq!(log.count(Level::WARN, name, "circuit breaker"), 0);
+    assert!(log.count(Level::INFO, name, "would have reopened") >= 1);
+}

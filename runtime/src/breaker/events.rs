@@ -178,6 +178,12 @@ impl Events {
         }
     }
 
+    /// False for a shadow's core: its own log lines (`stuck`, the ramp's) are not the live
+    /// breaker's, so they are left out.
+    pub(crate) fn is_live(&self) -> bool {
+        matches!(&*self.0, Sink::Live(_))
+    }
+
     /// Logs a transition at the level its seriousness deserves and broadcasts it.
     pub(crate) fn emit(&self, t: Transition) {
         let tx = match &*self.0 {

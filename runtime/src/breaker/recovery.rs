@@ -107,12 +107,14 @@ impl Core {
         let ramp = self.config.ramp().unwrap_or_default();
         self.until.store(now.saturating_add(nanos(ramp)), Release);
         self.aux.store(0, Relaxed);
-        tracing::info!(
-            breaker = %self.config.name,
-            ?ramp,
-            from_pct = self.config.settings().ramp_start() * 100.0,
-            "circuit breaker ramping traffic back in"
-        );
+        if self.events.is_live() {
+            tracing::info!(
+                breaker = %self.config.name,
+                ?ramp,
+                from_pct = self.config.settings().ramp_start() * 100.0,
+                "circuit breaker ramping traffic back in"
+            );
+        }
     }
 
     /// Admission while ramping: the ramp's share of calls, spread evenly (the first caller
@@ -155,7 +157,9 @@ impl Core {
         if swapped {
             rare.opened_in_a_row = 0;
             drop(rare);
-            tracing::info!(breaker = %self.config.name, "circuit breaker ramp done: all traffic admitted");
+            if self.events.is_live() {
+                tracing::info!(breaker = %self.config.name, "circuit breaker ramp done: all traffic admitted");
+            }
         }
         swapped
     }

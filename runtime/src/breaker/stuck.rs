@@ -24,7 +24,10 @@ impl Core {
             return false;
         }
         let for_ = self.unhealthy_for(now).unwrap_or_default();
-        if since & LOGGED == 0 && self.unhealthy_since.fetch_or(LOGGED, Relaxed) & LOGGED == 0 {
+        if since & LOGGED == 0
+            && self.unhealthy_since.fetch_or(LOGGED, Relaxed) & LOGGED == 0
+            && self.events.is_live()
+        {
             let state = self.state();
             if matches!(state, State::ForcedOpen | State::ForcedClosed) {
                 tracing::error!(
