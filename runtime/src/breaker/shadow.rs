@@ -21,10 +21,10 @@
 // std's atomics even under loom: no model sets a shadow.
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, RwLock};
-
-use once_cell::race::OnceBox;
 use std::time::Duration;
 
+use fusebox_settings::Settings;
+use once_cell::race::OnceBox;
 use tokio::time::Instant;
 
 use super::core::{pct, Core};
@@ -35,7 +35,6 @@ use crate::error::ConfigError;
 use crate::settings::{BreakerBuilder, BreakerConfig};
 use crate::state::State;
 use crate::sync::{lock_std, read, write};
-use fusebox_settings::Settings;
 
 /// The `Core` field: empty until a shadow is first set. One pointer (8 bytes), read with one
 /// load; a race to set the first shadow allocates twice and drops the loser's box.
