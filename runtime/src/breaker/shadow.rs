@@ -131,7 +131,7 @@ impl Shadow {
         });
         let core = Core::new(config, Events::shadow(sightings.clone()));
         Shadow {
-            set_at: core.clock.now(),
+            set_at: core.clock().now(),
             core,
             sightings,
             seen: AtomicU64::new(0),
@@ -149,14 +149,14 @@ impl Shadow {
     /// What the shadow would have done so far.
     pub(crate) fn report(&self) -> ShadowReport {
         let core = &self.core;
-        let now = core.clock.now();
+        let now = core.clock().now();
         let c = &core.counters;
         let times = *lock_std(&self.sightings.times);
         let totals = core.window.totals(now);
         ShadowReport {
-            settings: core.config.clone(),
+            settings: core.config().clone(),
             state: core.state(),
-            set_at: core.clock.instant(self.set_at),
+            set_at: core.clock().instant(self.set_at),
             would_have_opened_at: times.opened_at,
             would_have_closed_at: times.closed_at,
             openings: c.times_opened.load(Relaxed),
@@ -172,7 +172,7 @@ impl Shadow {
 
     /// The candidate settings.
     pub(crate) fn config(&self) -> &BreakerConfig {
-        &self.core.config
+        self.core.config()
     }
 }
 
@@ -351,7 +351,7 @@ impl Breaker {
     /// # }
     /// ```
     pub fn set_shadow(&self, candidate: impl ShadowSettings) -> Result<(), ConfigError> {
-        let live = &self.0.config;
+        let live = self.0.config();
         let settings = candidate.candidate(live.base_name())?;
         self.0.shadow.set(BreakerConfig {
             name: live.name.clone(),
@@ -388,7 +388,7 @@ impl Breaker {
     /// ```
     pub fn promote_shadow(&self) -> Option<BreakerConfig> {
         let shadow = self.0.shadow.take()?;
-        tracing::info!(breaker = %self.0.config.name, "shadow settings promoted");
+        tracing::info!(breaker = %self.0.config().name, "shadow settings promoted");
         Some(shadow.config().clone())
     }
 
@@ -404,7 +404,7 @@ impl Breaker {
     /// ```
     pub fn drop_shadow(&self) -> Option<ShadowReport> {
         let shadow = self.0.shadow.take()?;
-        tracing::info!(breaker = %self.0.config.name, "shadow settings dropped");
+        tracing::info!(breaker = %self.0.config().name, "shadow settings dropped");
         Some(shadow.report())
     }
 }

@@ -349,8 +349,8 @@ fn address(template: &'static BreakerConfig) -> usize {
 fn is_idle(b: &Breaker) -> bool {
     let core = &b.0;
     // A ramp whose time is up is over, even if no call came since to end it.
-    core.settle_ramp(core.clock.now());
-    core.word().plain_closed() && core.window.totals(core.clock.now()).calls == 0
+    core.settle_ramp(core.clock().now());
+    core.word().plain_closed() && core.window.totals(core.clock().now()).calls == 0
 }
 
 #[cfg(all(test, not(loom)))]
