@@ -75,7 +75,9 @@ pub use fusebox_runtime::{metrics, registry, Breaker, Bulkhead, Error, Rejection
 /// assert!(!registered.ptr_eq(&alone));
 /// ```
 pub mod config {
-    pub use fusebox_runtime::{BreakerBuilder, BreakerConfig, BulkheadBuilder, BulkheadConfig};
+    pub use fusebox_runtime::{
+        BreakerBuilder, BreakerConfig, BulkheadBuilder, BulkheadConfig, ShadowSettings,
+    };
 }
 
 /// The settings table: the validated values, every key text sources use, durations as text,
@@ -172,7 +174,7 @@ pub mod metrics {
     pub use fusebox_runtime::export::prometheus;
     pub use fusebox_runtime::{
         stuck_breakers, AdaptiveMetrics, BreakerMetrics, BulkheadMetrics, LimitChange, Metrics,
-        RejectedByReason, RetryMetrics,
+        RejectedByReason, RetryMetrics, ShadowMetrics, ShadowReport,
     };
 }
 

@@ -76,7 +76,7 @@ pub mod tower;
 pub mod tune;
 
 pub use breaker::events::{Reason, Transition};
-pub use breaker::{Breaker, Completion, Outcome};
+pub use breaker::{Breaker, Completion, Outcome, ShadowReport, ShadowSettings};
 pub use bulkhead::{Bulkhead, BulkheadBuilder, BulkheadConfig, BulkheadPermit};
 pub use error::{ConfigError, Error, Rejection};
 /// Parses a duration as every settings entry does (`"800ms"`, `"1m30s"`, `"500ns"`).
@@ -100,7 +100,7 @@ pub use fusebox_settings::KEYS as SETTING_KEYS;
 pub use metrics::export;
 pub use metrics::{
     metrics, stuck_breakers, AdaptiveMetrics, BreakerMetrics, BulkheadMetrics, LimitChange,
-    Metrics, RejectedByReason, RetryMetrics,
+    Metrics, RejectedByReason, RetryMetrics, ShadowMetrics,
 };
 // Internals of key naming, kept compiling for earlier callers, not documented API.
 #[doc(hidden)]

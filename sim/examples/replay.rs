@@ -3,6 +3,10 @@
 //! Replays the four incident write-ups of `seeds/` in virtual time against the real breakers
 //! and bulkheads, prints one comparison table, writes an SVG timeline per replay and
 //! `summary.json` under `target/fusebox-replay/`.
+//!
+//! With overrides (`-- --set payments.trip_p95=500ms`, repeatable, or `FUSEBOX_SIM_SET="redis.open_for=30s
+//! redis.half_open_timeout=50ms"`), it replays instead each incident whose breaker they name with the
+//! live settings and with the candidate, side by side (`fusebox_sim::replay::candidate`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -12,10 +16,19 @@ mod annotated;
 
 use fusebox::State;
 use fusebox_sim::replay::{Replays, Setup};
-use fusebox_sim::BreakerTimeline;
+use fusebox_sim::{BreakerTimeline, Overrides};
 
 fn main() -> std::io::Result<()> {
     let started = Instant::now();
+    // A candidate configuration (`--set payments.trip_p95=500ms`, or `FUSEBOX_SIM_SET`):
+    // replayed beside the live settings instead of the full run (`fusebox_sim::replay::candidate`).
+    let overrides = overrides().unwrap_or_else(|e| {
+        eprintln!("replay: {e}");
+        std::process::exit(2);
+    });
+    if !overrides.is_empty() {
+        return candidates(&overrides, started);
+    }
     println!(
         "fusebox replays: six replays of outages in virtual time, real breakers and bulkheads\n"
     );
@@ -115,6 +128,42 @@ fn main() -> std::io::Result<()> {
     std::fs::write(&json, summary.to_json())?;
     println!("summary:  {}", shown(&json).display());
     println!("\nwall time {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The overrides given as `--set name.key=value` (repeatable) and in `FUSEBOX_SIM_SET`
+/// (items separated by spaces or commas), the variable's first.
+fn overrides() -> Result<Overrides, String> {
+    let mut o = match std::env::var("FUSEBOX_SIM_SET") {
+        Ok(text) => Overrides::parse(&text).map_err(|e| e.to_string())?,
+        Err(_) => Overrides::new(),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let item = match arg.strip_prefix("--set=") {
+            Some(item) => item.to_owned(),
+            None if arg == "--set" => args.next().ok_or("--set needs name.key=value")?,
+            None => {
+                return Err(format!(
+                    "unknown argument `{arg}`: the replay takes --set name.key=value"
+                ))
+            }
+        };
+        o.set_arg(&item).map_err(|e| e.to_string())?;
+    }
+    Ok(o)
+}
+
+/// Each replay the overrides concern, with its live settings and with the candidate.
+fn candidates(overrides: &Overrides, started: Instant) -> std::io::Result<()> {
+    println!("fusebox replays: a candidate configuration beside the live one, on the recorded incidents\n");
+    let runs = fusebox_sim::replay::candidate::candidates(&Setup::default(), overrides)
+        .unwrap_or_else(|e| {
+            eprintln!("replay: {e}");
+            std::process::exit(2);
+        });
+    println!("{}", fusebox_sim::replay::candidate::table(&runs));
+    println!("wall time {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
 }
 

@@ -14,14 +14,18 @@
 //!   e.g. one annotated with `#[breaker]`.
 //! - [`Report`]: utilization over time and per window, fallback share, calls sent to the
 //!   dependency, breaker timelines and recovery times; [`svg`] draws it.
-//! - [`replay`]: the four incident write-ups of the project, replayed.
+//! - [`replay`]: the four incident write-ups of the project, replayed; and
+//!   [`replay::candidate`], a candidate configuration given as [`Overrides`] (settings pairs by
+//!   breaker name, checked by the settings table) replayed beside the live one
+//!   (`cargo run --release --example replay -- --set payments.trip_p95=500ms`).
 //!
 //! Layout, from the bottom up: `rng.rs` and `latency.rs` draw numbers; `dependency.rs` is the
 //! scripted dependency; `server.rs` the model a user configures; `engine.rs` runs it (arrivals,
 //! one request's life, watching the breakers' `state`/`state_since`); `meter.rs` integrates the
 //! busy gauge exactly; `collect.rs` turns the run's book into `report.rs`'s [`Report`];
-//! `svg.rs` draws reports with plotters; `replay/` holds one file per write-up, plus the
-//! comparison table (`replay/summary.rs`). Tests: `tests/server.rs` (the model) and
+//! `svg.rs` draws reports with plotters; `overrides.rs` holds candidate settings by breaker
+//! name; `replay/` holds one file per write-up, plus the comparison table
+//! (`replay/summary.rs`) and the candidate replays (`replay/candidate.rs`). Tests: `tests/server.rs` (the model) and
 //! `tests/replays.rs` (the replays' figures, with tolerances).
 //!
 //! ```
@@ -52,6 +56,7 @@ mod dependency;
 mod engine;
 mod latency;
 mod meter;
+mod overrides;
 pub mod replay;
 mod report;
 mod rng;
@@ -60,6 +65,7 @@ pub mod svg;
 
 pub use dependency::{Dependency, DependencyBuilder, DependencyStats, Phase, SimError};
 pub use latency::Latency;
+pub use overrides::{OverrideError, Overrides};
 pub use report::{BreakerTimeline, Counts, Report, RouteReport, RouteWindow, Series, WindowReport};
 pub use rng::Rng;
 pub use server::{Call, Route, Server};

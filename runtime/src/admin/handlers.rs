@@ -52,6 +52,9 @@ pub(super) async fn act(
     ext: Extensions,
 ) -> Response {
     let query = Query::parse(query.as_deref());
+    if let Some(answer) = super::shadow::on_breaker_path(&path, &query, &ext) {
+        return answer;
+    }
     match action(&path) {
         Some(_) if registry().breaker(&path).is_some() => conflict(&path),
         Some((name, verb)) => match scope(&query) {

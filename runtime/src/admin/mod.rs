@@ -14,6 +14,13 @@
 //! | `POST /breakers/{name}/{open,close,reset}[?for=10m]` | the same, the older form |
 //! | `POST /actions/{open,close,reset}/{name}?scope=fleet&for=10m&by=alice` | (feature `redis`) a fleet override for every instance, expiring after `for` (the older form takes `scope=fleet` too) |
 //! | `GET /fleet` | (feature `redis`) every live instance of the fleet and what it sees |
+//! | `POST /shadow/{set,promote,drop}/{name}[?trip_p95=500ms&...&by=alice]` | shadow settings beside the live ones: set, promote, drop (also `POST /breakers/{name}/shadow[/promote,/drop]`; see below) |
+//!
+//! Shadow settings (issue 29): `POST /shadow/set/{name}?trip_p95=500ms` judges those settings
+//! beside the live ones ([`Breaker::set_shadow`](crate::breaker::Breaker::set_shadow));
+//! `/shadow/promote/{name}` ends the shadow and answers its settings for the service to apply;
+//! `/shadow/drop/{name}` ends it. Each is logged at WARN with `by` and the peer address; a bad
+//! setting is a 400 with the settings table's message. The settings travel in the query.
 //!
 //! In `/actions/{verb}/{name}` the whole rest of the path is the name, so it is never ambiguous.
 //! The older `/breakers/{name}/open` answers 409 when `{name}/open` is itself a breaker (a keyed
@@ -43,6 +50,7 @@ mod fleet;
 mod handlers;
 mod page;
 mod query;
+mod shadow;
 
 use std::fmt;
 use std::sync::Arc;
@@ -127,6 +135,7 @@ pub fn router(token: impl Into<String>) -> Result<Router, AdminError> {
         .route("/metrics", get(handlers::prometheus))
         .route("/breakers/{*path}", get(handlers::show).post(handlers::act))
         .route("/actions/{*path}", post(handlers::act_on))
+        .route("/shadow/{*path}", post(shadow::act))
         .fallback(handlers::not_found)
         // Nothing reads a body; the limit makes sure nothing ever buffers a large one.
         .layer(DefaultBodyLimit::max(1024))

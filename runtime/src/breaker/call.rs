@@ -67,7 +67,12 @@ where
 {
     let mut permit = match core.admit() {
         Ok(a) => Permit::new(core, a),
-        Err(r) => return Completion::Failed(Error::Rejected(r)),
+        Err(r) => {
+            if let Some(shadow) = core.shadow.watching() {
+                shadow.refused();
+            }
+            return Completion::Failed(Error::Rejected(r));
+        }
     };
     // An open breaker returned above, so it never takes a bulkhead permit.
     let Some(b) = bulkhead else {
@@ -119,7 +124,11 @@ where
     let result = match ended {
         Ok(r) => r,
         Err(after) => {
+            let shadow = core.shadow.watching().map(|s| (s, permit.started()));
             permit.finish(Ended::TimedOut);
+            if let Some((s, started)) = shadow {
+                s.judge(started, Ended::TimedOut);
+            }
             return Completion::Failed(Error::Rejected(Rejection::TimedOut {
                 name: core.config().name.clone(),
                 after,
@@ -127,27 +136,24 @@ where
         }
     };
     let outcome = classify(&result);
-    match (result, outcome) {
-        (Ok(v), o) => {
-            // An `Ok` counted as a failure is still the caller's answer: no fallback.
-            permit.finish(match o {
+    let (ended, completion) = match (result, outcome) {
+        // An `Ok` counted as a failure is still the caller's answer: no fallback.
+        (Ok(v), o) => (
+            match o {
                 Outcome::Success => Ended::Success,
                 Outcome::Failure => Ended::Failure,
                 Outcome::Ignored => Ended::Ignored,
-            });
-            Completion::Ok(v)
-        }
-        (Err(e), Outcome::Failure) => {
-            permit.finish(Ended::Failure);
-            Completion::Failed(Error::Failed(e))
-        }
-        (Err(e), Outcome::Success) => {
-            permit.finish(Ended::Excluded);
-            Completion::Ignored(e)
-        }
-        (Err(e), Outcome::Ignored) => {
-            permit.finish(Ended::Ignored);
-            Completion::Ignored(e)
-        }
+            },
+            Completion::Ok(v),
+        ),
+        (Err(e), Outcome::Failure) => (Ended::Failure, Completion::Failed(Error::Failed(e))),
+        (Err(e), Outcome::Success) => (Ended::Excluded, Completion::Ignored(e)),
+        (Err(e), Outcome::Ignored) => (Ended::Ignored, Completion::Ignored(e)),
+    };
+    let shadow = core.shadow.watching().map(|s| (s, permit.started()));
+    permit.finish(ended);
+    if let Some((s, started)) = shadow {
+        s.judge(started, ended);
     }
+    completion
 }

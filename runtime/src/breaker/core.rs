@@ -31,6 +31,7 @@ use super::forced::Forced;
 use super::half_open::Episode;
 use super::open::Open;
 use super::ramp::Ramp;
+use super::shadow::ShadowSlot;
 use super::stuck::Stuck;
 use crate::clock::Clock;
 use crate::error::Rejection;
@@ -102,6 +103,8 @@ pub(crate) struct Core {
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
     /// Bounded by calls in flight, so `u32`.
     slow_in_flight: AtomicU32,
+    /// A candidate configuration judged beside this one (issue 29, `shadow.rs`).
+    pub(crate) shadow: ShadowSlot,
 }
 
 /// The result of asking to make a call.
@@ -135,6 +138,7 @@ impl Core {
             counters: Counters::default(),
             events,
             slow_in_flight: AtomicU32::new(0),
+            shadow: ShadowSlot::default(),
         }
     }
 

@@ -7,6 +7,7 @@ use once_cell::sync::Lazy;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
+use super::shadow::Sightings;
 use crate::state::State;
 
 /// Why a breaker changed state.
@@ -139,15 +140,28 @@ pub struct Transition {
 const CAPACITY: usize = 1024;
 
 /// A registry's transition channel. Each registry (the global one, or a test scope's) has its
-/// own, so a subscriber only hears the breakers it can see.
+/// own, so a subscriber only hears the breakers it can see. Behind one pointer, so a breaker
+/// stays within 1 KiB whichever sink it has.
 #[derive(Clone)]
-pub(crate) struct Events(broadcast::Sender<Transition>);
+pub(crate) struct Events(Arc<Sink>);
+
+enum Sink {
+    Live(broadcast::Sender<Transition>),
+    /// A shadow's (`shadow.rs`): its transitions go to its own record and log lines, never
+    /// to subscribers nor the live breaker's log.
+    Shadow(Arc<Sightings>),
+}
 
 static GLOBAL: Lazy<Events> = Lazy::new(Events::new);
 
 impl Events {
     pub(crate) fn new() -> Events {
-        Events(broadcast::channel(CAPACITY).0)
+        Events(Arc::new(Sink::Live(broadcast::channel(CAPACITY).0)))
+    }
+
+    /// The sink of a shadow's core: transitions are noted in `sightings`, never broadcast.
+    pub(crate) fn shadow(sightings: Arc<Sightings>) -> Events {
+        Events(Arc::new(Sink::Shadow(sightings)))
     }
 
     /// The channel of the process-wide registry (also used by detached breakers).
@@ -157,15 +171,29 @@ impl Events {
 
     /// A receiver of every transition from now on.
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Transition> {
-        self.0.subscribe()
+        match &*self.0 {
+            Sink::Live(tx) => tx.subscribe(),
+            // Only registries subscribe, and theirs are live: a shadow's hears nothing.
+            Sink::Shadow(_) => broadcast::channel(1).1,
+        }
+    }
+
+    /// False for a shadow's core: its own log lines (`stuck`, the ramp's) are not the live
+    /// breaker's, so they are left out.
+    pub(crate) fn is_live(&self) -> bool {
+        matches!(&*self.0, Sink::Live(_))
     }
 
     /// Logs a transition at the level its seriousness deserves and broadcasts it.
     pub(crate) fn emit(&self, t: Transition) {
+        let tx = match &*self.0 {
+            Sink::Live(tx) => tx,
+            Sink::Shadow(s) => return s.note(&t),
+        };
         log(&t);
-        if self.0.receiver_count() > 0 {
+        if tx.receiver_count() > 0 {
             // No receiver is not an error: subscribing is optional.
-            let _ = self.0.send(t);
+            let _ = tx.send(t);
         }
     }
 }

@@ -9,6 +9,7 @@ mod open;
 mod outcome;
 pub(crate) mod permit;
 mod ramp;
+pub(crate) mod shadow;
 mod spread;
 mod stuck;
 
@@ -20,6 +21,7 @@ use std::time::Duration;
 pub use call::Completion;
 pub(crate) use call::{run, run_classified};
 pub use outcome::Outcome;
+pub use shadow::{ShadowReport, ShadowSettings};
 
 use self::core::Core;
 use self::events::{Events, Reason};

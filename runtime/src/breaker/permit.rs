@@ -91,6 +91,23 @@ impl<'a> Permit<'a> {
         }
     }
 
+    /// When the call was first seen waiting (`None`: it answered in its first poll).
+    pub(crate) fn started(&self) -> Option<Instant> {
+        self.start
+    }
+
+    /// A call that ran elsewhere, judged as if it had run under `core` (a shadow's replay of
+    /// the live call, `shadow.rs`): timed from `start`, so latency and the slow rule are
+    /// `core`'s verdict on it, and cut off by `core`'s timeout had it run that long.
+    pub(crate) fn replay(core: &'a Core, a: Admission, start: Option<Instant>, outcome: Outcome) {
+        let mut p = Permit::new(core, a);
+        p.start = start;
+        let late = start
+            .zip(p.timeout())
+            .is_some_and(|(s, t)| s.elapsed() >= t);
+        p.finish(if late { Outcome::TimedOut } else { outcome });
+    }
+
     /// The settings this call runs under.
     fn config(&self) -> &'a BreakerConfig {
         self.core.config()

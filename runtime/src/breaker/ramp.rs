@@ -40,12 +40,15 @@ impl Core {
     pub(super) fn start_ramp(&self) {
         self.ramp.asked.store(0, Relaxed);
         let c = self.config();
-        tracing::info!(
-            breaker = %c.name,
-            ramp = ?c.ramp().unwrap_or_default(),
-            from_pct = c.settings().ramp_start() * 100.0,
-            "circuit breaker ramping traffic back in"
-        );
+        // A shadow's core (`shadow.rs`) logs nothing as the live breaker.
+        if self.events.is_live() {
+            tracing::info!(
+                breaker = %c.name,
+                ramp = ?c.ramp().unwrap_or_default(),
+                from_pct = c.settings().ramp_start() * 100.0,
+                "circuit breaker ramping traffic back in"
+            );
+        }
     }
 
     /// Admission while ramping: the ramp's share of calls, spread evenly (the first caller
@@ -86,7 +89,9 @@ impl Core {
         if swapped {
             rare.opened_in_a_row = 0;
             drop(rare);
-            tracing::info!(breaker = %self.config().name, "circuit breaker ramp done: all traffic admitted");
+            if self.events.is_live() {
+                tracing::info!(breaker = %self.config().name, "circuit breaker ramp done: all traffic admitted");
+            }
         }
         swapped
     }

@@ -75,7 +75,11 @@ impl Core {
             return false;
         }
         let alerted = &self.stuck.alerted;
-        if alerted.load(Relaxed) != since && alerted.swap(since, Relaxed) != since {
+        // A shadow's core (`shadow.rs`) is not the live breaker: its episodes log nothing.
+        if alerted.load(Relaxed) != since
+            && alerted.swap(since, Relaxed) != since
+            && self.events.is_live()
+        {
             let for_ = Duration::from_nanos(now.saturating_sub(since));
             let (state, name) = (self.state(), &self.config().name);
             if matches!(state, State::ForcedOpen | State::ForcedClosed) {

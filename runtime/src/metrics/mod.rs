@@ -4,10 +4,12 @@
 pub mod export;
 mod limit;
 mod retry;
+mod shadow;
 mod snapshot;
 
 pub use limit::{AdaptiveMetrics, LimitChange};
 pub use retry::RetryMetrics;
+pub use shadow::ShadowMetrics;
 
 pub use snapshot::{
     metrics, stuck_breakers, BreakerMetrics, BulkheadMetrics, Metrics, RejectedByReason,

@@ -8,6 +8,7 @@ use crate::bulkhead::Bulkhead;
 use crate::metrics::export::samples::Extra;
 use crate::metrics::limit::AdaptiveMetrics;
 use crate::metrics::retry::RetryMetrics;
+use crate::metrics::shadow::ShadowMetrics;
 use crate::registry::{registry, KeyedNames};
 use crate::state::State;
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -136,6 +137,9 @@ pub struct BreakerMetrics {
     pub conflicts: u64,
     /// Rejected or failed calls answered with the last good value (`stale_for`).
     pub stale_served: u64,
+    /// What shadow settings would have done on these calls, while a shadow is set
+    /// ([`Breaker::set_shadow`](crate::Breaker::set_shadow), issue 29).
+    pub shadow: Option<ShadowMetrics>,
 }
 
 /// Why calls were refused: the breaker's own three reasons, then a full bulkhead and the timeout.
@@ -229,6 +233,7 @@ impl BreakerMetrics {
             ramp_share: core.ramp_share(now),
             conflicts: load(&c.conflicts),
             stale_served: load(&c.stale_served),
+            shadow: ShadowMetrics::of(core),
         }
     }
 

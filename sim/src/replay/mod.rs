@@ -14,6 +14,7 @@
 //! ```
 
 pub mod adaptive;
+pub mod candidate;
 pub mod cold_start;
 pub mod defaults;
 mod format;

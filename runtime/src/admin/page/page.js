@@ -88,6 +88,7 @@ async function poll() {
   answering();
   take(data);
   render();
+  renderShadows();
   schedule(mine);
 }
 

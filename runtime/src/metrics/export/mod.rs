@@ -21,6 +21,7 @@ pub(crate) mod json;
 pub mod metrics;
 mod prometheus;
 pub(crate) mod samples;
+mod shadow;
 
 /// The global snapshot in the Prometheus text exposition format, as a `/metrics` endpoint serves it:
 /// the same text as `metrics().to_prometheus()`, the fleet's gauges included while joined.

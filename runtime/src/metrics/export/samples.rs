@@ -373,6 +373,7 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
             }
         }
     });
+    super::shadow::visit(m, sink);
     per_extra(sink, m);
 }
 
