@@ -3,10 +3,13 @@
 //! generated code through `__private`; the one call path itself is `breaker::call`.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use once_cell::sync::OnceCell;
+use pin_project_lite::pin_project;
 
-use crate::breaker::{Breaker, Completion};
+use crate::breaker::{Breaker, Completion, Same};
 use crate::bulkhead::{Bulkhead, BulkheadConfig, BulkheadPermit};
 use crate::registry::registry;
 use crate::settings::BreakerConfig;
@@ -59,44 +62,68 @@ impl<T> std::ops::Deref for Site<'_, T> {
 }
 
 /// Runs one call of an annotated function.
-pub async fn run<T, E, F, C>(
-    breaker: Option<&Breaker>,
-    bulkhead: Option<&Bulkhead>,
+pub fn run<'a, T, E, F, C>(
+    breaker: Option<&'a Breaker>,
+    bulkhead: Option<&'a Bulkhead>,
     fut: F,
     is_failure: C,
-) -> Completion<T, E>
+) -> impl Future<Output = Completion<T, E>> + use<'a, T, E, F, C>
 where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&E) -> bool,
 {
     match breaker {
-        Some(b) => crate::breaker::run(&b.0, bulkhead, fut, is_failure).await,
+        Some(b) => SiteCall::Breaker {
+            call: crate::breaker::run(&b.0, bulkhead, fut, is_failure, Same),
+        },
         // Generated code always passes its breaker here (a bulkhead alone goes through
         // `run_bulkhead`); boxed, so this rare path adds nothing to every call's future.
-        None => {
-            let bulkhead_only = Box::pin(run_bulkhead(bulkhead, fut));
-            bulkhead_only.await
-        }
+        None => SiteCall::Other {
+            fut: Box::pin(run_bulkhead(bulkhead, fut)),
+        },
     }
 }
 
 /// Runs one call of an annotated function whose results are classified three ways
 /// (`ignore`, `failure_if_ok`).
-pub async fn run_classified<T, E, F, C>(
-    breaker: Option<&Breaker>,
-    bulkhead: Option<&Bulkhead>,
+pub fn run_classified<'a, T, E, F, C>(
+    breaker: Option<&'a Breaker>,
+    bulkhead: Option<&'a Bulkhead>,
     fut: F,
     classify: C,
-) -> Completion<T, E>
+) -> impl Future<Output = Completion<T, E>> + use<'a, T, E, F, C>
 where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&Result<T, E>) -> crate::breaker::Outcome,
 {
     match breaker {
-        Some(b) => crate::breaker::run_classified(&b.0, bulkhead, fut, classify).await,
-        None => {
-            let bulkhead_only = Box::pin(run_bulkhead(bulkhead, fut));
-            bulkhead_only.await
+        Some(b) => SiteCall::Breaker {
+            call: crate::breaker::run_classified(&b.0, bulkhead, fut, classify),
+        },
+        None => SiteCall::Other {
+            fut: Box::pin(run_bulkhead(bulkhead, fut)),
+        },
+    }
+}
+
+pin_project! {
+    /// A call site's call: the breaker's call future itself (not an `async fn` around it,
+    /// which would store the caller's future once more), or the rare boxed path.
+    #[project = SiteCallProj]
+    enum SiteCall<A, B> {
+        Breaker { #[pin] call: A },
+        Other { fut: Pin<Box<B>> },
+    }
+}
+
+impl<A: Future, B: Future<Output = A::Output>> Future for SiteCall<A, B> {
+    type Output = A::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<A::Output> {
+        match self.project() {
+            SiteCallProj::Breaker { call } => call.poll(cx),
+            SiteCallProj::Other { fut } => fut.as_mut().poll(cx),
         }
     }
 }

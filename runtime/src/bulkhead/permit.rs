@@ -34,7 +34,7 @@ impl<'a> BulkheadPermit<'a> {
         }
     }
     /// Times the holder from now (an adaptive pool only: a fixed one reads no clock).
-    pub(super) fn start(&self) {
+    pub(crate) fn start(&self) {
         if let Some(a) = &self.pool.adaptive {
             self.started.store(a.now(), Relaxed);
         }
