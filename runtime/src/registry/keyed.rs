@@ -66,9 +66,15 @@ pub(crate) struct Shard {
 
 impl Shard {
     fn get(&self, hash: u64, key: &str) -> Option<&Breaker> {
+        self.get_bytes(hash, key.as_bytes())
+    }
+
+    /// [`get`](Self::get) by the key's UTF-8 bytes.
+    #[inline]
+    fn get_bytes(&self, hash: u64, key: &[u8]) -> Option<&Breaker> {
         match self.by_hash.get(&hash) {
-            Some(b) if b.config().key() == Some(key) => Some(b),
-            Some(_) => self.collided.get(key),
+            Some(b) if b.config().key().map(str::as_bytes) == Some(key) => Some(b),
+            Some(_) => self.collided.get(std::str::from_utf8(key).ok()?),
             None => None,
         }
     }
@@ -134,6 +140,16 @@ impl Family {
         self.hasher.hash_one(key)
     }
 
+    /// [`hash`](Self::hash) of a key given as its UTF-8 bytes: the same value, since a `str`
+    /// hashes as its bytes and a `0xff` (std's `Hasher::write_str`).
+    #[inline]
+    pub(crate) fn hash_bytes(&self, key: &[u8]) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        h.write(key);
+        h.write_u8(0xff);
+        h.finish()
+    }
+
     #[inline]
     fn shard(&self, hash: u64) -> &Swap<Shard> {
         // The low bits pick the bucket inside the shard's map; the high bits pick the shard.
@@ -143,7 +159,13 @@ impl Family {
     /// The key's breaker, if it has one: a lock-free load and one map probe.
     #[inline]
     pub(crate) fn get(&self, hash: u64, key: &str) -> Found {
-        match self.shard(hash).load().get(hash, key) {
+        self.get_bytes(hash, key.as_bytes())
+    }
+
+    /// [`get`](Self::get) by the key's UTF-8 bytes.
+    #[inline]
+    pub(crate) fn get_bytes(&self, hash: u64, key: &[u8]) -> Found {
+        match self.shard(hash).load().get_bytes(hash, key) {
             Some(b) => Found::Own(b.clone()),
             None => Found::Missing,
         }
@@ -373,6 +395,14 @@ mod tests {
             .config()
             .unwrap()
     });
+
+    #[test]
+    fn a_key_hashes_the_same_as_a_str_and_as_its_bytes() {
+        let family = Family::new(&TWO);
+        for k in ["", "3", "db-1.internal:5432", &"x".repeat(200)] {
+            assert_eq!(family.hash(k), family.hash_bytes(k.as_bytes()), "{k:?}");
+        }
+    }
 
     #[test]
     fn a_static_template_vouches_until_a_breaker_has_other_settings() {

@@ -113,25 +113,43 @@ impl Registry {
         key: &dyn fmt::Display,
     ) -> Breaker {
         let here = self;
-        let found = KEY_BUF.with(|buf| {
-            // A key whose Display re-enters the registry gets fresh buffers instead of a panic.
-            let mut local = (String::new(), String::new());
-            let mut guard = buf.try_borrow_mut().ok();
-            let (raw, encoded) = guard.as_deref_mut().unwrap_or(&mut local);
-            raw.clear();
-            let _ = write!(raw, "{key}");
-            let key = if key_name::encode(raw, encoded) {
-                encoded.as_str()
-            } else {
-                raw.as_str()
-            };
+        let lookup = |key: &str| {
             let hash = family.hash(key);
             match family.get(hash, key) {
                 Found::Own(b) => Ok(b),
                 // Boxed: the config is large and this is the rare path (a new key).
                 Found::Missing => Err(Box::new((hash, template.with_key(key)))),
             }
-        });
+        };
+        // Most keys are short and need no encoding: formatted on the stack, no thread-local.
+        let mut small = key_name::StackKey::new();
+        let found = match write!(small, "{key}").ok().and_then(|()| small.plain()) {
+            Some(plain) => {
+                let hash = family.hash_bytes(plain);
+                match family.get_bytes(hash, plain) {
+                    Found::Own(b) => Ok(b),
+                    // A plain key is printable ASCII: its bytes are always its `str`.
+                    Found::Missing => match std::str::from_utf8(plain) {
+                        Ok(key) => Err(Box::new((hash, template.with_key(key)))),
+                        Err(_) => lookup(&String::from_utf8_lossy(plain)),
+                    },
+                }
+            }
+            None => KEY_BUF.with(|buf| {
+                // A key whose Display re-enters the registry gets fresh buffers, not a panic.
+                let mut local = (String::new(), String::new());
+                let mut guard = buf.try_borrow_mut().ok();
+                let (raw, encoded) = guard.as_deref_mut().unwrap_or(&mut local);
+                raw.clear();
+                let _ = write!(raw, "{key}");
+                let key = if key_name::encode(raw, encoded) {
+                    encoded.as_str()
+                } else {
+                    raw.as_str()
+                };
+                lookup(key)
+            }),
+        };
         let b = match found {
             Ok(b) => b,
             Err(missing) => {
