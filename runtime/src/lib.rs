@@ -123,7 +123,7 @@ pub mod __private {
     pub use crate::macro_support::{
         call_fallback, fallback_answer, from_error, keyed_breaker, retry_after_for, retry_attempt,
         retry_gave_up, retry_on_for, run_retry, static_retry, AsyncFallback, BreakerKey, ErrorOnly,
-        Fallback, FallbackReturn, FromRejection, ResultErr, RetryArgument, SyncFallback,
+        Fallback, FallbackReturn, FromRejection, KeyedSite, ResultErr, RetryArgument, SyncFallback,
         WithArguments,
     };
     pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};

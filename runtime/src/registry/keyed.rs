@@ -110,6 +110,34 @@ pub(crate) struct Family {
     overflow: OnceCell<Breaker>,
     pub(crate) overflowed: AtomicU64,
     pub(crate) evicted: AtomicU64,
+    /// Removed from its registry (`evict_keys`): a call site that cached it looks it up again.
+    retired: AtomicBool,
+}
+
+/// A keyed call site's `static`: its settings template, and the keyed name it found in the
+/// process-wide registry, so each call skips the lookup of the name (an `arc-swap` load and a
+/// map probe) and goes straight to its key. Only the process-wide registry's is kept (a test
+/// scope's registry comes and goes); a family removed by `evict_keys` is looked up again.
+#[doc(hidden)]
+pub struct KeyedSite {
+    pub(crate) template: OnceCell<BreakerConfig>,
+    pub(crate) family: OnceCell<Arc<Family>>,
+}
+
+impl KeyedSite {
+    /// An empty site, for a `static`.
+    pub const fn new() -> KeyedSite {
+        KeyedSite {
+            template: OnceCell::new(),
+            family: OnceCell::new(),
+        }
+    }
+}
+
+impl Default for KeyedSite {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 struct Writer {
@@ -132,7 +160,19 @@ impl Family {
             overflow: OnceCell::new(),
             overflowed: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
+            retired: AtomicBool::new(false),
         }
+    }
+
+    /// Marks the family removed from its registry (see [`KeyedSite`]).
+    pub(crate) fn retire(&self) {
+        self.retired.store(true, Release);
+    }
+
+    /// Whether the family was removed from its registry.
+    #[inline]
+    pub(crate) fn retired(&self) -> bool {
+        self.retired.load(Acquire)
     }
 
     #[inline]

@@ -10,7 +10,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use super::key_name;
-use super::keyed::{Family, Found};
+use super::keyed::{Family, Found, KeyedSite};
+use super::scope::Current;
 use super::{lock, read, registry, write, Families, Registry};
 use crate::breaker::core::bump;
 use crate::breaker::Breaker;
@@ -75,14 +76,29 @@ impl Registry {
         self.keyed_with(template, None, key)
     }
 
-    /// [`keyed`](Self::keyed) for a call site's `static` template, which may vouch for its
-    /// settings: the breaker is found without comparing them (`keyed.rs`).
-    pub(crate) fn keyed_static(
+    /// [`keyed`](Self::keyed) from a call site: its `static` template may vouch for its
+    /// settings (the breaker is found without comparing them, `keyed.rs`), and the site caches
+    /// the keyed name it found (the process-wide registry's only), so the name is not looked
+    /// up again per call.
+    pub(crate) fn keyed_site(
         &self,
-        template: &'static BreakerConfig,
+        site: &'static KeyedSite,
+        config: impl FnOnce() -> BreakerConfig,
         key: &dyn fmt::Display,
     ) -> Breaker {
-        self.keyed_with(template, Some(template), key)
+        let template = site.template.get_or_init(config);
+        let here = self.current();
+        let global = matches!(here, Current::Here(r) if std::ptr::eq(r, registry()));
+        if !global {
+            return here.keyed_with(template, Some(template), key);
+        }
+        if let Some(family) = site.family.get().filter(|f| !f.retired()) {
+            return here.keyed_in(family, template, Some(template), key);
+        }
+        let family = here.family_for(template);
+        // Kept once: a site whose family was evicted looks its name up on every call after.
+        let _ = site.family.set(family.clone());
+        here.keyed_in(&family, template, Some(template), key)
     }
 
     #[inline]
