@@ -10,7 +10,7 @@ use once_cell::sync::OnceCell;
 use pin_project_lite::pin_project;
 
 use crate::breaker::{Breaker, Completion, Same};
-use crate::bulkhead::{Bulkhead, BulkheadConfig, BulkheadPermit};
+use crate::bulkhead::{Answer, Bulkhead, BulkheadCall, BulkheadConfig};
 use crate::registry::registry;
 use crate::settings::BreakerConfig;
 
@@ -129,22 +129,33 @@ impl<A: Future, B: Future<Output = A::Output>> Future for SiteCall<A, B> {
 }
 
 /// Runs one call of a function with a bulkhead and no breaker. Its own entry point, so the
-/// call future holds only the bulkhead's permit and the call (no breaker or timer state):
+/// call future holds only the bulkhead's slot and the call (no breaker or timer state):
 /// generated code moves that future, and a smaller one moves cheaper.
-pub async fn run_bulkhead<T, E, F>(bulkhead: Option<&Bulkhead>, fut: F) -> Completion<T, E>
+pub fn run_bulkhead<'a, T, E, F>(
+    bulkhead: Option<&'a Bulkhead>,
+    fut: F,
+) -> impl Future<Output = Completion<T, E>> + use<'a, T, E, F>
 where
     F: Future<Output = Result<T, E>>,
 {
-    let slot = match bulkhead {
-        Some(b) => match b.acquire_untimed().await {
-            Ok(p) => Some(p),
-            Err(r) => return Completion::Failed(crate::error::Error::Rejected(r)),
-        },
-        None => None,
-    };
-    // Without a breaker, the function's own errors are not fusebox's to judge.
-    match BulkheadPermit::run(slot.as_ref(), fut).await {
-        Ok(v) => Completion::Ok(v),
-        Err(e) => Completion::Ignored(e),
+    BulkheadCall::<F, AsCompletion>::new(bulkhead, fut)
+}
+
+/// A bulkhead-only call's answer as generated code takes it.
+struct AsCompletion;
+
+impl<T, E> Answer<Result<T, E>> for AsCompletion {
+    type Output = Completion<T, E>;
+    #[inline]
+    fn ran(r: Result<T, E>) -> Completion<T, E> {
+        // Without a breaker, the function's own errors are not fusebox's to judge.
+        match r {
+            Ok(v) => Completion::Ok(v),
+            Err(e) => Completion::Ignored(e),
+        }
+    }
+    #[inline]
+    fn refused(r: crate::error::Rejection) -> Completion<T, E> {
+        Completion::Failed(crate::error::Error::Rejected(r))
     }
 }
