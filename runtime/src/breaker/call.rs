@@ -200,6 +200,10 @@ where
                     };
                     match permit.poll_drive(fut, &mut drive, cx) {
                         Poll::Ready(ended) => {
+                            if matches!(drive, Drive::First) {
+                                // Nothing to drop (no timer): skips the drop glue's call.
+                                std::mem::forget(drive);
+                            }
                             this.fut.set(None);
                             let c = settle(core, permit, ended, this.classify.take());
                             drop(slot);
