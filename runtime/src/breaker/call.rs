@@ -187,6 +187,15 @@ where
                         None => None,
                         Some(b) => match b.try_acquire_now() {
                             Some(slot) => Some(slot),
+                            // A full fail-fast pool refuses at once: nothing boxed.
+                            None if b.config().max_wait.is_zero() => {
+                                this.fut.set(None);
+                                let r = b.full();
+                                refused_by_bulkhead(core, this.bulkhead, permit);
+                                return Poll::Ready(M::finish(Completion::Failed(
+                                    Error::Rejected(r),
+                                )));
+                            }
                             None => {
                                 *this.stage = Stage::Waiting(permit, Box::pin(b.acquire_untimed()));
                                 continue;
