@@ -75,9 +75,7 @@ fn keyed(
         let #var = {
             const NAME: &str = #name;
             const SETTINGS: #pv::Settings = #settings;
-            static TEMPLATE: #pv::OnceCell<
-                #pv::BreakerConfig,
-            > = #pv::OnceCell::new();
+            static TEMPLATE: #pv::KeyedSite = #pv::KeyedSite::new();
             #pv::keyed_breaker(&TEMPLATE, || #config, #key_use)
         };
     };

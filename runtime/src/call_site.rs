@@ -6,8 +6,8 @@ use std::future::Future;
 
 use once_cell::sync::OnceCell;
 
-use crate::breaker::{Breaker, Completion};
-use crate::bulkhead::{Bulkhead, BulkheadConfig, BulkheadPermit};
+use crate::breaker::{Breaker, Completion, Same};
+use crate::bulkhead::{Answer, Bulkhead, BulkheadCall, BulkheadConfig};
 use crate::registry::registry;
 use crate::settings::BreakerConfig;
 
@@ -60,51 +60,62 @@ impl<T> std::ops::Deref for Site<'_, T> {
 
 /// Runs one call of an annotated function with a breaker (a bulkhead alone goes through
 /// [`run_bulkhead`]).
-pub async fn run<T, E, F, C>(
-    breaker: &Breaker,
-    bulkhead: Option<&Bulkhead>,
+pub fn run<'a, T, E, F, C>(
+    breaker: &'a Breaker,
+    bulkhead: Option<&'a Bulkhead>,
     fut: F,
     is_failure: C,
-) -> Completion<T, E>
+) -> impl Future<Output = Completion<T, E>> + use<'a, T, E, F, C>
 where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&E) -> bool,
 {
-    crate::breaker::run(&breaker.0, bulkhead, fut, is_failure).await
+    crate::breaker::run(&breaker.0, bulkhead, fut, is_failure, Same)
 }
 
 /// Runs one call of an annotated function whose results are classified three ways
 /// (`ignore`, `failure_if_ok`).
-pub async fn run_classified<T, E, F, C>(
-    breaker: &Breaker,
-    bulkhead: Option<&Bulkhead>,
+pub fn run_classified<'a, T, E, F, C>(
+    breaker: &'a Breaker,
+    bulkhead: Option<&'a Bulkhead>,
     fut: F,
     classify: C,
-) -> Completion<T, E>
+) -> impl Future<Output = Completion<T, E>> + use<'a, T, E, F, C>
 where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&Result<T, E>) -> crate::breaker::Outcome,
 {
-    crate::breaker::run_classified(&breaker.0, bulkhead, fut, classify).await
+    crate::breaker::run_classified(&breaker.0, bulkhead, fut, classify)
 }
 
 /// Runs one call of a function with a bulkhead and no breaker. Its own entry point, so the
-/// call future holds only the bulkhead's permit and the call (no breaker or timer state):
+/// call future holds only the bulkhead's slot and the call (no breaker or timer state):
 /// generated code moves that future, and a smaller one moves cheaper.
-pub async fn run_bulkhead<T, E, F>(bulkhead: Option<&Bulkhead>, fut: F) -> Completion<T, E>
+pub fn run_bulkhead<'a, T, E, F>(
+    bulkhead: Option<&'a Bulkhead>,
+    fut: F,
+) -> impl Future<Output = Completion<T, E>> + use<'a, T, E, F>
 where
     F: Future<Output = Result<T, E>>,
 {
-    let slot = match bulkhead {
-        Some(b) => match b.acquire_untimed().await {
-            Ok(p) => Some(p),
-            Err(r) => return Completion::Failed(crate::error::Error::Rejected(r)),
-        },
-        None => None,
-    };
-    // Without a breaker, the function's own errors are not fusebox's to judge.
-    match BulkheadPermit::run(slot.as_ref(), fut).await {
-        Ok(v) => Completion::Ok(v),
-        Err(e) => Completion::Ignored(e),
+    BulkheadCall::<F, AsCompletion>::new(bulkhead, fut)
+}
+
+/// A bulkhead-only call's answer as generated code takes it.
+struct AsCompletion;
+
+impl<T, E> Answer<Result<T, E>> for AsCompletion {
+    type Output = Completion<T, E>;
+    #[inline]
+    fn ran(r: Result<T, E>) -> Completion<T, E> {
+        // Without a breaker, the function's own errors are not fusebox's to judge.
+        match r {
+            Ok(v) => Completion::Ok(v),
+            Err(e) => Completion::Ignored(e),
+        }
+    }
+    #[inline]
+    fn refused(r: crate::error::Rejection) -> Completion<T, E> {
+        Completion::Failed(crate::error::Error::Rejected(r))
     }
 }

@@ -16,9 +16,9 @@
 //!
 //! A time window puts each call in the slot of the instant it ended, so the closed path
 //! reads the clock once per call (a call that answered in its first poll reads it only for
-//! this; `Permit::drive` times nothing else). Issue 28 asked for a coarse clock for slot
-//! selection that stays virtual under a paused tokio clock. Designed and not built, because
-//! no such clock exists without giving up one of the two:
+//! this; `Permit::poll_drive` times nothing else). Issue 28 asked for a coarse clock for slot
+//! selection that stays virtual under a paused tokio clock. Designed, weighed twice, and not
+//! built, because no such clock exists without giving up one of the two:
 //!
 //! - **Virtual.** Under `test-util`, `tokio::time::Instant::now()` asks the current runtime's
 //!   clock (through the runtime context, under the clock's mutex once any clock in the
@@ -27,14 +27,23 @@
 //!   it. Any cache of the time (per thread, per window, refreshed every N calls or every real
 //!   millisecond) would, after `advance(31s)`, put the next call in a slot 31 s old: it
 //!   expires 31 s early and the next failure judges a window without it. That is a change of
-//!   behaviour every paused-clock test can see (`advance`, then call, then assert a trip), so
-//!   a cache must be off whenever a clock may be paused, and tokio does not say whether one
-//!   is (`DID_PAUSE_CLOCK` is private; `Handle::try_current` costs a reference count, more
-//!   than it saves, and says nothing about pausing).
+//!   behaviour every paused-clock test can see (`advance`, then call, then assert a trip:
+//!   `tests/slot_clock.rs` does, for calls that answer in their first poll), so a cache must
+//!   be off whenever a clock may be paused, and tokio does not say whether one is
+//!   (`DID_PAUSE_CLOCK` is private; `Handle::try_current` costs a reference count, more than
+//!   it saves, and says nothing about pausing). A cache shared between threads is wrong even
+//!   then: every paused runtime (one per `#[tokio::test]`, run in parallel) has a virtual
+//!   time of its own, and one breaker (a `static` site's) serves them all.
 //! - **Coarse.** The cheap real-time sources are `CLOCK_MONOTONIC_COARSE` (through `libc`, so
 //!   `unsafe` or a new dependency), the TSC (an `unsafe` intrinsic), or a thread that
 //!   updates an atomic every millisecond (a thread per process, real time only, so never
-//!   virtual). std's `Instant` is the exact clock and nothing cheaper.
+//!   virtual, and late by however long the scheduler keeps it off a loaded core, so even
+//!   its real-time error has no bound). std's `Instant` is the exact clock and nothing
+//!   cheaper.
+//! - **What it would buy.** On the 2-core VM the benchmarks run on, `Instant::now()` costs
+//!   16 ns (a `clock_gettime` through the vDSO, `tsc` clock source) of the closed path's
+//!   ~100 ns, and recloser, the fastest peer, reads the same clock on its open path. The rest
+//!   of the gap was instructions (`BENCHMARKS.md`), which issue 28 went after instead.
 //!
 //! So slots come from the exact clock, and the cost is kept down elsewhere: the clock is read
 //! once per call, never when a call cannot be recorded, and slot selection is one multiply

@@ -10,17 +10,19 @@ use once_cell::sync::OnceCell;
 use crate::breaker::Breaker;
 use crate::error::{Error, Rejection};
 use crate::registry::registry;
+pub use crate::registry::KeyedSite;
 use crate::retry::{Retry, RetryBuilder};
 use crate::settings::BreakerConfig;
 
 /// The breaker for `key` under the call site's cached settings (`name/key`).
 pub fn keyed_breaker<K: BreakerKey + ?Sized>(
-    template: &'static OnceCell<BreakerConfig>,
+    site: &'static KeyedSite,
     config: impl FnOnce() -> BreakerConfig,
     key: &K,
 ) -> Breaker {
-    // The template lives in the call site's `static`: its address can vouch for its settings.
-    registry().keyed_static(template.get_or_init(config), &KeyDisplay(key))
+    // The template lives in the call site's `static`: its address can vouch for its settings,
+    // and the site keeps the keyed name it found.
+    registry().keyed_site(site, config, &KeyDisplay(key))
 }
 
 /// What `key = expr` must be: anything `Display`, formatted into the name `name/key`.
@@ -369,7 +371,7 @@ mod tests {
 
     #[test]
     fn keyed_sites_share_one_template_and_split_by_key() {
-        static TEMPLATE: OnceCell<BreakerConfig> = OnceCell::new();
+        static TEMPLATE: KeyedSite = KeyedSite::new();
         let make = || {
             Breaker::builder("ms-shard")
                 .window_calls(4)
@@ -382,6 +384,26 @@ mod tests {
         assert_eq!(a.name(), "ms-shard/3");
         assert!(a.ptr_eq(&b), "same key, same breaker");
         assert!(!a.ptr_eq(&c));
+    }
+
+    #[test]
+    fn a_keyed_site_finds_its_name_again_after_evict_keys() {
+        static SITE: KeyedSite = KeyedSite::new();
+        let make = || Breaker::builder("ms-evicted").config().unwrap();
+        let a = keyed_breaker(&SITE, make, &1);
+        assert!(
+            keyed_breaker(&SITE, make, &1).ptr_eq(&a),
+            "found through the site"
+        );
+        assert_eq!(registry().evict_keys("ms-evicted"), 1);
+        let b = keyed_breaker(&SITE, make, &1);
+        assert!(!a.ptr_eq(&b), "a fresh breaker, not the evicted one");
+        let listed = registry().breaker("ms-evicted/1").expect("listed");
+        assert!(
+            listed.ptr_eq(&b),
+            "in the registry, as before the site cached its name"
+        );
+        assert!(keyed_breaker(&SITE, make, &1).ptr_eq(&b));
     }
 
     #[tokio::test]

@@ -4,10 +4,14 @@
 //! (ARCHITECTURE.md follows one call along this path).
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use pin_project_lite::pin_project;
 
 use super::core::Core;
 use super::outcome::Outcome;
-use super::permit::{Outcome as Ended, Permit};
+use super::permit::{Drive, Outcome as Ended, Permit};
 use crate::bulkhead::{Bulkhead, BulkheadPermit};
 use crate::error::{Error, Rejection};
 
@@ -37,12 +41,14 @@ impl<T, E> Completion<T, E> {
 
 /// A call whose errors count as failures when `is_failure` says so, and as successes
 /// otherwise (today's `failure` predicate).
-pub(crate) async fn run<T, E, F, C>(
-    core: &Core,
-    bulkhead: Option<&Bulkhead>,
+/// `finish` says what the `Completion` becomes ([`Same`] or [`AsResult`]).
+pub(crate) fn run<'a, T, E, F, C, M>(
+    core: &'a Core,
+    bulkhead: Option<&'a Bulkhead>,
     fut: F,
     is_failure: C,
-) -> Completion<T, E>
+    finish: M,
+) -> Call<'a, F, impl FnOnce(&Result<T, E>) -> Outcome, M>
 where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&E) -> bool,
@@ -51,63 +57,249 @@ where
         Err(e) if is_failure(e) => Outcome::Failure,
         _ => Outcome::Success,
     };
-    run_classified(core, bulkhead, fut, classify).await
+    Call::new(core, bulkhead, fut, classify, finish)
 }
 
 /// The one code path every call takes: builder API and generated code alike.
-pub(crate) async fn run_classified<T, E, F, C>(
-    core: &Core,
-    bulkhead: Option<&Bulkhead>,
+pub(crate) fn run_classified<'a, T, E, F, C>(
+    core: &'a Core,
+    bulkhead: Option<&'a Bulkhead>,
     fut: F,
     classify: C,
-) -> Completion<T, E>
+) -> Call<'a, F, C, Same>
 where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&Result<T, E>) -> Outcome,
 {
-    let mut permit = match core.admit() {
-        Ok(a) => Permit::new(core, a),
-        Err(r) => {
-            if let Some(shadow) = core.shadow.watching() {
-                shadow.refused();
+    Call::new(core, bulkhead, fut, classify, Same)
+}
+
+/// What a call's `Completion` becomes when it is handed back: itself ([`Same`]), or
+/// `Breaker::call`'s `Result` ([`AsResult`]). A type, not a closure, so the call's future can
+/// be named.
+pub(crate) trait Finish<T, E> {
+    type Output;
+    fn finish(c: Completion<T, E>) -> Self::Output;
+}
+
+/// Hands the `Completion` back as it is.
+pub(crate) struct Same;
+
+impl<T, E> Finish<T, E> for Same {
+    type Output = Completion<T, E>;
+    #[inline]
+    fn finish(c: Completion<T, E>) -> Completion<T, E> {
+        c
+    }
+}
+
+/// Hands back `Completion::into_result`.
+pub(crate) struct AsResult;
+
+impl<T, E> Finish<T, E> for AsResult {
+    type Output = Result<T, Error<E>>;
+    #[inline]
+    fn finish(c: Completion<T, E>) -> Result<T, Error<E>> {
+        c.into_result()
+    }
+}
+
+/// Waiting for a bulkhead slot: boxed, so its state (a timeout and a `Notified`, 240 bytes)
+/// sits only in the calls that wait, not in every call's future.
+type Waiting<'a> =
+    Pin<Box<dyn Future<Output = Result<BulkheadPermit<'a>, Rejection>> + Send + Sync + 'a>>;
+
+/// Where a call is.
+enum Stage<'a> {
+    /// Not polled yet: admission comes at the first poll.
+    Admit,
+    /// Admitted by the breaker, waiting for a bulkhead slot (`max_wait`).
+    Waiting(Permit<'a>, Waiting<'a>),
+    /// Running: it waited in its first poll.
+    Running {
+        permit: Permit<'a>,
+        slot: Option<BulkheadPermit<'a>>,
+        drive: Drive,
+    },
+    /// Handed back.
+    Done,
+}
+
+pin_project! {
+    /// One call through a breaker (and maybe a bulkhead), written as a future by hand rather
+    /// than as nested `async fn`s: each of those stored the caller's future again (a 1 KB
+    /// future came back as a 10 KB one), and every call moves what it returns. Here the
+    /// caller's future is stored once, beside the permit and its timer state.
+    ///
+    /// Order of one call: breaker admission, then bulkhead slot, then timeout, then the call.
+    /// A call that answers in its first poll is admitted, run and recorded in that poll
+    /// without storing its permit.
+    pub(crate) struct Call<'a, F, C, M> {
+        // First, so it is dropped first: a dropped call ends before its outcome is recorded
+        // (the permit's `Drop`), as with a call dropped while it waits.
+        #[pin]
+        fut: Option<F>,
+        core: &'a Core,
+        bulkhead: Option<&'a Bulkhead>,
+        classify: Option<C>,
+        stage: Stage<'a>,
+        finish: std::marker::PhantomData<M>,
+    }
+}
+
+impl<'a, F, C, M> Call<'a, F, C, M> {
+    fn new(core: &'a Core, bulkhead: Option<&'a Bulkhead>, fut: F, classify: C, _: M) -> Self {
+        Call {
+            fut: Some(fut),
+            core,
+            bulkhead,
+            classify: Some(classify),
+            stage: Stage::Admit,
+            finish: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T, E, F, C, M> Future for Call<'_, F, C, M>
+where
+    F: Future<Output = Result<T, E>>,
+    C: FnOnce(&Result<T, E>) -> Outcome,
+    M: Finish<T, E>,
+{
+    type Output = M::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<M::Output> {
+        let mut this = self.project();
+        let core = *this.core;
+        loop {
+            match std::mem::replace(this.stage, Stage::Done) {
+                Stage::Admit => {
+                    let mut permit = match core.admit() {
+                        Ok(a) => Permit::new(core, a),
+                        Err(r) => {
+                            this.fut.set(None);
+                            if let Some(shadow) = core.shadow.watching() {
+                                shadow.refused();
+                            }
+                            return Poll::Ready(M::finish(Completion::Failed(Error::Rejected(r))));
+                        }
+                    };
+                    // An open breaker returned above, so it never takes a bulkhead slot.
+                    let slot = match this.bulkhead {
+                        None => None,
+                        Some(b) => match b.try_acquire_now() {
+                            Some(slot) => Some(slot),
+                            // A full fail-fast pool refuses at once: nothing boxed.
+                            None if b.config().max_wait.is_zero() => {
+                                this.fut.set(None);
+                                let r = b.full();
+                                refused_by_bulkhead(core, this.bulkhead, permit);
+                                return Poll::Ready(M::finish(Completion::Failed(
+                                    Error::Rejected(r),
+                                )));
+                            }
+                            None => {
+                                *this.stage = Stage::Waiting(permit, Box::pin(b.acquire_untimed()));
+                                continue;
+                            }
+                        },
+                    };
+                    // The common case, whole in this poll: nothing stored if it answers now.
+                    let mut drive = Drive::First;
+                    let Some(fut) = this.fut.as_mut().as_pin_mut() else {
+                        unreachable!("a call's future is there until it ends");
+                    };
+                    match permit.poll_drive(fut, &mut drive, cx) {
+                        Poll::Ready(ended) => {
+                            if matches!(drive, Drive::First) {
+                                // Nothing to drop (no timer): skips the drop glue's call.
+                                std::mem::forget(drive);
+                            }
+                            this.fut.set(None);
+                            let c = settle(core, permit, ended, this.classify.take());
+                            drop(slot);
+                            return Poll::Ready(M::finish(c));
+                        }
+                        Poll::Pending => {
+                            if let Some(s) = &slot {
+                                // An adaptive pool times its slot from here, as the permit does.
+                                s.start();
+                            }
+                            *this.stage = Stage::Running {
+                                permit,
+                                slot,
+                                drive,
+                            };
+                            return Poll::Pending;
+                        }
+                    }
+                }
+                Stage::Waiting(permit, mut waiting) => match waiting.as_mut().poll(cx) {
+                    Poll::Pending => {
+                        *this.stage = Stage::Waiting(permit, waiting);
+                        return Poll::Pending;
+                    }
+                    Poll::Ready(Ok(slot)) => {
+                        drop(waiting);
+                        *this.stage = Stage::Running {
+                            permit,
+                            slot: Some(slot),
+                            drive: Drive::First,
+                        };
+                    }
+                    Poll::Ready(Err(r)) => {
+                        drop(waiting);
+                        this.fut.set(None);
+                        refused_by_bulkhead(core, this.bulkhead, permit);
+                        return Poll::Ready(M::finish(Completion::Failed(Error::Rejected(r))));
+                    }
+                },
+                Stage::Running {
+                    mut permit,
+                    slot,
+                    mut drive,
+                } => {
+                    let first = matches!(drive, Drive::First);
+                    let Some(fut) = this.fut.as_mut().as_pin_mut() else {
+                        unreachable!("a call's future is there until it ends");
+                    };
+                    match permit.poll_drive(fut, &mut drive, cx) {
+                        Poll::Ready(ended) => {
+                            this.fut.set(None);
+                            let c = settle(core, permit, ended, this.classify.take());
+                            drop(slot);
+                            return Poll::Ready(M::finish(c));
+                        }
+                        Poll::Pending => {
+                            if let (true, Some(s)) = (first, &slot) {
+                                s.start();
+                            }
+                            *this.stage = Stage::Running {
+                                permit,
+                                slot,
+                                drive,
+                            };
+                            return Poll::Pending;
+                        }
+                    }
+                }
+                Stage::Done => panic!("a breaker call was polled after it completed"),
             }
-            return Completion::Failed(Error::Rejected(r));
         }
-    };
-    // An open breaker returned above, so it never takes a bulkhead permit.
-    let Some(b) = bulkhead else {
-        // No bulkhead: the call is driven as is, without the slot's wrapper around it.
-        let ended = permit.drive(fut).await;
-        return settle(core, permit, ended, classify);
-    };
-    let slot = match b.try_acquire_now() {
-        Some(p) => Ok(p),
-        // Waiting (up to `max_wait`) is boxed: its state (a timeout and a `Notified`, 240
-        // bytes) would otherwise sit in every call's future, which each call moves.
-        None => {
-            // Its own statement: a temporary of the awaited expression would be kept across
-            // the await, and the future would keep the 240 bytes after all.
-            let waiting = Box::pin(b.acquire_untimed());
-            waiting.await
-        }
-    };
-    let slot = match slot {
-        Ok(p) => p,
-        Err(r) => {
-            // Every slot held by one of our calls already slow: the refusal is slowness the
-            // window would otherwise never see (issue 26, derived slow rule only).
-            let behind_slow = core.config().settings().refusals_count_as_slow()
-                && core.slow_in_flight() >= b.pool() as u64;
-            permit.finish(if behind_slow {
-                Ended::FullBehindSlow
-            } else {
-                Ended::BulkheadFull
-            });
-            return Completion::Failed(Error::Rejected(r));
-        }
-    };
-    let ended = permit.drive(BulkheadPermit::run(Some(&slot), fut)).await;
-    settle(core, permit, ended, classify)
+    }
+}
+
+/// Admitted by the breaker, refused by a full bulkhead: recorded as such (never a failure).
+fn refused_by_bulkhead(core: &Core, bulkhead: &Option<&Bulkhead>, permit: Permit<'_>) {
+    // Every slot held by one of our calls already slow: the refusal is slowness the window
+    // would otherwise never see (issue 26, derived slow rule only).
+    let behind_slow = core.config().settings().refusals_count_as_slow()
+        && bulkhead.is_some_and(|b| core.slow_in_flight() >= b.pool() as u64);
+    permit.finish(if behind_slow {
+        Ended::FullBehindSlow
+    } else {
+        Ended::BulkheadFull
+    });
 }
 
 /// Records how a driven call ended and turns it into its `Completion`.
@@ -116,7 +308,7 @@ fn settle<T, E, C>(
     core: &Core,
     permit: Permit<'_>,
     ended: Result<Result<T, E>, std::time::Duration>,
-    classify: C,
+    classify: Option<C>,
 ) -> Completion<T, E>
 where
     C: FnOnce(&Result<T, E>) -> Outcome,
@@ -135,7 +327,10 @@ where
             }));
         }
     };
-    let outcome = classify(&result);
+    let outcome = match classify {
+        Some(classify) => classify(&result),
+        None => unreachable!("a call is classified once"),
+    };
     let (ended, completion) = match (result, outcome) {
         // An `Ok` counted as a failure is still the caller's answer: no fallback.
         (Ok(v), o) => (

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use call::Completion;
-pub(crate) use call::{run, run_classified};
+pub(crate) use call::{run, run_classified, AsResult, Same};
 pub use outcome::Outcome;
 pub use shadow::{ShadowReport, ShadowSettings};
 
@@ -253,11 +253,16 @@ impl Breaker {
     }
 
     /// Calls `fut` through the breaker; every `Err` counts as a failure.
-    pub async fn call<T, E, F>(&self, fut: F) -> Result<T, Error<E>>
+    pub fn call<'a, T, E, F>(
+        &'a self,
+        fut: F,
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'a, T, E, F>
     where
         F: Future<Output = Result<T, E>>,
     {
-        run(&self.0, None, fut, |_| true).await.into_result()
+        // A future written by hand (`call.rs`), not an `async fn` around one: the caller's
+        // future is stored once.
+        run(&self.0, None, fut, |_| true, AsResult)
     }
 
     /// Calls `fut` through the breaker; only errors for which `is_failure` is true count as
@@ -275,12 +280,16 @@ impl Breaker {
     /// assert!(matches!(c, Completion::Ignored(404)));
     /// # }
     /// ```
-    pub async fn call_filtered<T, E, F, C>(&self, fut: F, is_failure: C) -> Completion<T, E>
+    pub fn call_filtered<'a, T, E, F, C>(
+        &'a self,
+        fut: F,
+        is_failure: C,
+    ) -> impl Future<Output = Completion<T, E>> + use<'a, T, E, F, C>
     where
         F: Future<Output = Result<T, E>>,
         C: FnOnce(&E) -> bool,
     {
-        run(&self.0, None, fut, is_failure).await
+        run(&self.0, None, fut, is_failure, Same)
     }
 
     /// Calls `fut` through the breaker and lets `classify` say what its result was: a
@@ -302,23 +311,29 @@ impl Breaker {
     /// assert_eq!(b.metrics().failed, 1);
     /// # }
     /// ```
-    pub async fn call_classified<T, E, F, C>(&self, fut: F, classify: C) -> Completion<T, E>
+    pub fn call_classified<'a, T, E, F, C>(
+        &'a self,
+        fut: F,
+        classify: C,
+    ) -> impl Future<Output = Completion<T, E>> + use<'a, T, E, F, C>
     where
         F: Future<Output = Result<T, E>>,
         C: FnOnce(&Result<T, E>) -> Outcome,
     {
-        run_classified(&self.0, None, fut, classify).await
+        run_classified(&self.0, None, fut, classify)
     }
 
     /// Calls `fut` through the breaker, then the bulkhead: an open breaker takes no permit,
     /// and a full bulkhead is not counted as a failure of the dependency.
-    pub async fn call_in<T, E, F>(&self, bulkhead: &Bulkhead, fut: F) -> Result<T, Error<E>>
+    pub fn call_in<'a, T, E, F>(
+        &'a self,
+        bulkhead: &'a Bulkhead,
+        fut: F,
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'a, T, E, F>
     where
         F: Future<Output = Result<T, E>>,
     {
-        run(&self.0, Some(bulkhead), fut, |_| true)
-            .await
-            .into_result()
+        run(&self.0, Some(bulkhead), fut, |_| true, AsResult)
     }
 
     /// True when both handles drive the same state machine.

@@ -6,12 +6,12 @@
 //! call's sample, or its in-flight slow sample completed), `mark_slow_in_flight` and
 //! `record_slow_at_bound` (the slow-in-flight ticket, and a refusal behind slow calls).
 
-use std::future::{poll_fn, Future};
-use std::pin::{pin, Pin};
+use std::future::Future;
+use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::time::{sleep_until, Instant};
+use tokio::time::{sleep_until, Instant, Sleep};
 
 use super::core::{bump, Admission, Core};
 use super::half_open::{Late, TrialEnd, TrialResult};
@@ -47,6 +47,25 @@ impl Outcome {
             Outcome::Failure | Outcome::TimedOut | Outcome::Panicked
         )
     }
+}
+
+/// Where a driven call is, kept by the caller beside the call (see [`Permit::poll_drive`]).
+pub(crate) enum Drive {
+    /// Not polled yet.
+    First,
+    /// Waited in its first poll; no timeout and no slow bound to watch.
+    Untimed,
+    /// Waited in its first poll, under a timer.
+    Timed(Timer),
+}
+
+/// The timer of a call that waits: the slow bound first (if any), then the timeout.
+pub(crate) struct Timer {
+    sleep: Pin<Box<Sleep>>,
+    /// Runs from the permit's `start`.
+    timeout: Option<Duration>,
+    watching_slow: bool,
+    live: bool,
 }
 
 pub(crate) struct Permit<'a> {
@@ -126,9 +145,10 @@ impl<'a> Permit<'a> {
         self.config().slow().map(|r| r.bound).unwrap_or_default()
     }
 
-    /// Runs the call under its timeout and the slow-call watch.
+    /// Drives the call under its timeout and the slow-call watch, one poll at a time (the
+    /// caller keeps `drive` beside the pinned call, so the call's future is stored once).
     ///
-    /// Returns `Err(after)` when the timeout elapsed (the call's future is dropped).
+    /// Returns `Err(after)` when the timeout elapsed: the caller then drops the call.
     ///
     /// The clock is read only once the first poll of the call returns `Pending`: a call that
     /// answers within its first poll (a cache hit, a ready channel) never touches the clock
@@ -137,15 +157,38 @@ impl<'a> Permit<'a> {
     /// so they leave out its synchronous part (normally microseconds; on a paused clock,
     /// nothing, since virtual time cannot move inside a poll). Like `tokio::time::timeout`,
     /// a future that answers when first polled is never timed out.
-    pub(crate) async fn drive<F: Future>(&mut self, fut: F) -> Result<F::Output, Duration> {
-        let mut fut = pin!(fut);
-        if let Poll::Ready(v) = poll_fn(|cx| Poll::Ready(self.poll_call(fut.as_mut(), cx))).await {
-            return Ok(v);
+    pub(crate) fn poll_drive<F: Future>(
+        &mut self,
+        mut fut: Pin<&mut F>,
+        drive: &mut Drive,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<F::Output, Duration>> {
+        match drive {
+            Drive::First => {
+                if let Poll::Ready(v) = self.poll_call(fut, cx) {
+                    return Poll::Ready(Ok(v));
+                }
+                *drive = self.start_timing();
+                // The call was just polled (and holds this task's waker): only the timer is.
+                match drive {
+                    Drive::Timed(t) => self.poll_timer(t, cx),
+                    _ => Poll::Pending,
+                }
+            }
+            Drive::Untimed => self.poll_call(fut, cx).map(Ok),
+            Drive::Timed(t) => {
+                if let Poll::Ready(v) = self.poll_call(fut.as_mut(), cx) {
+                    return Poll::Ready(Ok(v));
+                }
+                self.poll_timer(t, cx)
+            }
         }
+    }
+
+    /// The call waited in its first poll: its time runs from now, under its timers.
+    fn start_timing(&mut self) -> Drive {
         let start = Instant::now();
         self.start = Some(start);
-        // The call was just polled (and holds this task's waker): the next poll waits for it.
-        let mut woken = false;
         // A deadline past the clock's range is no deadline (`Instant + Duration` would panic).
         let within = |d: &Duration| start.checked_add(*d).is_some();
         let timeout = self.timeout().filter(within);
@@ -160,41 +203,35 @@ impl<'a> Permit<'a> {
             .filter(within)
             .filter(|s| timeout.is_none_or(|t| *s < t));
         if slow.is_none() && timeout.is_none() {
-            return Ok(poll_fn(|cx| {
-                if !std::mem::replace(&mut woken, true) {
-                    return Poll::Pending;
-                }
-                self.poll_call(fut.as_mut(), cx)
-            })
-            .await);
+            return Drive::Untimed;
         }
         let first = start + slow.or(timeout).unwrap_or_default();
         // Boxed: only a call that waits under a timer pays for it (an allocation beside a
         // call that waits), and the future every call moves stays smaller by a `Sleep`.
-        let mut timer = Box::pin(sleep_until(first));
-        let mut watching_slow = slow.is_some();
-        let mut timer_live = true;
-        poll_fn(|cx| {
-            if std::mem::replace(&mut woken, true) {
-                if let Poll::Ready(v) = self.poll_call(fut.as_mut(), cx) {
-                    return Poll::Ready(Ok(v));
-                }
-            }
-            while timer_live && timer.as_mut().poll(cx).is_ready() {
-                if watching_slow {
-                    watching_slow = false;
-                    self.mark_slow_in_flight();
-                    match timeout {
-                        Some(t) => timer.as_mut().reset(start + t),
-                        None => timer_live = false,
-                    }
-                } else if let Some(t) = timeout {
-                    return Poll::Ready(Err(t));
-                }
-            }
-            Poll::Pending
+        Drive::Timed(Timer {
+            sleep: Box::pin(sleep_until(first)),
+            timeout,
+            watching_slow: slow.is_some(),
+            live: true,
         })
-        .await
+    }
+
+    /// Polls the call's timer: the slow bound marks the call slow in flight, the timeout
+    /// ends it.
+    fn poll_timer<T>(&mut self, t: &mut Timer, cx: &mut Context<'_>) -> Poll<Result<T, Duration>> {
+        while t.live && t.sleep.as_mut().poll(cx).is_ready() {
+            if t.watching_slow {
+                t.watching_slow = false;
+                self.mark_slow_in_flight();
+                match (t.timeout, self.start) {
+                    (Some(d), Some(start)) => t.sleep.as_mut().reset(start + d),
+                    _ => t.live = false,
+                }
+            } else if let Some(d) = t.timeout {
+                return Poll::Ready(Err(d));
+            }
+        }
+        Poll::Pending
     }
 
     /// Polls the wrapped future with `in_poll` set; a panic skips the reset, so it stays set.

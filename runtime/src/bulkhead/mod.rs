@@ -3,6 +3,7 @@
 //! `max_wait`) instead of holding one more worker.
 
 mod adaptive;
+mod call;
 mod config;
 mod permit;
 mod pool;
@@ -12,6 +13,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
 
+pub(crate) use call::{Answer, BulkheadCall};
 pub use config::{BulkheadBuilder, BulkheadConfig};
 pub use permit::BulkheadPermit;
 pub(crate) use pool::Pool;
@@ -125,7 +127,8 @@ impl Bulkhead {
         Ok(p)
     }
 
-    /// [`acquire`](Self::acquire) for a call that [`BulkheadPermit::run`] times itself.
+    /// [`acquire`](Self::acquire) for a call that times itself (from the end of its first
+    /// poll: `call.rs`, `breaker/call.rs`).
     pub(crate) async fn acquire_untimed(&self) -> Result<BulkheadPermit<'_>, Rejection> {
         let inner = &*self.0;
         if let Some(p) = self.try_acquire_now() {
@@ -186,9 +189,12 @@ impl Bulkhead {
     }
 
     /// Runs `fut` holding a slot; the slot is freed when it finishes or is dropped.
-    pub async fn call<F: Future>(&self, fut: F) -> Result<F::Output, Rejection> {
-        let slot = self.acquire_untimed().await?;
-        Ok(BulkheadPermit::run(Some(&slot), fut).await)
+    pub fn call<'a, F: Future>(
+        &'a self,
+        fut: F,
+    ) -> impl Future<Output = Result<F::Output, Rejection>> + use<'a, F> {
+        // A future written by hand (`call.rs`): the caller's future is stored once.
+        BulkheadCall::<F, call::AsResult>::new(Some(self), fut)
     }
 
     /// True when both handles share the same pool.

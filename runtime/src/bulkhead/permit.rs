@@ -2,10 +2,6 @@
 
 use std::fmt;
 
-use std::future::{poll_fn, Future};
-use std::pin::pin;
-use std::task::Poll;
-
 use super::pool::Pool;
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::Release};
 
@@ -19,7 +15,7 @@ pub struct BulkheadPermit<'a> {
 
 impl<'a> BulkheadPermit<'a> {
     /// A slot already taken from `pool` (counted in `taken`): the permit only gives it back.
-    /// Not timed yet: see [`start`](Self::start) and [`run`](Self::run).
+    /// Not timed yet: see [`start`](Self::start).
     pub(super) fn taken(pool: &'a Pool) -> Self {
         BulkheadPermit {
             pool,
@@ -34,7 +30,7 @@ impl<'a> BulkheadPermit<'a> {
         }
     }
     /// Times the holder from now (an adaptive pool only: a fixed one reads no clock).
-    pub(super) fn start(&self) {
+    pub(crate) fn start(&self) {
         if let Some(a) = &self.pool.adaptive {
             self.started.store(a.now(), Relaxed);
         }
@@ -42,19 +38,6 @@ impl<'a> BulkheadPermit<'a> {
     /// When the holder started, as [`start`](Self::start) stored it (0: not timed).
     pub(super) fn started(&self) -> u64 {
         self.started.load(Relaxed)
-    }
-    /// Runs `fut` under this slot. An adaptive pool times it from the end of its first poll,
-    /// as the breaker times its calls, so a call that answers at once reads no clock.
-    pub(crate) async fn run<F: Future>(permit: Option<&Self>, fut: F) -> F::Output {
-        let Some(p) = permit.filter(|p| p.pool.adaptive.is_some()) else {
-            return fut.await;
-        };
-        let mut fut = pin!(fut);
-        if let Poll::Ready(v) = poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await {
-            return v;
-        }
-        p.start();
-        fut.await
     }
 }
 

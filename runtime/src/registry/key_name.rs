@@ -17,14 +17,60 @@ pub const MAX_KEY_LEN: usize = 128;
 /// The key that new keys share once a keyed name holds `max_keys` breakers.
 pub const OVERFLOW_KEY: &str = "_overflow";
 
+/// A key formatted on the stack, for the common case (a short key needing no encoding): a
+/// keyed call then formats its key without touching the heap or a thread-local.
+pub(crate) struct StackKey {
+    buf: [u8; STACK_KEY_LEN],
+    len: usize,
+}
+
+/// Keys up to this long are formatted on the stack (ids, shard numbers, host names); longer
+/// ones take the general path, with the same result.
+const STACK_KEY_LEN: usize = 64;
+
+impl StackKey {
+    pub(crate) fn new() -> StackKey {
+        StackKey {
+            buf: [0; STACK_KEY_LEN],
+            len: 0,
+        }
+    }
+
+    /// The key's bytes, if it fit and needs no encoding (then it is printable ASCII, so
+    /// these are its `str`'s bytes; looked up as bytes, a hit never validates UTF-8).
+    #[inline]
+    pub(crate) fn plain(&self) -> Option<&[u8]> {
+        let bytes = &self.buf[..self.len];
+        is_plain_bytes(bytes).then_some(bytes)
+    }
+}
+
+impl std::fmt::Write for StackKey {
+    #[inline]
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let Some(room) = self.buf.get_mut(self.len..end) else {
+            return Err(std::fmt::Error);
+        };
+        room.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
 /// True when `raw` can be used as it is: the common case, checked byte by byte.
 #[inline]
 fn is_plain(raw: &str) -> bool {
+    is_plain_bytes(raw.as_bytes())
+}
+
+#[inline]
+fn is_plain_bytes(raw: &[u8]) -> bool {
     raw.len() <= MAX_KEY_LEN
-        && !raw.starts_with('_')
+        && raw.first() != Some(&b'_')
         && raw
-            .bytes()
-            .all(|b| (0x20..0x7f).contains(&b) && b != b'/' && b != b'%')
+            .iter()
+            .all(|b| (0x20..0x7f).contains(b) && *b != b'/' && *b != b'%')
 }
 
 fn needs_escape(c: char, first: bool) -> bool {
@@ -101,6 +147,27 @@ mod tests {
         assert_eq!(name("ünï"), "ünï", "non-ASCII letters are fine");
         // Encoding is injective: `%` itself is encoded, so no two keys share a name.
         assert_ne!(name("%0A"), name("\n"));
+    }
+
+    #[test]
+    fn a_key_on_the_stack_is_plain_or_goes_the_general_way() {
+        fn stack(k: &dyn std::fmt::Display) -> Option<String> {
+            let mut s = StackKey::new();
+            write!(s, "{k}").ok()?;
+            s.plain().map(|b| String::from_utf8_lossy(b).into_owned())
+        }
+        assert_eq!(stack(&3).as_deref(), Some("3"));
+        assert_eq!(
+            stack(&"db-1.internal:5432").as_deref(),
+            Some("db-1.internal:5432")
+        );
+        for k in ["a/b", "_x", "ünï", "evil\n", &"x".repeat(STACK_KEY_LEN + 1)] {
+            assert_eq!(stack(&k), None, "{k:?} needs the general path");
+        }
+        assert_eq!(
+            stack(&"x".repeat(STACK_KEY_LEN)),
+            Some("x".repeat(STACK_KEY_LEN))
+        );
     }
 
     #[test]

@@ -66,9 +66,15 @@ pub(crate) struct Shard {
 
 impl Shard {
     fn get(&self, hash: u64, key: &str) -> Option<&Breaker> {
+        self.get_bytes(hash, key.as_bytes())
+    }
+
+    /// [`get`](Self::get) by the key's UTF-8 bytes.
+    #[inline]
+    fn get_bytes(&self, hash: u64, key: &[u8]) -> Option<&Breaker> {
         match self.by_hash.get(&hash) {
-            Some(b) if b.config().key() == Some(key) => Some(b),
-            Some(_) => self.collided.get(key),
+            Some(b) if b.config().key().map(str::as_bytes) == Some(key) => Some(b),
+            Some(_) => self.collided.get(std::str::from_utf8(key).ok()?),
             None => None,
         }
     }
@@ -104,6 +110,34 @@ pub(crate) struct Family {
     overflow: OnceCell<Breaker>,
     pub(crate) overflowed: AtomicU64,
     pub(crate) evicted: AtomicU64,
+    /// Removed from its registry (`evict_keys`): a call site that cached it looks it up again.
+    retired: AtomicBool,
+}
+
+/// A keyed call site's `static`: its settings template, and the keyed name it found in the
+/// process-wide registry, so each call skips the lookup of the name (an `arc-swap` load and a
+/// map probe) and goes straight to its key. Only the process-wide registry's is kept (a test
+/// scope's registry comes and goes); a family removed by `evict_keys` is looked up again.
+#[doc(hidden)]
+pub struct KeyedSite {
+    pub(crate) template: OnceCell<BreakerConfig>,
+    pub(crate) family: OnceCell<Arc<Family>>,
+}
+
+impl KeyedSite {
+    /// An empty site, for a `static`.
+    pub const fn new() -> KeyedSite {
+        KeyedSite {
+            template: OnceCell::new(),
+            family: OnceCell::new(),
+        }
+    }
+}
+
+impl Default for KeyedSite {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 struct Writer {
@@ -126,12 +160,34 @@ impl Family {
             overflow: OnceCell::new(),
             overflowed: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
+            retired: AtomicBool::new(false),
         }
+    }
+
+    /// Marks the family removed from its registry (see [`KeyedSite`]).
+    pub(crate) fn retire(&self) {
+        self.retired.store(true, Release);
+    }
+
+    /// Whether the family was removed from its registry.
+    #[inline]
+    pub(crate) fn retired(&self) -> bool {
+        self.retired.load(Acquire)
     }
 
     #[inline]
     pub(crate) fn hash(&self, key: &str) -> u64 {
         self.hasher.hash_one(key)
+    }
+
+    /// [`hash`](Self::hash) of a key given as its UTF-8 bytes: the same value, since a `str`
+    /// hashes as its bytes and a `0xff` (std's `Hasher::write_str`).
+    #[inline]
+    pub(crate) fn hash_bytes(&self, key: &[u8]) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        h.write(key);
+        h.write_u8(0xff);
+        h.finish()
     }
 
     #[inline]
@@ -143,7 +199,13 @@ impl Family {
     /// The key's breaker, if it has one: a lock-free load and one map probe.
     #[inline]
     pub(crate) fn get(&self, hash: u64, key: &str) -> Found {
-        match self.shard(hash).load().get(hash, key) {
+        self.get_bytes(hash, key.as_bytes())
+    }
+
+    /// [`get`](Self::get) by the key's UTF-8 bytes.
+    #[inline]
+    pub(crate) fn get_bytes(&self, hash: u64, key: &[u8]) -> Found {
+        match self.shard(hash).load().get_bytes(hash, key) {
             Some(b) => Found::Own(b.clone()),
             None => Found::Missing,
         }
@@ -373,6 +435,14 @@ mod tests {
             .config()
             .unwrap()
     });
+
+    #[test]
+    fn a_key_hashes_the_same_as_a_str_and_as_its_bytes() {
+        let family = Family::new(&TWO);
+        for k in ["", "3", "db-1.internal:5432", &"x".repeat(200)] {
+            assert_eq!(family.hash(k), family.hash_bytes(k.as_bytes()), "{k:?}");
+        }
+    }
 
     #[test]
     fn a_static_template_vouches_until_a_breaker_has_other_settings() {

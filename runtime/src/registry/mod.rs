@@ -30,6 +30,7 @@ use crate::retry::names::Budgets;
 use crate::retry::RetryBudget;
 use crate::sync::{lock, Mutex, Swap};
 use keyed::Family;
+pub use keyed::KeyedSite;
 
 /// Named breakers and bulkheads shared by every call site of a process.
 ///
@@ -173,6 +174,8 @@ impl Registry {
         let mut next = Families::clone(&cur);
         next.remove(base);
         here.families.store(Arc::new(next));
+        // A call site that cached it finds the name again (a fresh family on its next call).
+        family.retire();
         drop(guard);
         family.len() + usize::from(family.overflow().is_some())
     }

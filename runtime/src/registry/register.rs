@@ -10,7 +10,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use super::key_name;
-use super::keyed::{Family, Found};
+use super::keyed::{Family, Found, KeyedSite};
+use super::scope::Current;
 use super::{lock, read, registry, write, Families, Registry};
 use crate::breaker::core::bump;
 use crate::breaker::Breaker;
@@ -75,14 +76,29 @@ impl Registry {
         self.keyed_with(template, None, key)
     }
 
-    /// [`keyed`](Self::keyed) for a call site's `static` template, which may vouch for its
-    /// settings: the breaker is found without comparing them (`keyed.rs`).
-    pub(crate) fn keyed_static(
+    /// [`keyed`](Self::keyed) from a call site: its `static` template may vouch for its
+    /// settings (the breaker is found without comparing them, `keyed.rs`), and the site caches
+    /// the keyed name it found (the process-wide registry's only), so the name is not looked
+    /// up again per call.
+    pub(crate) fn keyed_site(
         &self,
-        template: &'static BreakerConfig,
+        site: &'static KeyedSite,
+        config: impl FnOnce() -> BreakerConfig,
         key: &dyn fmt::Display,
     ) -> Breaker {
-        self.keyed_with(template, Some(template), key)
+        let template = site.template.get_or_init(config);
+        let here = self.current();
+        let global = matches!(here, Current::Here(r) if std::ptr::eq(r, registry()));
+        if !global {
+            return here.keyed_with(template, Some(template), key);
+        }
+        if let Some(family) = site.family.get().filter(|f| !f.retired()) {
+            return here.keyed_in(family, template, Some(template), key);
+        }
+        let family = here.family_for(template);
+        // Kept once: a site whose family was evicted looks its name up on every call after.
+        let _ = site.family.set(family.clone());
+        here.keyed_in(&family, template, Some(template), key)
     }
 
     #[inline]
@@ -113,25 +129,43 @@ impl Registry {
         key: &dyn fmt::Display,
     ) -> Breaker {
         let here = self;
-        let found = KEY_BUF.with(|buf| {
-            // A key whose Display re-enters the registry gets fresh buffers instead of a panic.
-            let mut local = (String::new(), String::new());
-            let mut guard = buf.try_borrow_mut().ok();
-            let (raw, encoded) = guard.as_deref_mut().unwrap_or(&mut local);
-            raw.clear();
-            let _ = write!(raw, "{key}");
-            let key = if key_name::encode(raw, encoded) {
-                encoded.as_str()
-            } else {
-                raw.as_str()
-            };
+        let lookup = |key: &str| {
             let hash = family.hash(key);
             match family.get(hash, key) {
                 Found::Own(b) => Ok(b),
                 // Boxed: the config is large and this is the rare path (a new key).
                 Found::Missing => Err(Box::new((hash, template.with_key(key)))),
             }
-        });
+        };
+        // Most keys are short and need no encoding: formatted on the stack, no thread-local.
+        let mut small = key_name::StackKey::new();
+        let found = match write!(small, "{key}").ok().and_then(|()| small.plain()) {
+            Some(plain) => {
+                let hash = family.hash_bytes(plain);
+                match family.get_bytes(hash, plain) {
+                    Found::Own(b) => Ok(b),
+                    // A plain key is printable ASCII: its bytes are always its `str`.
+                    Found::Missing => match std::str::from_utf8(plain) {
+                        Ok(key) => Err(Box::new((hash, template.with_key(key)))),
+                        Err(_) => lookup(&String::from_utf8_lossy(plain)),
+                    },
+                }
+            }
+            None => KEY_BUF.with(|buf| {
+                // A key whose Display re-enters the registry gets fresh buffers, not a panic.
+                let mut local = (String::new(), String::new());
+                let mut guard = buf.try_borrow_mut().ok();
+                let (raw, encoded) = guard.as_deref_mut().unwrap_or(&mut local);
+                raw.clear();
+                let _ = write!(raw, "{key}");
+                let key = if key_name::encode(raw, encoded) {
+                    encoded.as_str()
+                } else {
+                    raw.as_str()
+                };
+                lookup(key)
+            }),
+        };
         let b = match found {
             Ok(b) => b,
             Err(missing) => {
