@@ -36,6 +36,7 @@ mod duration;
 mod error;
 mod keys;
 mod name;
+mod overrides;
 mod parts;
 mod raw;
 mod types;
@@ -45,6 +46,7 @@ pub use duration::{nanos, parse_duration};
 pub use error::ConfigError;
 pub use keys::{Key, Kind, BREAKER_KEYS, BULKHEAD_KEYS, KEYS};
 pub use name::check_name;
+pub use overrides::{duration_text, Source};
 #[doc(hidden)]
 pub use parts::{BulkheadParts, SettingsParts};
 pub use raw::RawSettings;
