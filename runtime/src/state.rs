@@ -87,6 +87,8 @@ const CODE_BITS: u32 = 3;
 const CODE_MASK: u64 = (1 << CODE_BITS) - 1;
 /// The code of `Closed` while ramping traffic back in (see [`Word`]): the first after the states'.
 const RAMPING: u64 = State::ALL.len() as u64;
+/// Where the generation starts: above the code and [`Word::LIVE`].
+const GEN_SHIFT: u32 = CODE_BITS + 1;
 
 // Every state's code and `RAMPING` fit the code bits, and no two of them are equal.
 const _: () = {
@@ -106,8 +108,22 @@ const _: () = {
 };
 
 impl Word {
+    /// Set while live settings are in force (issue 29, `breaker/live.rs`): beside the code, so
+    /// the plain-closed test stays one mask and compare, and a breaker with live settings
+    /// takes the slow path, which hands the permit the settings. Not part of the state nor
+    /// of the generation: setting it is no transition, and every transition keeps it.
+    pub(crate) const LIVE: u64 = 1 << CODE_BITS;
+
     pub(crate) fn new(state: State, generation: u64) -> Word {
-        Word(generation << CODE_BITS | state.code())
+        Word(generation << GEN_SHIFT | state.code())
+    }
+    /// Live settings are in force.
+    pub(crate) fn live(self) -> bool {
+        self.0 & Word::LIVE != 0
+    }
+    /// `self`'s live flag on `w`.
+    fn keep_live(self, w: Word) -> Word {
+        Word(w.0 | self.0 & Word::LIVE)
     }
     fn code(self) -> u64 {
         self.0 & CODE_MASK
@@ -127,7 +143,7 @@ impl Word {
     /// Plain closed, not ramping: every call goes through without a clock read.
     #[inline]
     pub(crate) fn plain_closed(self) -> bool {
-        self.code() == State::Closed.code()
+        self.0 & (CODE_MASK | Word::LIVE) == State::Closed.code()
     }
     /// Closed and still ramping: a share of calls is refused.
     pub(crate) fn ramping(self) -> bool {
@@ -140,18 +156,20 @@ impl Word {
     }
     /// The next generation, closed and ramping.
     pub(crate) fn next_ramping(self) -> Word {
-        Word(self.generation().wrapping_add(1) << CODE_BITS | RAMPING)
+        self.keep_live(Word(
+            self.generation().wrapping_add(1) << GEN_SHIFT | RAMPING,
+        ))
     }
     /// The same generation, plain closed: the ramp's end is no transition, so calls admitted
     /// during the ramp stay current.
     pub(crate) fn ramp_done(self) -> Word {
-        Word::new(State::Closed, self.generation())
+        self.keep_live(Word::new(State::Closed, self.generation()))
     }
     pub(crate) fn generation(self) -> u64 {
-        self.0 >> CODE_BITS
+        self.0 >> GEN_SHIFT
     }
     pub(crate) fn next(self, state: State) -> Word {
-        Word::new(state, self.generation().wrapping_add(1))
+        self.keep_live(Word::new(state, self.generation().wrapping_add(1)))
     }
 }
 
@@ -177,5 +195,16 @@ mod tests {
         let done = w.ramp_done();
         assert_eq!((done.state(), done.generation()), (State::Closed, 8));
         assert!(done.plain_closed() && !done.ramping());
+    }
+
+    #[test]
+    fn the_live_flag_leaves_the_fast_path_and_survives_transitions() {
+        let w = Word(Word::new(State::Closed, 7).0 | Word::LIVE);
+        assert!(!w.plain_closed() && w.live());
+        assert_eq!((w.state(), w.generation()), (State::Closed, 7));
+        assert!(w.same_state(Word::new(State::Closed, 7)));
+        let open = w.next(State::Open);
+        assert!(open.live() && open.state() == State::Open && open.generation() == 8);
+        assert!(open.next_ramping().live() && open.next_ramping().ramp_done().live());
     }
 }

@@ -92,7 +92,7 @@ where
         Err(r) => {
             // Every slot held by one of our calls already slow: the refusal is slowness the
             // window would otherwise never see (issue 26, derived slow rule only).
-            let behind_slow = core.config.settings().refusals_count_as_slow()
+            let behind_slow = core.config().settings().refusals_count_as_slow()
                 && core.slow_in_flight.load(Relaxed) >= b.pool() as u64;
             permit.finish(if behind_slow {
                 Ended::FullBehindSlow

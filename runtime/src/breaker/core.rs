@@ -16,10 +16,12 @@
 //!   A ramping breaker is `Closed` under a word code of its own, so it takes the slow path
 //!   and plain closed stays one compare.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::events::{Events, Reason, Transition};
 use super::half_open::Trials;
+use super::live::{Layer, Live, Plain};
 use super::successes::Successes;
 use crate::clock::{nanos, Clock};
 use crate::error::Rejection;
@@ -91,6 +93,8 @@ pub(crate) struct Core {
     /// This breaker's calls in flight already past the slow bound (marked slow in flight):
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
     pub(crate) slow_in_flight: AtomicU64,
+    /// Settings changed while running (issue 29, `live.rs`): read only while the word says so.
+    pub(crate) live: Live,
 }
 
 /// The result of asking to make a call.
@@ -103,6 +107,8 @@ pub(crate) enum Admission {
     Probe(u64),
     /// Let through while forced closed without recording: counted, never in the window.
     Unrecorded(u64),
+    /// One of the above under live settings, which the permit keeps (`live.rs`).
+    Live(u64, Plain, Arc<Layer>),
 }
 
 impl Core {
@@ -126,6 +132,7 @@ impl Core {
             successes: Successes::default(),
             events,
             slow_in_flight: AtomicU64::new(0),
+            live: Live::new(),
         }
     }
 
@@ -139,7 +146,7 @@ impl Core {
 
     /// Successful calls over the breaker's life (derived: `successes.rs`).
     pub(crate) fn succeeded(&self) -> u64 {
-        self.successes.total(self.window.recorded())
+        self.successes.total(self.recorded())
     }
 
     pub(crate) fn state_since(&self) -> u64 {
@@ -173,8 +180,18 @@ impl Core {
         self.admit_slow(w)
     }
 
+    /// The slow path; under live settings, the admission carries them (`live.rs`).
     #[cold]
-    fn admit_slow(&self, mut w: Word) -> Result<Admission, Rejection> {
+    fn admit_slow(&self, w: Word) -> Result<Admission, Rejection> {
+        if !w.live() {
+            return self.admit_plain(w);
+        }
+        self.lapse_live(self.clock.now());
+        let layer = self.live.get();
+        self.admit_plain(self.word()).map(|a| a.layered(layer))
+    }
+
+    fn admit_plain(&self, mut w: Word) -> Result<Admission, Rejection> {
         if w.state() == State::ForcedOpen
             && self.force_until() == NEVER
             && self.unhealthy_since.load(Relaxed) & LOGGED != 0
@@ -230,7 +247,7 @@ impl Core {
                         w = cur;
                         continue;
                     }
-                    let policy = self.config.half_open();
+                    let policy = self.config().half_open();
                     if let Some(v) = rare.trials.verdict(now, self.trial_rule()) {
                         let event = self.apply_verdict(&mut rare, cur, v, now);
                         drop(rare);
@@ -253,15 +270,15 @@ impl Core {
     /// that could raise a rate (the window returns no totals for one that cannot).
     #[inline]
     pub(crate) fn judge(&self, gen: u64, t: Totals) {
-        let c = &self.config;
+        let c = self.config();
         let failing = t.failures * 100 >= u64::from(c.failure_rate()) * t.calls;
         let slow = c.slow().filter(|r| r.trips(t.slow, t.calls));
         if t.calls < u64::from(c.min_calls()) {
             // A rate at the threshold waits for calls: then a success may trip it too.
-            self.window.arm(t.calls > 0 && (failing || slow.is_some()));
+            self.with_window(|w| w.arm(t.calls > 0 && (failing || slow.is_some())));
             return;
         }
-        self.window.arm(false);
+        self.with_window(|w| w.arm(false));
         let reason = if failing {
             Reason::FailureRate {
                 rate: pct(t.failures, t.calls),
@@ -316,14 +333,14 @@ impl Core {
         // Trials passed and a ramp is set: closed, ramping (`recovery.rs`).
         let ramps = to == State::Closed
             && matches!(reason, Reason::TrialsPassed { .. })
-            && self.config.ramp().is_some();
+            && self.config().ramp().is_some();
         match to {
             State::Open => {
-                let period = self.config.open_period(rare.opened_in_a_row);
+                let period = self.config().open_period(rare.opened_in_a_row);
                 rare.opened_in_a_row = rare.opened_in_a_row.saturating_add(1);
                 self.until.store(now.saturating_add(nanos(period)), Release);
                 // The first probe waits one `probe_every`: the dependency just failed.
-                let probe_every = self.config.probe_every().map_or(0, nanos);
+                let probe_every = self.config().probe_every().map_or(0, nanos);
                 self.aux.store(now.saturating_add(probe_every), Relaxed);
                 bump(&self.counters.times_opened);
                 if self.unhealthy_since.load(Relaxed) == NEVER {
@@ -332,7 +349,7 @@ impl Core {
             }
             State::HalfOpen => rare.trials = Trials::new(now),
             State::Closed => {
-                self.window.reset(now);
+                self.with_window(|w| w.reset(now));
                 if ramps {
                     self.start_ramp(now);
                 } else {

@@ -5,6 +5,7 @@ pub(crate) mod core;
 pub(crate) mod events;
 mod forced;
 mod half_open;
+pub(crate) mod live;
 mod outcome;
 pub(crate) mod permit;
 mod recovery;

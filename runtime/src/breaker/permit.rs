@@ -8,10 +8,14 @@ use std::time::Duration;
 
 use tokio::time::{sleep_until, Instant};
 
+use std::sync::Arc;
+
 use super::core::{bump, Admission, Core};
 use super::half_open::{Late, TrialEnd, TrialResult};
+use super::live::Layer;
+use crate::settings::BreakerConfig;
 use crate::sync::atomic::Ordering::Relaxed;
-use crate::window::{Sample, Ticket};
+use crate::window::{Sample, Ticket, Totals, Window};
 
 /// How a call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,14 +69,18 @@ pub(crate) struct Permit<'a> {
     done: bool,
     /// Forced closed without recording: counters only, never the window.
     unrecorded: bool,
+    /// The live settings that admitted the call (`live.rs`), which it is measured under.
+    layer: Option<Arc<Layer>>,
 }
 
 impl<'a> Permit<'a> {
     pub(crate) fn new(core: &'a Core, a: Admission) -> Permit<'a> {
+        let (a, layer) = a.split();
         let (gen, trial, probe) = match a {
             Admission::Normal(g) | Admission::Unrecorded(g) => (g, false, false),
             Admission::Trial(g) => (g, true, false),
             Admission::Probe(g) => (g, true, true),
+            Admission::Live(..) => unreachable!("split above"),
         };
         let unrecorded = matches!(a, Admission::Unrecorded(_));
         Permit {
@@ -87,14 +95,44 @@ impl<'a> Permit<'a> {
             in_poll: false,
             done: false,
             unrecorded,
+            layer,
         }
+    }
+
+    /// The settings the call was admitted under.
+    #[inline]
+    fn config(&self) -> &BreakerConfig {
+        match &self.layer {
+            None => &self.core.config,
+            Some(l) => &l.config,
+        }
+    }
+
+    /// The window the call records into: the one of the settings that admitted it.
+    #[inline]
+    fn window(&self) -> &Window {
+        match self.layer.as_ref().and_then(|l| l.window.as_deref()) {
+            None => &self.core.window,
+            Some(w) => w,
+        }
+    }
+
+    /// Judges `t` unless a live change moved judging to another window since admission.
+    #[inline]
+    fn judge(&self, t: Totals) {
+        if (self.layer.is_some() || self.core.word().live())
+            && !std::ptr::eq(self.window(), self.core.with_window(|w| w as *const Window))
+        {
+            return;
+        }
+        self.core.judge(self.gen, t);
     }
 
     fn timeout(&self) -> Option<Duration> {
         if self.trial {
             Some(self.core.trial_timeout())
         } else {
-            self.core.config.timeout()
+            self.config().timeout()
         }
     }
 
@@ -126,7 +164,7 @@ impl<'a> Permit<'a> {
         let slow = if self.trial {
             None
         } else {
-            self.core.config.slow().map(|r| r.bound)
+            self.config().slow().map(|r| r.bound)
         };
         let slow = slow
             .filter(within)
@@ -187,40 +225,40 @@ impl<'a> Permit<'a> {
         if !self.is_current() {
             return;
         }
-        let bound = core.config.slow().map(|r| r.bound).unwrap_or_default();
+        let bound = self.config().slow().map(|r| r.bound).unwrap_or_default();
         let sample = Sample {
             failed: false,
             slow: true,
             latency: bound,
         };
         core.successes.other();
-        let (ticket, totals) = core.window.record(|| core.clock.now(), sample);
+        let (ticket, totals) = self.window().record(|| core.clock.now(), sample);
         self.slow_ticket = Some(ticket);
         self.slow_in_window = ticket.counted();
         if !self.slow_in_window {
             core.successes.undo_other();
         }
         if let Some(t) = totals {
-            core.judge(self.gen, t);
+            self.judge(t);
         }
     }
 
     /// A refusal behind slow calls: a slow sample at the bound, never a success.
     fn mark_refused_slow(&self) {
         let core = self.core;
-        let bound = core.config.slow().map(|r| r.bound).unwrap_or_default();
+        let bound = self.config().slow().map(|r| r.bound).unwrap_or_default();
         let sample = Sample {
             failed: false,
             slow: true,
             latency: bound,
         };
         core.successes.other();
-        let (ticket, totals) = core.window.record(|| core.clock.now(), sample);
+        let (ticket, totals) = self.window().record(|| core.clock.now(), sample);
         if !ticket.counted() {
             core.successes.undo_other();
         }
         if let Some(t) = totals {
-            core.judge(self.gen, t);
+            self.judge(t);
         }
     }
 
@@ -281,7 +319,7 @@ impl<'a> Permit<'a> {
                     // closed judges by its own: a timed-out trial is slow too.
                     let latency = self.start.map(|s| s.elapsed()).unwrap_or_default();
                     let slow = outcome == Outcome::TimedOut
-                        || core.config.half_open_slow().is_some_and(|b| latency >= b);
+                        || self.config().half_open_slow().is_some_and(|b| latency >= b);
                     if slow {
                         bump(&c.slow);
                     }
@@ -323,8 +361,8 @@ impl<'a> Permit<'a> {
         // A call that answered in its first poll was not timed (`drive`): no clock read.
         let ended = self.start.map(|s| (Instant::now(), s));
         let latency = ended.map(|(now, s)| now - s).unwrap_or_default();
-        let slow =
-            outcome == Outcome::TimedOut || core.config.slow().is_some_and(|r| latency >= r.bound);
+        let slow = outcome == Outcome::TimedOut
+            || self.config().slow().is_some_and(|r| latency >= r.bound);
         if !self.counted_slow && slow {
             bump(&c.slow);
         }
@@ -341,12 +379,12 @@ impl<'a> Permit<'a> {
         };
         let totals = match self.slow_ticket {
             Some(t) => {
-                let bound = core.config.slow().map(|r| r.bound).unwrap_or_default();
-                core.window.amend(t, bound, failed, latency);
+                let bound = self.config().slow().map(|r| r.bound).unwrap_or_default();
+                self.window().amend(t, bound, failed, latency);
                 if !failed {
                     return;
                 }
-                Some(core.window.totals(at()))
+                Some(self.window().totals(at()))
             }
             None => {
                 if !success {
@@ -357,7 +395,7 @@ impl<'a> Permit<'a> {
                     slow,
                     latency,
                 };
-                let (ticket, totals) = core.window.record(at, sample);
+                let (ticket, totals) = self.window().record(at, sample);
                 if !ticket.counted() {
                     if success {
                         core.successes.outside();
@@ -369,7 +407,7 @@ impl<'a> Permit<'a> {
             }
         };
         if let Some(t) = totals {
-            core.judge(self.gen, t);
+            self.judge(t);
         }
     }
 }
@@ -383,7 +421,7 @@ impl Permit<'_> {
         let core = self.core;
         // Latency zero is slow only under a zero bound, which the settings refuse; kept so
         // this path says exactly what the general one does.
-        let slow = core.config.slow().is_some_and(|r| r.bound.is_zero());
+        let slow = self.config().slow().is_some_and(|r| r.bound.is_zero());
         if slow {
             bump(&core.counters.slow);
         }
@@ -396,12 +434,12 @@ impl Permit<'_> {
             slow,
             latency: Duration::ZERO,
         };
-        let (ticket, totals) = core.window.record(|| core.clock.now(), sample);
+        let (ticket, totals) = self.window().record(|| core.clock.now(), sample);
         if !ticket.counted() {
             core.successes.outside();
         }
         if let Some(t) = totals {
-            core.judge(self.gen, t);
+            self.judge(t);
         }
     }
 
@@ -416,7 +454,7 @@ impl Permit<'_> {
         let ran = Instant::now().saturating_duration_since(start);
         let late = if ran >= core.trial_timeout() {
             Late::TimedOut
-        } else if core.config.half_open_slow().is_some_and(|b| ran >= b) {
+        } else if self.config().half_open_slow().is_some_and(|b| ran >= b) {
             Late::Slow
         } else {
             return TrialEnd::Released;

@@ -38,7 +38,7 @@ const ONE: u64 = 1 << 16;
 impl Core {
     /// While open, before the period ends: a probe, if `probe_every` is set and one is due.
     pub(super) fn probe(&self, now: u64) -> Option<Admission> {
-        let every = nanos(self.config.probe_every()?);
+        let every = nanos(self.config().probe_every()?);
         let due = self.aux.load(Relaxed);
         if now < due {
             return None;
@@ -92,25 +92,25 @@ impl Core {
             TrialEnd::Abandoned(_) => true,
             TrialEnd::Released => false,
         };
-        if !held || !self.config.settings().probe_backs_off() {
+        if !held || !self.config().settings().probe_backs_off() {
             return;
         }
         let now = self.clock.now();
         let since = self.unhealthy_since.load(Relaxed) & !LOGGED;
         let away = now.saturating_sub(since.min(now));
-        let cap = nanos(self.config.settings().open_for_max());
+        let cap = nanos(self.config().settings().open_for_max());
         let wait = (away / u64::from(PROBE_BACKOFF_SHARE)).min(cap);
         self.aux.fetch_max(now.saturating_add(wait), Relaxed);
     }
 
     pub(super) fn start_ramp(&self, now: u64) {
-        let ramp = self.config.ramp().unwrap_or_default();
+        let ramp = self.config().ramp().unwrap_or_default();
         self.until.store(now.saturating_add(nanos(ramp)), Release);
         self.aux.store(0, Relaxed);
         tracing::info!(
             breaker = %self.config.name,
             ?ramp,
-            from_pct = self.config.settings().ramp_start() * 100.0,
+            from_pct = self.config().settings().ramp_start() * 100.0,
             "circuit breaker ramping traffic back in"
         );
     }
@@ -163,12 +163,12 @@ impl Core {
     /// The share admitted at `now` of a ramp that ends at `end`, `None` once it is over:
     /// linear from the half-open share to 100 %.
     fn ramp_share_at(&self, end: u64, now: u64) -> Option<f64> {
-        let ramp = nanos(self.config.ramp()?);
+        let ramp = nanos(self.config().ramp()?);
         if now >= end || ramp == 0 {
             return None;
         }
         let left = ((end - now) as f64 / ramp as f64).min(1.0);
-        let start = self.config.settings().ramp_start();
+        let start = self.config().settings().ramp_start();
         Some(start + (1.0 - start) * (1.0 - left))
     }
 

@@ -19,7 +19,8 @@ impl Core {
     pub(crate) fn check_stuck(&self, now: u64) -> bool {
         // Every refusal asks: compare raw nanoseconds first, build durations only when stuck.
         let since = self.unhealthy_since.load(Relaxed);
-        if since == NEVER || now.saturating_sub(since & !LOGGED) < nanos(self.config.alert_after())
+        if since == NEVER
+            || now.saturating_sub(since & !LOGGED) < nanos(self.config().alert_after())
         {
             return false;
         }
@@ -31,7 +32,7 @@ impl Core {
                     breaker = %self.config.name,
                     %state,
                     forced_for = ?for_,
-                    alert_after = ?self.config.alert_after(),
+                    alert_after = ?self.config().alert_after(),
                     "circuit breaker stuck: held in a forced state longer than alert_after"
                 );
             } else {
@@ -39,7 +40,7 @@ impl Core {
                     breaker = %self.config.name,
                     %state,
                     unhealthy_for = ?for_,
-                    alert_after = ?self.config.alert_after(),
+                    alert_after = ?self.config().alert_after(),
                     "circuit breaker stuck: away from closed longer than alert_after"
                 );
             }

@@ -15,9 +15,9 @@ impl Core {
     /// What half-open judges its trials by: the breaker's whole rule.
     pub(super) fn trial_rule(&self) -> Rule {
         Rule {
-            policy: self.config.half_open(),
-            failure_rate: self.config.failure_rate(),
-            slow: self.config.slow(),
+            policy: self.config().half_open(),
+            failure_rate: self.config().failure_rate(),
+            slow: self.config().slow(),
             calls_wait: crate::clock::nanos(self.calls_wait()),
         }
     }
@@ -81,9 +81,9 @@ impl Core {
     pub(crate) fn trial_timeout(&self) -> Duration {
         self.config
             .half_open_timeout()
-            .unwrap_or(match self.config.half_open() {
+            .unwrap_or(match self.config().half_open() {
                 HalfOpenPolicy::Share { window, .. } => window,
-                HalfOpenPolicy::Calls(_) => self.config.open_for(),
+                HalfOpenPolicy::Calls(_) => self.config().open_for(),
             })
     }
 }

@@ -4,6 +4,7 @@
 
 mod adaptive;
 mod config;
+mod live;
 mod permit;
 mod pool;
 
@@ -11,6 +12,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use config::{BulkheadBuilder, BulkheadConfig};
 pub use permit::BulkheadPermit;
@@ -131,8 +133,18 @@ impl Bulkhead {
         if let Some(p) = self.try_acquire_now() {
             return Ok(p);
         }
-        if inner.config.max_wait.is_zero() {
+        let max_wait = inner.max_wait.load(Relaxed);
+        if max_wait == 0 {
             return Err(self.full());
+        }
+        // A change given `for` a time ends on the first look after it.
+        if inner
+            .live
+            .load()
+            .as_ref()
+            .is_some_and(|l| l.until.is_some())
+        {
+            self.lapse();
         }
         let wait = async {
             loop {
@@ -145,7 +157,7 @@ impl Bulkhead {
                 freed.await;
             }
         };
-        match tokio::time::timeout(inner.config.max_wait, wait).await {
+        match tokio::time::timeout(Duration::from_nanos(max_wait), wait).await {
             Ok(p) => Ok(p),
             Err(_) => Err(self.full()),
         }

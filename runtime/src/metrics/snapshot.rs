@@ -177,8 +177,8 @@ impl BreakerMetrics {
         core.settle_ramp(now);
         let c = &core.counters;
         let load = |a: &AtomicU64| a.load(Relaxed);
-        let totals = core.window.totals(now);
-        let [p50, p95, p99] = core.window.latency(now).quantiles([0.50, 0.95, 0.99]);
+        let (totals, latency) = core.with_window(|w| (w.totals(now), w.latency(now)));
+        let [p50, p95, p99] = latency.quantiles([0.50, 0.95, 0.99]);
         let (succeeded, failed, ignored) = (core.succeeded(), load(&c.failed), load(&c.ignored));
         let (timed_out, panicked, cancelled) =
             (load(&c.timeouts), load(&c.panicked), load(&c.cancelled));

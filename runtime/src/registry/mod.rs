@@ -12,6 +12,7 @@
 
 pub mod key_name;
 pub(crate) mod keyed;
+mod overrides;
 mod register;
 pub(crate) mod scope;
 pub(crate) mod sites;
@@ -46,6 +47,11 @@ pub struct Registry {
     families_writer: Mutex<()>,
     bulkheads: RwLock<HashMap<Arc<str>, Bulkhead, Hasher>>,
     events: Events,
+    /// The start's overrides applied so far (issue 29, `overrides.rs`), for names made later.
+    overrides: RwLock<Vec<crate::settings::overrides::Entry>>,
+    overrides_writer: Mutex<()>,
+    /// Whether any override was applied: a name made before that reads nothing more.
+    has_overrides: std::sync::atomic::AtomicBool,
     /// True for the process-wide registry only: it defers to the test scope entered on the
     /// calling thread; a scope's own registry never defers further.
     #[cfg(feature = "testing")]
@@ -82,6 +88,9 @@ impl Registry {
             families_writer: Mutex::new(()),
             bulkheads: RwLock::new(HashMap::default()),
             events,
+            overrides: RwLock::new(Vec::new()),
+            overrides_writer: Mutex::new(()),
+            has_overrides: std::sync::atomic::AtomicBool::new(false),
             #[cfg(feature = "testing")]
             defers_to_scope,
         }

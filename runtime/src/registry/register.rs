@@ -46,7 +46,9 @@ impl Registry {
             return match family.get(hash, key) {
                 Found::Own(b) => checked(b, &config),
                 Found::Missing => {
-                    checked(family.insert(hash, config.clone(), &here.events), &config)
+                    let b = family.insert(hash, config.clone(), &here.events);
+                    here.override_new_breaker(&b);
+                    checked(b, &config)
                 }
             };
         }
@@ -59,6 +61,8 @@ impl Registry {
         }
         let b = Breaker::with_events(config, here.events.clone());
         map.insert(b.0.config.name.clone(), b.clone());
+        drop(map);
+        here.override_new_breaker(&b);
         b
     }
 
@@ -136,7 +140,9 @@ impl Registry {
             Ok(b) => b,
             Err(missing) => {
                 let (hash, config) = *missing;
-                family.insert(hash, config, &here.events)
+                let b = family.insert(hash, config, &here.events);
+                here.override_new_breaker(&b);
+                b
             }
         };
         if vouching.is_some_and(|t| family.vouched(t)) {
@@ -188,6 +194,8 @@ impl Registry {
         }
         let b = Bulkhead::new(config);
         map.insert(b.0.config.name.clone(), b.clone());
+        drop(map);
+        here.override_new_bulkhead(&b);
         b
     }
 }

@@ -1,0 +1,76 @@
+//! [`SettingInForce`]: one setting of a breaker or bulkhead as it is now, with the code's value
+//! and where the one in force came from (issue 29).
+
+use fusebox_settings::Source;
+
+/// One setting in force: its key, its value as text (as an override would write it), the
+/// code's value, and where the value in force came from. Listed by
+/// [`Breaker::settings_in_force`](crate::Breaker::settings_in_force), `metrics()`
+/// (`settings`), the JSON and the operator's page.
+///
+/// A setting derived from another (the slow rule from `timeout`) that an override changed is
+/// attributed to that override's source.
+///
+/// ```
+/// use fusebox_runtime::{Breaker, Source};
+/// let b = Breaker::builder("in-force-doc").failure_rate(30).build_detached().unwrap();
+/// let s = b.settings_in_force();
+/// let rate = s.iter().find(|s| s.key == "failure_rate").unwrap();
+/// assert_eq!((rate.value.as_str(), rate.source), ("30", Source::Code));
+/// assert!(!rate.overridden());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub struct SettingInForce {
+    /// The key, as the attribute writes it (`"failure_rate"`).
+    pub key: &'static str,
+    /// The value in force, as text (`"30"`, `"800ms"`).
+    pub value: String,
+    /// The code's value (the attribute's or the builder's, or the default they left);
+    /// `None` when the code has no such key (no timeout, another window kind).
+    pub code: Option<String>,
+    /// Where the value in force came from.
+    pub source: Source,
+}
+
+impl SettingInForce {
+    /// Whether the value in force is not the code's.
+    pub fn overridden(&self) -> bool {
+        self.source != Source::Code
+    }
+}
+
+/// The settings in force: `now`'s pairs, each attributed to `source` unless it is the code's
+/// value (`Code`) or unchanged from `before` (its source there).
+pub(crate) fn attribute(
+    code: &[(&'static str, String)],
+    before: Option<&[SettingInForce]>,
+    now: Vec<(&'static str, String)>,
+    source: Source,
+) -> Vec<SettingInForce> {
+    now.into_iter()
+        .map(|(key, value)| {
+            let code_value = code.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
+            let source = if code_value.as_deref() == Some(value.as_str()) {
+                Source::Code
+            } else {
+                before
+                    .and_then(|b| b.iter().find(|s| s.key == key && s.value == value))
+                    .map_or(source, |s| s.source)
+            };
+            SettingInForce {
+                key,
+                value,
+                code: code_value,
+                source,
+            }
+        })
+        .collect()
+}
+
+/// Every setting of `code` attributed to the code.
+pub(crate) fn from_code(code: Vec<(&'static str, String)>) -> Vec<SettingInForce> {
+    let pairs = code.clone();
+    attribute(&pairs, None, code, Source::Code)
+}
