@@ -161,6 +161,21 @@ impl Core {
         self.window.recorded() + layered.map_or(0, |w| w.recorded()) + self.live.retired()
     }
 
+    /// Every setting in force at `now` (a change past its time lapses first).
+    pub(crate) fn settings_in_force(&self, now: u64) -> Vec<SettingInForce> {
+        self.lapse_live(now);
+        match self.live.get() {
+            Some(l) => l.settings.clone(),
+            None => in_force::from_code(self.config.settings().to_text()),
+        }
+    }
+
+    /// Time left of a live change given a duration.
+    pub(crate) fn settings_change_expires_in(&self, now: u64) -> Option<Duration> {
+        let l = self.live.get()?;
+        (l.until != NEVER).then(|| Duration::from_nanos(l.until.saturating_sub(now)))
+    }
+
     /// Ends a layer past its `until` (lazily, as forced states lapse): its `below` returns.
     pub(crate) fn lapse_live(&self, now: u64) {
         let Some(l) = self.live.get() else { return };
@@ -282,12 +297,7 @@ impl Breaker {
     /// assert_eq!((rate.value.as_str(), rate.code.as_deref(), rate.source), ("80", Some("50"), Source::Admin));
     /// ```
     pub fn settings_in_force(&self) -> Vec<SettingInForce> {
-        let core = &*self.0;
-        core.lapse_live(core.clock.now());
-        match core.live.get() {
-            Some(l) => l.settings.clone(),
-            None => in_force::from_code(core.config.settings().to_text()),
-        }
+        self.0.settings_in_force(self.0.clock.now())
     }
 
     /// The settings in force (the code's, or an override's), under the breaker's name.

@@ -9,6 +9,7 @@ use crate::metrics::export::samples::Extra;
 use crate::metrics::limit::AdaptiveMetrics;
 use crate::metrics::retry::RetryMetrics;
 use crate::registry::{registry, KeyedNames};
+use crate::settings::SettingInForce;
 use crate::state::State;
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -136,6 +137,28 @@ pub struct BreakerMetrics {
     pub conflicts: u64,
     /// Rejected or failed calls answered with the last good value (`stale_for`).
     pub stale_served: u64,
+    // Settings outside the code (issue 29).
+    /// Every setting in force, with the code's value and where the one in force came from
+    /// (`code`, `env`, `file`, `admin`, `fleet`).
+    ///
+    /// ```
+    /// use fusebox_runtime::{Breaker, Source};
+    /// let b = Breaker::builder("settings-metrics-doc").build_detached().unwrap();
+    /// b.change_settings([("failure_rate", "80")], Source::Admin, None).unwrap();
+    /// let m = b.metrics();
+    /// let over: Vec<_> = m.settings.iter().filter(|s| s.overridden()).map(|s| s.key).collect();
+    /// assert_eq!(over, ["failure_rate"]);
+    /// ```
+    pub settings: Vec<SettingInForce>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            rename = "settings_change_expires_in_s",
+            serialize_with = "crate::metrics::export::json::opt_secs"
+        )
+    )]
+    /// Time left of a live settings change given a duration (admin `for`, fleet TTL).
+    pub settings_change_expires_in: Option<Duration>,
 }
 
 /// Why calls were refused: the breaker's own three reasons, then a full bulkhead and the timeout.
@@ -229,6 +252,8 @@ impl BreakerMetrics {
             ramp_share: core.ramp_share(now),
             conflicts: load(&c.conflicts),
             stale_served: load(&c.stale_served),
+            settings: core.settings_in_force(now),
+            settings_change_expires_in: core.settings_change_expires_in(now),
         }
     }
 
@@ -259,6 +284,9 @@ pub struct BulkheadMetrics {
     pub conflicts: u64,
     /// For `limit = "adaptive"`: its bounds, latencies and recent history.
     pub adaptive: Option<AdaptiveMetrics>,
+    // Settings outside the code (issue 29).
+    /// Every setting in force, with the code's value and where the one in force came from.
+    pub settings: Vec<SettingInForce>,
 }
 
 impl BulkheadMetrics {
@@ -273,6 +301,7 @@ impl BulkheadMetrics {
             rejected: i.rejected.load(Relaxed),
             conflicts: i.conflicts.load(Relaxed),
             adaptive: AdaptiveMetrics::of(b),
+            settings: b.settings_in_force(),
         }
     }
 }
