@@ -96,8 +96,7 @@ pub mod settings {
     };
     // Settings outside the code (issue 29): overrides at start, live changes, sources.
     pub use fusebox_runtime::{
-        Applied, AppliedTo, GuardKind, OverrideError, Overrides, SettingInForce, Source,
-        Undeclared,
+        Applied, AppliedTo, GuardKind, OverrideError, Overrides, SettingInForce, Source, Undeclared,
     };
 }
 

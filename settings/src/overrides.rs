@@ -20,15 +20,14 @@ use crate::raw::RawSettings;
 use crate::types::{HalfOpenPolicy, Settings, SlowRule, WindowKind};
 use crate::ConfigError;
 
-/// Where the value of a setting in force came from, from the weakest layer to the strongest.
+/// Where the value of a setting in force came from.
 ///
 /// ```
 /// use fusebox_settings::Source;
 /// assert_eq!(Source::Env.as_str(), "env");
-/// assert!(Source::Admin > Source::File, "a live change beats the start's overrides");
 /// assert_eq!("fleet".parse::<Source>(), Ok(Source::Fleet));
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(
     feature = "serde",
     derive(serde::Serialize, serde::Deserialize),
@@ -49,7 +48,7 @@ pub enum Source {
 }
 
 impl Source {
-    /// Every source, weakest first.
+    /// Every source.
     pub const ALL: [Source; 5] = [
         Source::Code,
         Source::Env,

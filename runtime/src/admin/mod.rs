@@ -14,6 +14,10 @@
 //! | `POST /breakers/{name}/{open,close,reset}[?for=10m]` | the same, the older form |
 //! | `POST /actions/{open,close,reset}/{name}?scope=fleet&for=10m&by=alice` | (feature `redis`) a fleet override for every instance, expiring after `for` (the older form takes `scope=fleet` too) |
 //! | `GET /fleet` | (feature `redis`) every live instance of the fleet and what it sees |
+//! | `POST /settings/breaker/{name}?failure_rate=80&timeout=2s[&for=10m][&by=alice]` | changes settings while running ([`change_settings`](crate::breaker::Breaker::change_settings)), answers the new figures; a bad one is a 400 naming the key, the value and the reason |
+//! | `POST /settings/bulkhead/{name}?pool=40[&max_wait=20ms][&for=10m]` | the same for a bulkhead |
+//! | `DELETE /settings/{breaker,bulkhead}/{name}` | ends the change: the start's overrides, else the code's settings, return |
+//! | `POST /settings/{breaker,bulkhead}/{name}?...&scope=fleet&for=10m&by=alice` | (feature `redis`) the change on every instance, expiring after `for` |
 //!
 //! In `/actions/{verb}/{name}` the whole rest of the path is the name, so it is never ambiguous.
 //! The older `/breakers/{name}/open` answers 409 when `{name}/open` is itself a breaker (a keyed
@@ -43,6 +47,7 @@ mod fleet;
 mod handlers;
 mod page;
 mod query;
+mod settings;
 
 use std::fmt;
 use std::sync::Arc;
@@ -127,6 +132,10 @@ pub fn router(token: impl Into<String>) -> Result<Router, AdminError> {
         .route("/metrics", get(handlers::prometheus))
         .route("/breakers/{*path}", get(handlers::show).post(handlers::act))
         .route("/actions/{*path}", post(handlers::act_on))
+        .route(
+            "/settings/{*path}",
+            post(settings::change).delete(settings::end),
+        )
         .fallback(handlers::not_found)
         // Nothing reads a body; the limit makes sure nothing ever buffers a large one.
         .layer(DefaultBodyLimit::max(1024))

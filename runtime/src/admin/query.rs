@@ -22,6 +22,11 @@ impl Query {
         self.0.iter().map(|(k, _)| k.as_str())
     }
 
+    /// Every pair, in order.
+    pub(super) fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     pub(super) fn get(&self, key: &str) -> Option<&str> {
         self.0
             .iter()

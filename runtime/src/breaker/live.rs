@@ -231,13 +231,16 @@ impl Core {
     }
 
     /// A layer of `pairs` from `source` over `below` (or the code's), checked whole.
+    #[allow(clippy::too_many_arguments)]
     fn layer(
         &self,
         below: Option<Arc<Layer>>,
+        sources: &[(String, Source)],
         pairs: Vec<(String, String)>,
         source: Source,
         until: u64,
     ) -> Result<Layer, ConfigError> {
+        let keyed = by_key(&pairs, source, sources);
         let base = below
             .as_ref()
             .map_or(self.config.settings(), |b| b.config.settings());
@@ -262,6 +265,7 @@ impl Core {
             &code,
             below.as_ref().map(|b| b.settings.as_slice()),
             config.settings().to_text(),
+            &keyed,
             source,
         );
         Ok(Layer {
@@ -357,7 +361,7 @@ impl Breaker {
             let cur = core.live.get();
             let below = start_layer(&cur);
             let until = for_.map_or(NEVER, |d| now.saturating_add(nanos(d)));
-            let layer = core.layer(below, pairs.clone(), source, until)?;
+            let layer = core.layer(below, &[], pairs.clone(), source, until)?;
             let window = window_text(layer.config.window());
             if core.install(cur.as_ref(), Some(Arc::new(layer)), now) {
                 tracing::warn!(
@@ -395,6 +399,7 @@ impl Breaker {
     pub(crate) fn override_at_start(
         &self,
         pairs: Vec<(String, String)>,
+        sources: Vec<(String, Source)>,
         source: Source,
     ) -> Result<(), ConfigError> {
         let core = &*self.0;
@@ -404,11 +409,18 @@ impl Breaker {
             let start = if pairs.is_empty() {
                 None
             } else {
-                Some(Arc::new(core.layer(None, pairs.clone(), source, NEVER)?))
+                Some(Arc::new(core.layer(
+                    None,
+                    &sources,
+                    pairs.clone(),
+                    source,
+                    NEVER,
+                )?))
             };
             let next = match cur.as_ref().filter(|l| is_change(l)) {
                 Some(change) => Some(Arc::new(core.layer(
                     start,
+                    &[],
                     change.given.clone(),
                     change.source,
                     change.until,
@@ -419,6 +431,17 @@ impl Breaker {
                 return Ok(());
             }
         }
+    }
+
+    /// A live change of `pairs` checked over the settings below it, without applying it.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn check_change(&self, pairs: &[(String, String)]) -> Result<(), ConfigError> {
+        let below = start_layer(&self.0.live.get());
+        let base = below
+            .as_ref()
+            .map_or(self.0.config.settings(), |b| b.config.settings());
+        base.with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .map(drop)
     }
 
     /// The pairs a start override would give, checked without applying them.
@@ -439,4 +462,23 @@ fn start_layer(cur: &Option<Arc<Layer>>) -> Option<Arc<Layer>> {
         Some(l) if is_change(l) => l.below.clone(),
         other => other.clone(),
     }
+}
+
+/// Each given key's source: `sources`' where it says, else `source`.
+fn by_key(
+    pairs: &[(String, String)],
+    source: Source,
+    sources: &[(String, Source)],
+) -> Vec<(String, Source)> {
+    pairs
+        .iter()
+        .map(|(k, _)| {
+            let s = sources
+                .iter()
+                .rev()
+                .find(|(sk, _)| sk == k)
+                .map_or(source, |(_, s)| *s);
+            (k.clone(), s)
+        })
+        .collect()
 }

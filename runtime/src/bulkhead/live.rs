@@ -103,7 +103,7 @@ impl Bulkhead {
             Some(l) if is_change(l) => l.below.clone(),
             other => other.cloned(),
         };
-        let layer = self.layer(below, pairs.clone(), source, until)?;
+        let layer = self.layer(below, &[], pairs.clone(), source, until)?;
         self.install(Some(Arc::new(layer)));
         tracing::warn!(
             bulkhead = %self.0.config.name,
@@ -139,6 +139,7 @@ impl Bulkhead {
     pub(crate) fn override_at_start(
         &self,
         pairs: Vec<(String, String)>,
+        sources: Vec<(String, Source)>,
         source: Source,
     ) -> Result<(), ConfigError> {
         let _w = lock(&self.0.live_writer);
@@ -146,11 +147,12 @@ impl Bulkhead {
         let start = if pairs.is_empty() {
             None
         } else {
-            Some(Arc::new(self.layer(None, pairs, source, None)?))
+            Some(Arc::new(self.layer(None, &sources, pairs, source, None)?))
         };
         let next = match cur.as_ref().filter(|l| is_change(l)) {
             Some(c) => Some(Arc::new(self.layer(
                 start,
+                &[],
                 c.given.clone(),
                 c.source,
                 c.until,
@@ -163,7 +165,7 @@ impl Bulkhead {
 
     /// The pairs a start override would give, checked without applying them.
     pub(crate) fn check_overrides(&self, pairs: &[(String, String)]) -> Result<(), ConfigError> {
-        self.layer(None, pairs.to_vec(), Source::Code, None)
+        self.layer(None, &[], pairs.to_vec(), Source::Code, None)
             .map(drop)
     }
 
@@ -188,13 +190,16 @@ impl Bulkhead {
         self.install(l.below.clone());
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn layer(
         &self,
         below: Option<Arc<Layer>>,
+        sources: &[(String, Source)],
         given: Vec<(String, String)>,
         source: Source,
         until: Option<Instant>,
     ) -> Result<Layer, ConfigError> {
+        let keyed = by_key(&given, source, sources);
         let code = &self.0.config;
         let base = below.as_ref().map_or(code, |b| &b.config);
         let adaptive = code.limit != PoolLimit::Fixed;
@@ -223,6 +228,7 @@ impl Bulkhead {
             &code_text(code),
             below.as_ref().map(|b| b.settings.as_slice()),
             code_text(&config),
+            &keyed,
             source,
         );
         Ok(Layer {
@@ -265,4 +271,23 @@ fn settings_of(c: &BulkheadConfig) -> fusebox_settings::BulkheadSettings {
 
 fn code_text(c: &BulkheadConfig) -> Vec<(&'static str, String)> {
     settings_of(c).to_text()
+}
+
+/// Each given key's source: `sources`' where it says, else `source`.
+fn by_key(
+    pairs: &[(String, String)],
+    source: Source,
+    sources: &[(String, Source)],
+) -> Vec<(String, Source)> {
+    pairs
+        .iter()
+        .map(|(k, _)| {
+            let s = sources
+                .iter()
+                .rev()
+                .find(|(sk, _)| sk == k)
+                .map_or(source, |(_, s)| *s);
+            (k.clone(), s)
+        })
+        .collect()
 }

@@ -82,6 +82,7 @@ mod link;
 mod overrides;
 mod publish;
 mod quorum;
+mod settings;
 mod shared;
 mod sync;
 mod task;

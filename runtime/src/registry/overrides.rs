@@ -12,12 +12,8 @@ use crate::settings::overrides::Entry;
 use crate::settings::{Applied, AppliedTo, GuardKind, OverrideError, Overrides, Undeclared};
 
 /// The pairs every entry matching `name` gives, the least specific first so that the most
-/// specific one's value of a key wins (then the one given last), and the strongest source.
-fn resolve<'a>(
-    rules: &'a [Entry],
-    target: GuardKind,
-    name: &str,
-) -> (Vec<(String, String)>, Vec<&'a Entry>, Source) {
+/// specific one's value of a key wins (then the one given last), with each key's source.
+fn resolve<'a>(rules: &'a [Entry], target: GuardKind, name: &str) -> Resolved<'a> {
     let mut matching: Vec<&Entry> = rules
         .iter()
         .filter(|e| e.target == target && e.matches(name))
@@ -25,19 +21,26 @@ fn resolve<'a>(
     // Stable: among equally specific entries, the one given last stays last.
     matching.sort_by_key(|e| e.rank());
     let mut pairs: Vec<(String, String)> = Vec::new();
+    let mut sources: Vec<(String, Source)> = Vec::new();
     for e in &matching {
         for (k, v) in &e.pairs {
             pairs.retain(|(pk, _)| pk != k);
             pairs.push((k.clone(), v.clone()));
+            sources.push((k.clone(), e.source));
         }
     }
-    let source = matching
-        .iter()
-        .map(|e| e.source)
-        .max()
-        .unwrap_or(Source::Code);
-    (pairs, matching, source)
+    // A value derived from given keys is the most specific (then last) entry's.
+    let source = matching.last().map_or(Source::Code, |e| e.source);
+    (pairs, sources, matching, source)
 }
+
+/// The pairs for one name, each key's source, the entries that matched, the fallback source.
+type Resolved<'a> = (
+    Vec<(String, String)>,
+    Vec<(String, Source)>,
+    Vec<&'a Entry>,
+    Source,
+);
 
 /// The error for `name`'s settings: blamed on the matching entry that gave a key the reason
 /// names (the last one), else on the most specific; named by the breaker or bulkhead.
@@ -115,21 +118,21 @@ impl Registry {
         // Every one checked before any is changed.
         let mut plan_b = Vec::new();
         for b in &breakers {
-            let (pairs, matching, source) = resolve(&rules, GuardKind::Breaker, b.name());
+            let (pairs, sources, matching, source) = resolve(&rules, GuardKind::Breaker, b.name());
             b.check_overrides(&pairs)
                 .map_err(|r| blame(GuardKind::Breaker, &matching, b.name(), r))?;
-            plan_b.push((b, pairs, source));
+            plan_b.push((b, pairs, sources, source));
         }
         let mut plan_h = Vec::new();
         for h in &bulkheads {
-            let (pairs, matching, source) = resolve(&rules, GuardKind::Bulkhead, h.name());
+            let (pairs, sources, matching, source) = resolve(&rules, GuardKind::Bulkhead, h.name());
             h.check_overrides(&pairs)
                 .map_err(|r| blame(GuardKind::Bulkhead, &matching, h.name(), r))?;
-            plan_h.push((h, pairs, source));
+            plan_h.push((h, pairs, sources, source));
         }
         let mut applied = Applied::default();
-        for (b, pairs, source) in plan_b {
-            b.override_at_start(pairs.clone(), source)
+        for (b, pairs, sources, source) in plan_b {
+            b.override_at_start(pairs.clone(), sources, source)
                 .map_err(|r| blame(GuardKind::Breaker, &[], b.name(), r))?;
             applied.applied.push(AppliedTo {
                 target: GuardKind::Breaker,
@@ -137,8 +140,8 @@ impl Registry {
                 pairs,
             });
         }
-        for (h, pairs, source) in plan_h {
-            h.override_at_start(pairs.clone(), source)
+        for (h, pairs, sources, source) in plan_h {
+            h.override_at_start(pairs.clone(), sources, source)
                 .map_err(|r| blame(GuardKind::Bulkhead, &[], h.name(), r))?;
             applied.applied.push(AppliedTo {
                 target: GuardKind::Bulkhead,
@@ -176,11 +179,11 @@ impl Registry {
             return;
         }
         let rules = read(&self.overrides);
-        let (pairs, matching, source) = resolve(&rules, GuardKind::Breaker, b.name());
+        let (pairs, sources, matching, source) = resolve(&rules, GuardKind::Breaker, b.name());
         if pairs.is_empty() || b.0.live.get().is_some() {
             return;
         }
-        if let Err(r) = b.override_at_start(pairs, source) {
+        if let Err(r) = b.override_at_start(pairs, sources, source) {
             let e = blame(GuardKind::Breaker, &matching, b.name(), r);
             tracing::error!(error = %e, "override refused for a new breaker; the code's settings are kept");
         }
@@ -192,11 +195,11 @@ impl Registry {
             return;
         }
         let rules = read(&self.overrides);
-        let (pairs, matching, source) = resolve(&rules, GuardKind::Bulkhead, b.name());
+        let (pairs, sources, matching, source) = resolve(&rules, GuardKind::Bulkhead, b.name());
         if pairs.is_empty() {
             return;
         }
-        if let Err(r) = b.override_at_start(pairs, source) {
+        if let Err(r) = b.override_at_start(pairs, sources, source) {
             let e = blame(GuardKind::Bulkhead, &matching, b.name(), r);
             tracing::error!(error = %e, "override refused for a new bulkhead; the code's settings are kept");
         }

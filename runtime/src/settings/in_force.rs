@@ -25,7 +25,9 @@ use fusebox_settings::Source;
 pub struct SettingInForce {
     /// The key, as the attribute writes it (`"failure_rate"`).
     pub key: &'static str,
-    /// The value in force, as text (`"30"`, `"800ms"`).
+    /// The value in force, as text (`"30"`, `"800ms"`); `"off"` for a setting of the code's
+    /// that an override turned off (a slow rule derived from `timeout` that a given
+    /// `failure_rate` ends, as it would in the attribute).
     pub value: String,
     /// The code's value (the attribute's or the builder's, or the default they left);
     /// `None` when the code has no such key (no timeout, another window kind).
@@ -41,19 +43,34 @@ impl SettingInForce {
     }
 }
 
-/// The settings in force: `now`'s pairs, each attributed to `source` unless it is the code's
+/// The value of a setting the code has and an override turned off.
+pub(crate) const OFF: &str = "off";
+
+/// The settings in force: `now`'s pairs, each attributed to the source that gave its key
+/// (`given`), else to `source` (a value derived from a key given), unless it is the code's
 /// value (`Code`) or unchanged from `before` (its source there).
 pub(crate) fn attribute(
     code: &[(&'static str, String)],
     before: Option<&[SettingInForce]>,
     now: Vec<(&'static str, String)>,
+    given: &[(String, Source)],
     source: Source,
 ) -> Vec<SettingInForce> {
+    // A key of the code's that the override turned off (no slow rule, no timeout) is listed
+    // as `off`, so what changed shows in full.
+    let off: Vec<(&'static str, String)> = code
+        .iter()
+        .filter(|(k, _)| !now.iter().any(|(n, _)| n == k))
+        .map(|(k, _)| (*k, OFF.to_owned()))
+        .collect();
     now.into_iter()
+        .chain(off)
         .map(|(key, value)| {
             let code_value = code.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
             let source = if code_value.as_deref() == Some(value.as_str()) {
                 Source::Code
+            } else if let Some((_, s)) = given.iter().rev().find(|(k, _)| k == key) {
+                *s
             } else {
                 before
                     .and_then(|b| b.iter().find(|s| s.key == key && s.value == value))
@@ -72,5 +89,5 @@ pub(crate) fn attribute(
 /// Every setting of `code` attributed to the code.
 pub(crate) fn from_code(code: Vec<(&'static str, String)>) -> Vec<SettingInForce> {
     let pairs = code.clone();
-    attribute(&pairs, None, code, Source::Code)
+    attribute(&pairs, None, code, &[], Source::Code)
 }
