@@ -112,14 +112,14 @@ pub(super) async fn change(
             // The guard's own field (`breaker` or `bulkhead`), as every other log line has it.
             match kind {
                 GuardKind::Breaker => tracing::warn!(
-                    breaker = name,
+                    breaker = %name,
                     settings = ?pairs,
                     r#for = ?for_,
                     by = %by,
                     "admin changed settings while running"
                 ),
                 GuardKind::Bulkhead => tracing::warn!(
-                    bulkhead = name,
+                    bulkhead = %name,
                     settings = ?pairs,
                     r#for = ?for_,
                     by = %by,
