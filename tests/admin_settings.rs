@@ -60,7 +60,13 @@ fn in_json(m: &Value, key: &str) -> (String, String) {
     )
 }
 
-#[breaker(name = "live-pay", timeout = "300ms", window_calls = 10, min_calls = 10, failure_rate = 50)]
+#[breaker(
+    name = "live-pay",
+    timeout = "300ms",
+    window_calls = 10,
+    min_calls = 10,
+    failure_rate = 50
+)]
 async fn pay(takes: Duration, fail: bool) -> Result<(), DepError> {
     tokio::time::sleep(takes).await;
     if fail {
@@ -83,7 +89,10 @@ async fn failure_rate_and_timeout_of_a_running_breaker_change_over_http_and_the_
     registry().breaker("live-pay").unwrap().reset();
 
     let url = format!("{base}/settings/breaker/live-pay?failure_rate=80&timeout=2s&by=alice");
-    assert_eq!(send(Method::POST, &url, false).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        send(Method::POST, &url, false).await.0,
+        StatusCode::UNAUTHORIZED
+    );
     let (status, body) = send(Method::POST, &url, true).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let m: Value = serde_json::from_str(&body).unwrap();
@@ -91,7 +100,11 @@ async fn failure_rate_and_timeout_of_a_running_breaker_change_over_http_and_the_
     assert_eq!(in_json(&m, "timeout"), ("2s".into(), "admin".into()));
     assert_eq!(in_json(&m, "window_calls"), ("10".into(), "code".into()));
     assert_eq!(
-        log.count(Level::WARN, "live-pay", "admin changed settings while running"),
+        log.count(
+            Level::WARN,
+            "live-pay",
+            "admin changed settings while running"
+        ),
         1
     );
 
@@ -112,7 +125,10 @@ async fn failure_rate_and_timeout_of_a_running_breaker_change_over_http_and_the_
         ("failure_rat=30", "unknown setting `failure_rat`"),
         ("min_calls=50", "`min_calls` = 50 is out of range"),
         ("for=10m", "no setting given"),
-        ("failure_rate=70&for=never", "`for` takes a positive duration"),
+        (
+            "failure_rate=70&for=never",
+            "`for` takes a positive duration",
+        ),
     ] {
         let url = format!("{base}/settings/breaker/live-pay?{query}");
         let (status, body) = send(Method::POST, &url, true).await;
@@ -121,7 +137,10 @@ async fn failure_rate_and_timeout_of_a_running_breaker_change_over_http_and_the_
     }
     assert_eq!(b.config_in_force().failure_rate(), 80);
     let url = format!("{base}/settings/breaker/no-such-breaker?failure_rate=70");
-    assert_eq!(send(Method::POST, &url, true).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        send(Method::POST, &url, true).await.0,
+        StatusCode::NOT_FOUND
+    );
 
     // DELETE ends the change: the code's values are back.
     let url = format!("{base}/settings/breaker/live-pay");
@@ -181,12 +200,19 @@ async fn on_expiry_the_codes_values_return() {
     let resp = app.oneshot(req).await.unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     let b = registry().breaker("live-expiring").unwrap();
-    assert_eq!(b.metrics().settings_change_expires_in, Some(Duration::from_secs(10)));
+    assert_eq!(
+        b.metrics().settings_change_expires_in,
+        Some(Duration::from_secs(10))
+    );
     expiring(Duration::from_millis(500)).await.unwrap();
 
     tokio::time::advance(Duration::from_secs(10)).await;
     let m = b.metrics();
-    assert!(m.settings.iter().all(|s| s.source == Source::Code), "{:?}", m.settings);
+    assert!(
+        m.settings.iter().all(|s| s.source == Source::Code),
+        "{:?}",
+        m.settings
+    );
     assert_eq!(m.settings_change_expires_in, None);
     match expiring(Duration::from_millis(500)).await {
         Err(DepError::Unavailable(Rejection::TimedOut { after, .. })) => {
