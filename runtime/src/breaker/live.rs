@@ -43,7 +43,7 @@ pub(crate) struct Layer {
     /// A window of its own when the window's kind or size is not the code's.
     pub(crate) window: Option<Arc<Window>>,
     /// Every setting in force with its source.
-    pub(crate) settings: Vec<SettingInForce>,
+    pub(crate) settings: Arc<[SettingInForce]>,
     /// The pairs this layer gave over the one below, and their source.
     pub(crate) given: Vec<(String, String)>,
     pub(crate) source: Source,
@@ -162,11 +162,11 @@ impl Core {
     }
 
     /// Every setting in force at `now` (a change past its time lapses first).
-    pub(crate) fn settings_in_force(&self, now: u64) -> Vec<SettingInForce> {
+    pub(crate) fn settings_in_force(&self, now: u64) -> Arc<[SettingInForce]> {
         self.lapse_live(now);
         match self.live.get() {
             Some(l) => l.settings.clone(),
-            None => in_force::from_code(self.config.settings().to_text()),
+            None => in_force::of_code(self.config.settings()),
         }
     }
 
@@ -263,7 +263,7 @@ impl Core {
         let code = self.config.settings().to_text();
         let settings = in_force::attribute(
             &code,
-            below.as_ref().map(|b| b.settings.as_slice()),
+            below.as_ref().map(|b| &b.settings[..]),
             config.settings().to_text(),
             &keyed,
             source,
@@ -271,7 +271,7 @@ impl Core {
         Ok(Layer {
             config,
             window,
-            settings,
+            settings: settings.into(),
             given: pairs,
             source,
             until,
@@ -301,7 +301,7 @@ impl Breaker {
     /// assert_eq!((rate.value.as_str(), rate.code.as_deref(), rate.source), ("80", Some("50"), Source::Admin));
     /// ```
     pub fn settings_in_force(&self) -> Vec<SettingInForce> {
-        self.0.settings_in_force(self.0.clock.now())
+        self.0.settings_in_force(self.0.clock.now()).to_vec()
     }
 
     /// The settings in force (the code's, or an override's), under the breaker's name.

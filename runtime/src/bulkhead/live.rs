@@ -26,7 +26,7 @@ use crate::sync::lock;
 /// The settings in force over the code's.
 pub(crate) struct Layer {
     pub(crate) config: BulkheadConfig,
-    pub(crate) settings: Vec<SettingInForce>,
+    pub(crate) settings: Arc<[SettingInForce]>,
     pub(crate) given: Vec<(String, String)>,
     pub(crate) source: Source,
     pub(crate) until: Option<Instant>,
@@ -49,10 +49,15 @@ impl Bulkhead {
     /// assert_eq!(b.pool(), 8);
     /// ```
     pub fn settings_in_force(&self) -> Vec<SettingInForce> {
+        self.settings_shared().to_vec()
+    }
+
+    /// The settings in force, shared (the metrics' field).
+    pub(crate) fn settings_shared(&self) -> Arc<[SettingInForce]> {
         self.lapse();
         match self.0.live.load().as_ref() {
             Some(l) => l.settings.clone(),
-            None => in_force::from_code(code_text(&self.0.config)),
+            None => in_force::from_code(code_text(&self.0.config)).into(),
         }
     }
 
@@ -226,14 +231,14 @@ impl Bulkhead {
         };
         let settings = in_force::attribute(
             &code_text(code),
-            below.as_ref().map(|b| b.settings.as_slice()),
+            below.as_ref().map(|b| &b.settings[..]),
             code_text(&config),
             &keyed,
             source,
         );
         Ok(Layer {
             config,
-            settings,
+            settings: settings.into(),
             given,
             source,
             until,

@@ -1,5 +1,6 @@
 //! Snapshots of every breaker and bulkhead: what an operator or a test looks at.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::breaker::core::{pct, Core};
@@ -149,7 +150,7 @@ pub struct BreakerMetrics {
     /// let over: Vec<_> = m.settings.iter().filter(|s| s.overridden()).map(|s| s.key).collect();
     /// assert_eq!(over, ["failure_rate"]);
     /// ```
-    pub settings: Vec<SettingInForce>,
+    pub settings: Arc<[SettingInForce]>,
     #[cfg_attr(
         feature = "serde",
         serde(
@@ -286,7 +287,7 @@ pub struct BulkheadMetrics {
     pub adaptive: Option<AdaptiveMetrics>,
     // Settings outside the code (issue 29).
     /// Every setting in force, with the code's value and where the one in force came from.
-    pub settings: Vec<SettingInForce>,
+    pub settings: Arc<[SettingInForce]>,
 }
 
 impl BulkheadMetrics {
@@ -301,7 +302,7 @@ impl BulkheadMetrics {
             rejected: i.rejected.load(Relaxed),
             conflicts: i.conflicts.load(Relaxed),
             adaptive: AdaptiveMetrics::of(b),
-            settings: b.settings_in_force(),
+            settings: b.settings_shared(),
         }
     }
 }

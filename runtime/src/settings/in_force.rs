@@ -1,7 +1,9 @@
 //! [`SettingInForce`]: one setting of a breaker or bulkhead as it is now, with the code's value
 //! and where the one in force came from (issue 29).
 
-use fusebox_settings::Source;
+use std::sync::Arc;
+
+use fusebox_settings::{Settings, Source};
 
 /// One setting in force: its key, its value as text (as an override would write it), the
 /// code's value, and where the value in force came from. Listed by
@@ -90,4 +92,29 @@ pub(crate) fn attribute(
 pub(crate) fn from_code(code: Vec<(&'static str, String)>) -> Vec<SettingInForce> {
     let pairs = code.clone();
     attribute(&pairs, None, code, &[], Source::Code)
+}
+
+thread_local! {
+    /// The last code settings listed, and their list: the breakers of one keyed name (and
+    /// many static ones) share their settings, so `metrics()` over 10 000 of them writes the
+    /// text once, not 10 000 times.
+    static LAST: std::cell::RefCell<Option<(Settings, Arc<[SettingInForce]>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`from_code`] of a breaker's settings, remembered for the next breaker with the same ones.
+pub(crate) fn of_code(settings: &Settings) -> Arc<[SettingInForce]> {
+    LAST.with(|last| {
+        let Ok(mut last) = last.try_borrow_mut() else {
+            return from_code(settings.to_text()).into();
+        };
+        match &*last {
+            Some((s, list)) if s == settings => list.clone(),
+            _ => {
+                let list: Arc<[SettingInForce]> = from_code(settings.to_text()).into();
+                *last = Some((settings.clone(), list.clone()));
+                list
+            }
+        }
+    })
 }
