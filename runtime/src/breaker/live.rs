@@ -253,11 +253,15 @@ impl Core {
         let window = if kind == self.config.window() {
             None
         } else {
-            // Kept when the layer below already judges in a window of this kind and size.
-            let reuse = below
-                .as_ref()
-                .and_then(|b| b.window.clone())
-                .filter(|_| below.as_ref().is_some_and(|b| b.config.window() == kind));
+            // Kept when the layer in force or the one below already judges in a window of
+            // this kind and size: only a new kind or size starts a new window.
+            let same = |l: &Arc<Layer>| (l.config.window() == kind).then(|| l.window.clone());
+            let reuse = self
+                .live
+                .get()
+                .and_then(|l| same(&l))
+                .or_else(|| below.as_ref().and_then(same))
+                .flatten();
             Some(reuse.unwrap_or_else(|| Arc::new(Window::new(kind, self.clock.now()))))
         };
         let code = self.config.settings().to_text();
