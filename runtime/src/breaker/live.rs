@@ -32,8 +32,8 @@ use crate::clock::nanos;
 use crate::settings::in_force::{self, SettingInForce};
 use crate::settings::BreakerConfig;
 use crate::state::Word;
-use crate::sync::atomic::{AtomicU64, Ordering::*};
-use crate::sync::{lock, Swap};
+use crate::sync::atomic::Ordering::*;
+use crate::sync::lock;
 use crate::window::Window;
 
 /// The settings in force over the code's, and where each came from.
@@ -53,27 +53,39 @@ pub(crate) struct Layer {
     pub(crate) below: Option<Arc<Layer>>,
 }
 
-/// A breaker's live settings: the layer in force, if any, and the calls recorded by the
-/// windows of layers that lapsed (successes are derived from windows' records). 16 bytes.
+/// A breaker's live settings: the layer in force, if any. 8 bytes, no allocation while none
+/// is set (a null pointer), so a keyed breaker stays within its memory budget.
 pub(crate) struct Live {
-    layer: Swap<Option<Arc<Layer>>>,
-    retired: AtomicU64,
+    #[cfg(not(loom))]
+    layer: arc_swap::ArcSwapOption<Layer>,
+    // Under loom a mutex, so the model sees every swap.
+    #[cfg(loom)]
+    layer: crate::sync::Mutex<Option<Arc<Layer>>>,
 }
 
 impl Live {
     pub(crate) fn new() -> Live {
         Live {
-            layer: Swap::new(None),
-            retired: AtomicU64::new(0),
+            #[cfg(not(loom))]
+            layer: arc_swap::ArcSwapOption::const_empty(),
+            #[cfg(loom)]
+            layer: crate::sync::Mutex::new(None),
         }
     }
     /// The layer in force.
     pub(crate) fn get(&self) -> Option<Arc<Layer>> {
-        Option::clone(&self.layer.load())
+        #[cfg(not(loom))]
+        return self.layer.load_full();
+        #[cfg(loom)]
+        return lock(&self.layer).clone();
     }
-    /// Calls recorded by windows no layer uses any more.
-    pub(crate) fn retired(&self) -> u64 {
-        self.retired.load(Relaxed)
+    fn set(&self, next: Option<Arc<Layer>>) {
+        #[cfg(not(loom))]
+        self.layer.store(next);
+        #[cfg(loom)]
+        {
+            *lock(&self.layer) = next;
+        }
     }
 }
 
@@ -158,7 +170,7 @@ impl Core {
     /// Successful calls recorded by every window this breaker had.
     pub(crate) fn recorded(&self) -> u64 {
         let layered = self.live.get().and_then(|l| l.window.clone());
-        self.window.recorded() + layered.map_or(0, |w| w.recorded()) + self.live.retired()
+        self.window.recorded() + layered.map_or(0, |w| w.recorded())
     }
 
     /// Every setting in force at `now` (a change past its time lapses first).
@@ -213,14 +225,14 @@ impl Core {
         if !kept {
             // A new window kind or size starts a new window.
             if let Some(w) = old {
-                self.live.retired.fetch_add(w.recorded(), Relaxed);
+                self.successes.retire(w.recorded());
             }
             if new.is_none() {
                 self.window.reset(now);
             }
         }
         let live = next.is_some();
-        self.live.layer.store(Arc::new(next));
+        self.live.set(next);
         // Under the lock, as transitions store the word: none can overwrite the flag.
         if live {
             self.word.fetch_or(Word::LIVE, AcqRel);

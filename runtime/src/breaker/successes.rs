@@ -39,6 +39,12 @@ impl Successes {
     }
 
     /// The lifetime count, from `recorded`, which the caller read just before.
+    /// A window retired by a live settings change (`live.rs`) takes its `recorded` calls with
+    /// it: they are kept here, so the total never goes down.
+    pub(crate) fn retire(&self, recorded: u64) {
+        self.outside.fetch_add(recorded, Relaxed);
+    }
+
     pub(crate) fn total(&self, recorded: u64) -> u64 {
         let others = self.others.load(Acquire);
         let v = recorded.saturating_sub(others) + self.outside.load(Relaxed);
