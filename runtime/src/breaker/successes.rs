@@ -47,7 +47,9 @@ impl Successes {
 
     pub(crate) fn total(&self, recorded: u64) -> u64 {
         let others = self.others.load(Acquire);
-        let v = recorded.saturating_sub(others) + self.outside.load(Relaxed);
+        // `outside` first: it holds a retired window's records (`retire`), which `others` counts
+        // the failures of; a transient excess of `others` only lowers one read, never reported.
+        let v = (recorded + self.outside.load(Relaxed)).saturating_sub(others);
         self.reported.fetch_max(v, Relaxed).max(v)
     }
 }
