@@ -321,3 +321,29 @@ async fn an_override_is_read_as_if_written_in_the_attribute() {
     assert_eq!(setting(&s, "slow"), ("off".into(), Source::Env));
     assert_eq!(setting(&s, "timeout"), ("2s".into(), Source::File));
 }
+
+#[breaker(name = "ov-scoped", window_calls = 4)]
+async fn scoped() -> Result<(), DepError> {
+    Ok(())
+}
+
+#[cfg(feature = "testing")]
+#[tokio::test(start_paused = true)]
+async fn inside_a_testing_scope_overrides_apply_to_the_scopes_registry() {
+    scoped().await.unwrap();
+    let global = registry().breaker("ov-scoped").unwrap();
+    {
+        let _scope = fusebox::testing::scope();
+        scoped().await.unwrap();
+        let o = Overrides::new().breaker("ov-scoped", [("failure_rate", "90")], Source::Env);
+        registry().apply_overrides(&o).unwrap();
+        let here = registry().breaker("ov-scoped").unwrap();
+        assert!(!here.ptr_eq(&global));
+        assert_eq!(here.config_in_force().failure_rate(), 90);
+    }
+    assert_eq!(
+        global.config_in_force().failure_rate(),
+        50,
+        "the global one untouched"
+    );
+}
