@@ -50,13 +50,11 @@ fn bad_request(msg: String) -> Response {
 }
 
 /// `for=<duration>`, positive.
-fn expiry(q: &Query) -> Result<Option<Duration>, Response> {
+fn expiry(q: &Query) -> Result<Option<Duration>, &'static str> {
     match q.get("for").map(parse_duration) {
         None => Ok(None),
         Some(Ok(d)) if !d.is_zero() => Ok(Some(d)),
-        Some(_) => Err(bad_request(
-            "`for` takes a positive duration like 10m or 1h30m\n".into(),
-        )),
+        Some(_) => Err("`for` takes a positive duration like 10m or 1h30m\n"),
     }
 }
 
@@ -82,7 +80,7 @@ pub(super) async fn change(
     }
     let for_ = match expiry(&q) {
         Ok(d) => d,
-        Err(r) => return r,
+        Err(msg) => return bad_request(msg.into()),
     };
     match q.get("scope") {
         None | Some("local") => {}

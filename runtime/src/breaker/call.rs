@@ -66,10 +66,14 @@ where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&Result<T, E>) -> Outcome,
 {
-    let mut permit = match core.admit() {
-        Ok(a) => Permit::new(core, a),
+    // Live settings (`live.rs`) are held here for the call, and the permit reads them by
+    // reference; `None` on the plain closed path.
+    let (admission, live) = match core.admit() {
+        Ok(a) => a.take_live(),
         Err(r) => return Completion::Failed(Error::Rejected(r)),
     };
+    let layer = if live { core.live.get() } else { None };
+    let mut permit = Permit::under(core, admission, layer.as_deref());
     // An open breaker returned above, so it never takes a bulkhead permit.
     let Some(b) = bulkhead else {
         // No bulkhead: the call is driven as is, without the slot's wrapper around it.

@@ -16,12 +16,11 @@
 //!   A ramping breaker is `Closed` under a word code of its own, so it takes the slow path
 //!   and plain closed stays one compare.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::events::{Events, Reason, Transition};
 use super::half_open::Trials;
-use super::live::{Layer, Live, Plain};
+use super::live::Live;
 use super::successes::Successes;
 use crate::clock::{nanos, Clock};
 use crate::error::Rejection;
@@ -107,8 +106,6 @@ pub(crate) enum Admission {
     Probe(u64),
     /// Let through while forced closed without recording: counted, never in the window.
     Unrecorded(u64),
-    /// One of the above under live settings, which the permit keeps (`live.rs`).
-    Live(u64, Plain, Arc<Layer>),
 }
 
 impl Core {
@@ -180,15 +177,17 @@ impl Core {
         self.admit_slow(w)
     }
 
-    /// The slow path; under live settings, the admission carries them (`live.rs`).
+    /// The slow path; under live settings, the admission is marked so the caller takes them
+    /// (`live.rs`).
     #[cold]
     fn admit_slow(&self, w: Word) -> Result<Admission, Rejection> {
         if !w.live() {
             return self.admit_plain(w);
         }
         self.lapse_live(self.clock.now());
-        let layer = self.live.get();
-        self.admit_plain(self.word()).map(|a| a.layered(layer))
+        let w = self.word();
+        let a = self.admit_plain(w)?;
+        Ok(if w.live() { a.marked_live() } else { a })
     }
 
     fn admit_plain(&self, mut w: Word) -> Result<Admission, Rejection> {

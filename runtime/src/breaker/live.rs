@@ -5,9 +5,9 @@
 //! settings in force, checked whole, each setting's source, and what returns when it lapses
 //! (the start's overrides under a live change, or the code's). While a layer is set, the state
 //! word carries `Word::LIVE`, so admission leaves the plain-closed fast path; the slow path
-//! hands the permit an `Arc` of the layer, and the call is measured (timeout, slow bound) under
-//! the settings that admitted it to its end. The closed path of a breaker without a layer
-//! reads no more than before.
+//! marks the admission, the caller (`call.rs`) holds an `Arc` of the layer for the call, and
+//! the permit reads its settings by reference, so the call is measured (timeout, slow bound)
+//! under the settings that admitted it to its end.
 //!
 //! What a change does, documented for users in `docs/guide/settings.md`:
 //! - the state is kept (an open breaker stays open until its deadline; the next open period
@@ -105,42 +105,42 @@ impl std::ops::Deref for Config<'_> {
     }
 }
 
-/// What an admission under a layer is, without its generation (`Admission::Live`).
-pub(crate) enum Plain {
-    Normal,
-    Trial,
-    Probe,
-    Unrecorded,
-}
+/// Set in an admission's generation by the slow path while live settings are in force: a
+/// generation never reaches bit 63 (it is the state word shifted right), and a mark in it keeps
+/// `Admission` the size it was, so the closed path moves nothing more.
+const LIVE_MARK: u64 = 1 << 63;
 
 impl Admission {
-    /// This admission under `layer`'s settings.
-    pub(crate) fn layered(self, layer: Option<Arc<Layer>>) -> Admission {
-        let Some(l) = layer else { return self };
+    /// This admission, marked as made under live settings.
+    pub(crate) fn marked_live(self) -> Admission {
         match self {
-            Admission::Normal(g) => Admission::Live(g, Plain::Normal, l),
-            Admission::Trial(g) => Admission::Live(g, Plain::Trial, l),
-            Admission::Probe(g) => Admission::Live(g, Plain::Probe, l),
-            Admission::Unrecorded(g) => Admission::Live(g, Plain::Unrecorded, l),
-            live @ Admission::Live(..) => live,
+            Admission::Normal(g) => Admission::Normal(g | LIVE_MARK),
+            Admission::Trial(g) => Admission::Trial(g | LIVE_MARK),
+            Admission::Probe(g) => Admission::Probe(g | LIVE_MARK),
+            Admission::Unrecorded(g) => Admission::Unrecorded(g | LIVE_MARK),
         }
     }
 
-    /// The admission without its layer, and the layer.
+    /// The admission without its mark, and whether it had one.
     #[inline]
-    pub(crate) fn split(self) -> (Admission, Option<Arc<Layer>>) {
-        match self {
-            Admission::Live(g, kind, l) => (
-                match kind {
-                    Plain::Normal => Admission::Normal(g),
-                    Plain::Trial => Admission::Trial(g),
-                    Plain::Probe => Admission::Probe(g),
-                    Plain::Unrecorded => Admission::Unrecorded(g),
-                },
-                Some(l),
-            ),
-            a => (a, None),
+    pub(crate) fn take_live(self) -> (Admission, bool) {
+        let strip = |g: u64| g & !LIVE_MARK;
+        let live = match self {
+            Admission::Normal(g)
+            | Admission::Trial(g)
+            | Admission::Probe(g)
+            | Admission::Unrecorded(g) => g & LIVE_MARK != 0,
+        };
+        if !live {
+            return (self, false);
         }
+        let a = match self {
+            Admission::Normal(g) => Admission::Normal(strip(g)),
+            Admission::Trial(g) => Admission::Trial(strip(g)),
+            Admission::Probe(g) => Admission::Probe(strip(g)),
+            Admission::Unrecorded(g) => Admission::Unrecorded(strip(g)),
+        };
+        (a, true)
     }
 }
 

@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use tokio::time::{sleep_until, Instant};
 
-use std::sync::Arc;
-
 use super::core::{bump, Admission, Core};
 use super::half_open::{Late, TrialEnd, TrialResult};
 use super::live::Layer;
@@ -69,18 +67,31 @@ pub(crate) struct Permit<'a> {
     done: bool,
     /// Forced closed without recording: counters only, never the window.
     unrecorded: bool,
-    /// The live settings that admitted the call (`live.rs`), which it is measured under.
-    layer: Option<Arc<Layer>>,
+    /// The settings that admitted the call (the code's, or a live layer's the caller holds:
+    /// `live.rs`), which it is measured under, and the window it records into.
+    config: &'a BreakerConfig,
+    window: &'a Window,
+    /// Admitted under live settings.
+    live: bool,
 }
 
 impl<'a> Permit<'a> {
+    /// A permit under the code's settings (the loom hooks: no live settings there).
+    #[cfg_attr(not(loom), allow(dead_code))]
     pub(crate) fn new(core: &'a Core, a: Admission) -> Permit<'a> {
-        let (a, layer) = a.split();
+        Permit::under(core, a, None)
+    }
+
+    /// A permit for `a` (its live mark taken by `Admission::take_live`), under `layer`'s settings
+    /// when live ones admitted it (`live.rs`): the caller holds the layer for the call, so the
+    /// permit reads its settings through a plain reference, as it reads the code's.
+    // Inlined into the call path (issue 29): out of line it cost ~35 instructions a call.
+    #[inline]
+    pub(crate) fn under(core: &'a Core, a: Admission, layer: Option<&'a Layer>) -> Permit<'a> {
         let (gen, trial, probe) = match a {
             Admission::Normal(g) | Admission::Unrecorded(g) => (g, false, false),
             Admission::Trial(g) => (g, true, false),
             Admission::Probe(g) => (g, true, true),
-            Admission::Live(..) => unreachable!("split above"),
         };
         let unrecorded = matches!(a, Admission::Unrecorded(_));
         Permit {
@@ -95,32 +106,30 @@ impl<'a> Permit<'a> {
             in_poll: false,
             done: false,
             unrecorded,
-            layer,
+            config: layer.map_or(&core.config, |l| &l.config),
+            window: layer
+                .and_then(|l| l.window.as_deref())
+                .unwrap_or(&core.window),
+            live: layer.is_some(),
         }
     }
 
     /// The settings the call was admitted under.
     #[inline]
-    fn config(&self) -> &BreakerConfig {
-        match &self.layer {
-            None => &self.core.config,
-            Some(l) => &l.config,
-        }
+    fn config(&self) -> &'a BreakerConfig {
+        self.config
     }
 
     /// The window the call records into: the one of the settings that admitted it.
     #[inline]
-    fn window(&self) -> &Window {
-        match self.layer.as_ref().and_then(|l| l.window.as_deref()) {
-            None => &self.core.window,
-            Some(w) => w,
-        }
+    fn window(&self) -> &'a Window {
+        self.window
     }
 
     /// Judges `t` unless a live change moved judging to another window since admission.
     #[inline]
     fn judge(&self, t: Totals) {
-        if (self.layer.is_some() || self.core.word().live())
+        if (self.live || self.core.word().live())
             && !std::ptr::eq(self.window(), self.core.with_window(|w| w as *const Window))
         {
             return;

@@ -93,6 +93,8 @@ impl Registry {
     /// let t = b.settings_in_force().into_iter().find(|s| s.key == "timeout").unwrap();
     /// assert_eq!((t.value.as_str(), t.source), ("2s", Source::Env));
     /// ```
+    // A start-time error that names the breaker, key and value in full: its size is no cost.
+    #[allow(clippy::result_large_err)]
     pub fn apply_overrides(&self, overrides: &Overrides) -> Result<Applied, OverrideError> {
         let here = self.current();
         overrides.check_text()?;

@@ -238,6 +238,8 @@ impl Overrides {
     /// let o = Overrides::from_env().unwrap();
     /// # let _ = o;
     /// ```
+    // A start-time error that names the breaker, key and value in full: its size is no cost.
+    #[allow(clippy::result_large_err)]
     pub fn from_env() -> Result<Overrides, OverrideError> {
         let vars = std::env::vars_os().map(|(k, v)| {
             (
@@ -250,6 +252,8 @@ impl Overrides {
 
     /// [`from_env`](Self::from_env) over given variables; others are ignored. A value that
     /// is not `name; key=value; ...` is an [`OverrideError`] naming it.
+    // A start-time error that names the breaker, key and value in full: its size is no cost.
+    #[allow(clippy::result_large_err)]
     pub fn from_vars<K, V>(
         vars: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Overrides, OverrideError>
@@ -296,6 +300,8 @@ impl Overrides {
 
     /// Each entry's name and each value on its own (the table's verdict on one key); rules
     /// between keys wait for the settings each override lies on.
+    // A start-time error that names the breaker, key and value in full: its size is no cost.
+    #[allow(clippy::result_large_err)]
     pub(crate) fn check_text(&self) -> Result<(), OverrideError> {
         for e in &self.entries {
             check_name(&e.name).map_err(|reason| e.error(String::new(), String::new(), reason))?;
