@@ -396,11 +396,21 @@ impl Breaker {
     /// Ends the live change (admin or fleet), if any: the start's overrides, else the code's
     /// settings, return. Returns whether one was in force.
     pub fn clear_settings_change(&self) -> bool {
+        self.clear_change_where(is_change)
+    }
+
+    /// Ends the live change if it came from `source` (the fleet lifting its own).
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn clear_change_from(&self, source: Source) -> bool {
+        self.clear_change_where(|l| is_change(l) && l.source == source)
+    }
+
+    fn clear_change_where(&self, which: impl Fn(&Layer) -> bool) -> bool {
         let core = &*self.0;
         let now = core.clock.now();
         loop {
             let cur = core.live.get();
-            let Some(l) = cur.as_ref().filter(|l| is_change(l)) else {
+            let Some(l) = cur.as_ref().filter(|l| which(l)) else {
                 return false;
             };
             if core.install(Some(l), l.below.clone(), now) {

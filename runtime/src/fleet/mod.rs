@@ -310,10 +310,9 @@ impl Drop for Fleet {
             *cur = Weak::new();
         }
         drop(cur);
-        self.shared
-            .inner()
-            .overrides
-            .release_all(|n| registry().breaker(n));
+        let mut inner = self.shared.inner();
+        inner.overrides.release_all(|n| registry().breaker(n));
+        inner.settings.release_all();
     }
 }
 

@@ -92,6 +92,28 @@ impl Applied {
     }
 }
 
+impl Applied {
+    /// Ends every fleet settings change in force here (the instance leaves the fleet): the
+    /// settings below each return.
+    pub(crate) fn release_all(&mut self) {
+        for m in self.ids.keys() {
+            let done = match m.split_once(':') {
+                Some(("breaker", name)) => registry()
+                    .breaker(name)
+                    .is_some_and(|b| b.clear_change_from(Source::Fleet)),
+                Some((_, name)) => registry()
+                    .bulkhead(name)
+                    .is_some_and(|b| b.clear_change_from(Source::Fleet)),
+                None => false,
+            };
+            if done {
+                tracing::info!(member = %m, "fleet settings change lifted: this instance left the fleet");
+            }
+        }
+        self.ids.clear();
+    }
+}
+
 impl Shared {
     /// Writes a fleet-wide settings change: every live instance applies it at its next read.
     /// Checked first: by the settings table, key by key, and whole against this instance's
