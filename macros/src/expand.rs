@@ -133,9 +133,9 @@ fn run_call(
             let handle = &b.handle;
             let failure = failure_predicate(v.breaker.as_ref());
             let Some(classify) = classifier(v.breaker.as_ref(), &failure, pv) else {
-                return quote!(#pv::run(::core::option::Option::Some(#handle), #bulkhead, #call, #failure));
+                return quote!(#pv::run(#handle, #bulkhead, #call, #failure));
             };
-            quote!(#pv::run_classified(::core::option::Option::Some(#handle), #bulkhead, #call, #classify))
+            quote!(#pv::run_classified(#handle, #bulkhead, #call, #classify))
         }
         None => quote!(#pv::run_bulkhead(#bulkhead, #call)),
     }

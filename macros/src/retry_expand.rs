@@ -137,13 +137,6 @@ fn attempt(p: &Pieces<'_>) -> TokenStream {
     let pv = p.pv;
     let b = format_ident!("__fusebox_b", span = Span::mixed_site());
     let k = format_ident!("__fusebox_k", span = Span::mixed_site());
-    let (bind_b, some_b) = match p.breaker {
-        Some(h) => (
-            quote!(let #b = #h;),
-            quote!(::core::option::Option::Some(#b)),
-        ),
-        None => (quote!(), quote!(::core::option::Option::None)),
-    };
     let (bind_k, some_k) = match p.bulkhead {
         Some(h) => (
             quote!(let #k = #h;),
@@ -153,11 +146,11 @@ fn attempt(p: &Pieces<'_>) -> TokenStream {
     };
     let failure = &p.failure;
     match (p.breaker, p.bulkhead) {
-        (Some(_), _) => quote! {
-            #bind_b
+        (Some(h), _) => quote! {
+            let #b = #h;
             #bind_k
             async move {
-                #pv::retry_attempt(#pv::run(#some_b, #some_k, __fusebox_call, #failure).await, true)
+                #pv::retry_attempt(#pv::run(#b, #some_k, __fusebox_call, #failure).await, true)
             }
         },
         (None, Some(_)) => quote! {

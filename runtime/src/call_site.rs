@@ -58,9 +58,10 @@ impl<T> std::ops::Deref for Site<'_, T> {
     }
 }
 
-/// Runs one call of an annotated function.
+/// Runs one call of an annotated function with a breaker (a bulkhead alone goes through
+/// [`run_bulkhead`]).
 pub async fn run<T, E, F, C>(
-    breaker: Option<&Breaker>,
+    breaker: &Breaker,
     bulkhead: Option<&Bulkhead>,
     fut: F,
     is_failure: C,
@@ -69,21 +70,13 @@ where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&E) -> bool,
 {
-    match breaker {
-        Some(b) => crate::breaker::run(&b.0, bulkhead, fut, is_failure).await,
-        // Generated code always passes its breaker here (a bulkhead alone goes through
-        // `run_bulkhead`); boxed, so this rare path adds nothing to every call's future.
-        None => {
-            let bulkhead_only = Box::pin(run_bulkhead(bulkhead, fut));
-            bulkhead_only.await
-        }
-    }
+    crate::breaker::run(&breaker.0, bulkhead, fut, is_failure).await
 }
 
 /// Runs one call of an annotated function whose results are classified three ways
 /// (`ignore`, `failure_if_ok`).
 pub async fn run_classified<T, E, F, C>(
-    breaker: Option<&Breaker>,
+    breaker: &Breaker,
     bulkhead: Option<&Bulkhead>,
     fut: F,
     classify: C,
@@ -92,13 +85,7 @@ where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&Result<T, E>) -> crate::breaker::Outcome,
 {
-    match breaker {
-        Some(b) => crate::breaker::run_classified(&b.0, bulkhead, fut, classify).await,
-        None => {
-            let bulkhead_only = Box::pin(run_bulkhead(bulkhead, fut));
-            bulkhead_only.await
-        }
-    }
+    crate::breaker::run_classified(&breaker.0, bulkhead, fut, classify).await
 }
 
 /// Runs one call of a function with a bulkhead and no breaker. Its own entry point, so the

@@ -73,11 +73,13 @@ impl fmt::Display for State {
 /// Every transition bumps the generation, so a call admitted under one generation
 /// can tell that the breaker moved on while it was in flight and drop its stale result.
 ///
-/// The codes are the five [`State`]s' own and [`RAMPING`]: `Closed` while the ramp still
-/// refuses a share of calls. It reads as `Closed` everywhere, but the closed fast path compares
-/// the raw code with plain closed's, so a breaker without a ramp pays nothing for it. A word is
-/// only ever made from a `State` or `RAMPING` (no constructor takes a raw code), so the two
-/// codes the bits leave free are never seen; the checks below keep it so at compile time.
+/// The codes are the five [`State`]s' own and two variants the admission path tells apart
+/// without reading anything else: [`RAMPING`] (`Closed` while the ramp still refuses a share of
+/// calls) and [`UNRECORDED`] (`ForcedClosed` recording nothing into the window). Each reads as
+/// its state everywhere, but the closed fast path compares the raw code with plain closed's,
+/// so a breaker without a ramp pays nothing for it. A word is only ever made from a `State`
+/// or one of the variants (no constructor takes a raw code), so the one code the bits leave
+/// free is never seen; the checks below keep it so at compile time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
 
@@ -87,21 +89,38 @@ const CODE_BITS: u32 = 3;
 const CODE_MASK: u64 = (1 << CODE_BITS) - 1;
 /// The code of `Closed` while ramping traffic back in (see [`Word`]): the first after the states'.
 const RAMPING: u64 = State::ALL.len() as u64;
+/// The code of `ForcedClosed` recording nothing (`force_close_unrecorded`): the next one.
+const UNRECORDED: u64 = RAMPING + 1;
 /// Where the generation starts: above the code and [`Word::LIVE`].
 const GEN_SHIFT: u32 = CODE_BITS + 1;
+/// Every code a word can hold, each with the state it reads as, in code order.
+const CODES: [(u64, State); 7] = [
+    (State::Closed.code(), State::Closed),
+    (State::Open.code(), State::Open),
+    (State::HalfOpen.code(), State::HalfOpen),
+    (State::ForcedOpen.code(), State::ForcedOpen),
+    (State::ForcedClosed.code(), State::ForcedClosed),
+    (RAMPING, State::Closed),
+    (UNRECORDED, State::ForcedClosed),
+];
 
-// Every state's code and `RAMPING` fit the code bits, and no two of them are equal.
+// Every code fits the code bits, each is its index in `CODES` (so no two are equal), and each
+// state's own code reads as that state.
 const _: () = {
-    assert!(RAMPING <= CODE_MASK, "the codes outgrew the code bits");
+    assert!(
+        CODES.len() as u64 <= CODE_MASK + 1,
+        "the codes outgrew the code bits"
+    );
+    let mut i = 0;
+    while i < CODES.len() {
+        assert!(CODES[i].0 == i as u64, "codes collide or skip one");
+        i += 1;
+    }
     let mut i = 0;
     while i < State::ALL.len() {
         assert!(
             State::ALL[i].code() == i as u64,
             "State::ALL is in code order"
-        );
-        assert!(
-            State::ALL[i].code() != RAMPING,
-            "RAMPING collides with a state"
         );
         i += 1;
     }
@@ -110,18 +129,21 @@ const _: () = {
 impl Word {
     /// Set while live settings are in force (issue 29, `breaker/live.rs`): beside the code, so
     /// the plain-closed test stays one mask and compare, and a breaker with live settings
-    /// takes the slow path, which hands the permit the settings. Not part of the state nor
-    /// of the generation: setting it is no transition, and every transition keeps it.
+    /// takes the slow path, which hands the call the settings. Neither state nor generation:
+    /// setting it is no transition, and every word made from this one keeps it.
     pub(crate) const LIVE: u64 = 1 << CODE_BITS;
 
     pub(crate) fn new(state: State, generation: u64) -> Word {
-        Word(generation << GEN_SHIFT | state.code())
+        Word::coded(state.code(), generation)
+    }
+    fn coded(code: u64, generation: u64) -> Word {
+        Word(generation << GEN_SHIFT | code)
     }
     /// Live settings are in force.
     pub(crate) fn live(self) -> bool {
         self.0 & Word::LIVE != 0
     }
-    /// `self`'s live flag on `w`.
+    /// `w` with this word's live flag.
     fn keep_live(self, w: Word) -> Word {
         Word(w.0 | self.0 & Word::LIVE)
     }
@@ -129,16 +151,9 @@ impl Word {
         self.0 & CODE_MASK
     }
     pub(crate) fn state(self) -> State {
-        match self.code() {
-            RAMPING => State::Closed,
-            code => {
-                debug_assert!(
-                    (code as usize) < State::ALL.len(),
-                    "no constructor makes code {code}"
-                );
-                State::ALL[(code as usize).min(State::ALL.len() - 1)]
-            }
-        }
+        let code = self.code() as usize;
+        debug_assert!(code < CODES.len(), "no constructor makes code {code}");
+        CODES[code.min(CODES.len() - 1)].1
     }
     /// Plain closed, not ramping: every call goes through without a clock read.
     #[inline]
@@ -149,6 +164,10 @@ impl Word {
     pub(crate) fn ramping(self) -> bool {
         self.code() == RAMPING
     }
+    /// Forced closed and recording nothing into the window.
+    pub(crate) fn unrecorded(self) -> bool {
+        self.code() == UNRECORDED
+    }
     /// The same state in the same generation: a ramping word and the plain closed word its end
     /// swaps in are one state to a transition (so a trip judged across the swap still lands).
     pub(crate) fn same_state(self, other: Word) -> bool {
@@ -156,9 +175,15 @@ impl Word {
     }
     /// The next generation, closed and ramping.
     pub(crate) fn next_ramping(self) -> Word {
-        self.keep_live(Word(
-            self.generation().wrapping_add(1) << GEN_SHIFT | RAMPING,
-        ))
+        self.keep_live(Word::coded(RAMPING, self.generation().wrapping_add(1)))
+    }
+    /// This forced-closed word, recording nothing (any other word is returned as is).
+    pub(crate) fn without_recording(self) -> Word {
+        if self.state() == State::ForcedClosed {
+            self.keep_live(Word::coded(UNRECORDED, self.generation()))
+        } else {
+            self
+        }
     }
     /// The same generation, plain closed: the ramp's end is no transition, so calls admitted
     /// during the ramp stay current.
@@ -198,6 +223,17 @@ mod tests {
     }
 
     #[test]
+    fn an_unrecorded_word_reads_forced_closed_in_its_generation() {
+        let w = Word::new(State::Closed, 3).next(State::ForcedClosed);
+        let u = w.without_recording();
+        assert_eq!((u.state(), u.generation()), (State::ForcedClosed, 4));
+        assert!(u.unrecorded() && !w.unrecorded() && !u.plain_closed());
+        assert!(u.same_state(w));
+        let open = Word::new(State::Open, 3);
+        assert_eq!(open.without_recording(), open);
+    }
+
+    #[test]
     fn the_live_flag_leaves_the_fast_path_and_survives_transitions() {
         let w = Word(Word::new(State::Closed, 7).0 | Word::LIVE);
         assert!(!w.plain_closed() && w.live());
@@ -206,5 +242,7 @@ mod tests {
         let open = w.next(State::Open);
         assert!(open.live() && open.state() == State::Open && open.generation() == 8);
         assert!(open.next_ramping().live() && open.next_ramping().ramp_done().live());
+        let forced = w.next(State::ForcedClosed).without_recording();
+        assert!(forced.live() && forced.unrecorded());
     }
 }

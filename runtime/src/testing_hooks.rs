@@ -50,7 +50,7 @@ pub fn generation(b: &Breaker) -> u64 {
 
 /// Moves an open breaker to half-open as if its open period had elapsed.
 pub fn half_open(b: &Breaker) {
-    let now = b.0.clock.now();
+    let now = b.0.clock().now();
     let w = b.0.word();
     assert_eq!(w.state(), State::Open, "half_open() needs an open breaker");
     b.0.transition(Some(w), State::HalfOpen, Reason::OpenElapsed, now);

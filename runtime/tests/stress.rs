@@ -116,9 +116,7 @@ fn classify(seen: &Seen, c: Completion<(), DepError>) {
 
 async fn one_call(b: &Breaker, bh: &Bulkhead, seen: &Seen, kind: Kind) {
     seen.issued.fetch_add(1, Relaxed);
-    let call = run(Some(b), Some(bh), dependency(kind), |e: &DepError| {
-        e.counted
-    });
+    let call = run(b, Some(bh), dependency(kind), |e: &DepError| e.counted);
     match kind {
         Kind::Cancel => {
             // Polled (so admitted) and then dropped by the caller's own deadline.
@@ -132,10 +130,7 @@ async fn one_call(b: &Breaker, bh: &Bulkhead, seen: &Seen, kind: Kind) {
         Kind::Panic => {
             let (b, bh) = (b.clone(), bh.clone());
             let task = tokio::spawn(async move {
-                run(Some(&b), Some(&bh), dependency(kind), |e: &DepError| {
-                    e.counted
-                })
-                .await
+                run(&b, Some(&bh), dependency(kind), |e: &DepError| e.counted).await
             });
             match task.await {
                 Ok(c) => classify(seen, c),

@@ -36,7 +36,7 @@ pub(crate) fn closed_healthy(c: &mut Criterion) {
     g.bench_function("fusebox __private::run (time window)", |b| {
         b.iter(|| {
             block_on(fusebox_runtime::__private::run(
-                Some(&private),
+                &private,
                 None,
                 dependency(next(), false),
                 |_| true,

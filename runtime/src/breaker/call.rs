@@ -10,7 +10,6 @@ use super::outcome::Outcome;
 use super::permit::{Outcome as Ended, Permit};
 use crate::bulkhead::{Bulkhead, BulkheadPermit};
 use crate::error::{Error, Rejection};
-use crate::sync::atomic::Ordering::Relaxed;
 
 /// How a call through fusebox ended, as the generated code needs to know it.
 #[derive(Debug)]
@@ -97,7 +96,7 @@ where
             // Every slot held by one of our calls already slow: the refusal is slowness the
             // window would otherwise never see (issue 26, derived slow rule only).
             let behind_slow = core.config().settings().refusals_count_as_slow()
-                && core.slow_in_flight.load(Relaxed) >= b.pool() as u64;
+                && core.slow_in_flight() >= b.pool() as u64;
             permit.finish(if behind_slow {
                 Ended::FullBehindSlow
             } else {
@@ -126,7 +125,7 @@ where
         Err(after) => {
             permit.finish(Ended::TimedOut);
             return Completion::Failed(Error::Rejected(Rejection::TimedOut {
-                name: core.config.name.clone(),
+                name: core.config().name.clone(),
                 after,
             }));
         }

@@ -1,44 +1,56 @@
-//! The shared state machine of one breaker: the state word, admission, judging the closed
-//! window, and transitions. Beside it, each an `impl Core` of its own: `trials.rs` (half-open's
-//! side), `forced.rs` (operator overrides), `stuck.rs` (the alert), `recovery.rs` (probes and
-//! the ramp).
+//! The shared state machine of one breaker: its fields, admission, judging the closed window,
+//! and transitions. Each other state keeps its own fields and methods in a file of its own,
+//! each an `impl Core`: `open.rs` (the open period and its probes), `half_open/` (trials),
+//! `ramp.rs` (traffic ramped back in after half-open), `forced.rs` (operator overrides),
+//! `stuck.rs` (the `alert_after` alert).
 //!
 //! Invariants:
 //! - `word` holds the state and a generation; every transition bumps the generation, under
 //!   `rare`'s lock, so at most one caller performs (and logs) each transition.
-//! - `until` is the current state's deadline: the end of the open period while `Open`, the
-//!   lapse of a forced state while forced (`NEVER`: held until changed), the ramp's end while
-//!   ramping (`recovery.rs`). It is written before `word` turns to that state, so an admitter
-//!   that sees the state reads its deadline. (One field for all keeps a breaker within 1 KiB; an admitter holding a stale `Open` word may
-//!   read a forced deadline, which at worst refuses that one call while the breaker is forced.)
+//! - A state's own fields (`open`, `forced`, `ramp`...) and `state_since` are written before
+//!   `word` turns to that state (a Release store), so an admitter that loads the word (Acquire)
+//!   and sees the state reads that state's figures. An admitter holding a stale word may read
+//!   the fields of the state after it: each state's file says what that costs (at worst, one
+//!   call refused or admitted as the newer state would).
 //! - The closed state never takes the lock: admission is one load, recording is a few
 //!   relaxed atomics in the window; only a rate at the threshold takes the lock to trip.
-//!   A ramping breaker is `Closed` under a word code of its own, so it takes the slow path
-//!   and plain closed stays one compare.
+//!   A ramping breaker, and a forced-closed one recording nothing, are their states under word
+//!   codes of their own, so they take the slow path and plain closed stays one compare.
+//! - Every read of the breaker's settings goes through [`Core::config`].
+//!
+//! Memory: a keyed breaker stays within 1 KiB (`benches/tests/memory.rs`), so fields are as
+//! narrow as their meaning allows: counts under the lock and counts bounded by calls in flight
+//! are `u32`, figures another field already holds are derived (a half-open episode and a ramp
+//! begin when their state does: `state_since`), and the clock's base is the process's, not
+//! copied into each breaker.
 
 use std::time::Duration;
 
 use super::events::{Events, Reason, Transition};
-use super::half_open::Trials;
-use super::live::Live;
-use super::successes::Successes;
-use crate::clock::{nanos, Clock};
+use super::forced::Forced;
+use super::half_open::Episode;
+use super::live::{Config, Live};
+use super::open::Open;
+use super::ramp::Ramp;
+use super::stuck::Stuck;
+use crate::clock::Clock;
 use crate::error::Rejection;
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
-use crate::sync::atomic::{AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use crate::sync::{lock, Mutex};
 use crate::window::{Totals, Window};
 
+/// A deadline that never comes, and `Stuck::since` of a healthy breaker.
 pub(super) const NEVER: u64 = u64::MAX;
-/// Set in `unhealthy_since` once the episode's stuck ERROR is logged (virtual nanoseconds
-/// never reach bit 63: that is 292 years). One word for both keeps a breaker within 1 KiB.
-pub(super) const LOGGED: u64 = 1 << 63;
 
-/// Lifetime counters, never reset (Prometheus counters must only grow). Successes are
-/// derived from the window (`successes.rs`), so a healthy call bumps none of these.
+/// Lifetime counters, never reset (Prometheus counters must only grow): each outcome and each
+/// refusal bumps exactly one.
 #[derive(Default)]
 pub(crate) struct Counters {
+    /// Calls that succeeded: one relaxed add per success (measured against deriving them from
+    /// the window: BENCHMARKS.md).
+    pub(crate) succeeded: AtomicU64,
     pub(crate) failed: AtomicU64,
     /// Errors excluded by the failure predicate and calls classified ignored.
     pub(crate) ignored: AtomicU64,
@@ -63,35 +75,34 @@ pub(crate) fn bump(c: &AtomicU64) {
     c.fetch_add(1, Relaxed);
 }
 
-/// State only touched on rare paths (transitions, half-open).
+/// State only touched under the lock: transitions and half-open.
 pub(super) struct Rare {
-    pub(super) trials: Trials,
+    /// The current half-open episode's trials (begun when `HalfOpen` was entered).
+    pub(super) episode: Episode,
     /// Openings since the breaker was last healthy: grows the open period under `backoff`.
     /// Kept through a ramp, so a relapse during one backs off as a failed half-open does.
     pub(super) opened_in_a_row: u32,
 }
 
 pub(crate) struct Core {
-    pub(crate) config: BreakerConfig,
-    pub(crate) clock: Clock,
+    /// Read through [`Core::config`] only: the one place settings come from.
+    config: BreakerConfig,
     pub(super) word: AtomicU64,
-    pub(super) until: AtomicU64,
-    /// While `Open`: when the next probe is due. While ramping: calls that asked, for the
-    /// even spread. Unused otherwise (see `recovery.rs`).
-    pub(super) aux: AtomicU64,
+    /// When the current state began (virtual nanos). Also the start of a half-open episode and
+    /// of a ramp, which begin with their state.
     state_since: AtomicU64,
-    /// When the breaker last left `Closed` for `Open`; `NEVER` while healthy. Spans
-    /// open/half-open cycles, so a breaker flapping between them for hours is `stuck`.
-    /// The stuck ERROR of this episode was logged when bit [`LOGGED`] is set.
-    pub(super) unhealthy_since: AtomicU64,
+    pub(super) open: Open,
+    pub(super) ramp: Ramp,
+    pub(super) forced: Forced,
+    pub(super) stuck: Stuck,
     pub(crate) window: Window,
     pub(super) rare: Mutex<Rare>,
     pub(crate) counters: Counters,
-    pub(crate) successes: Successes,
     pub(super) events: Events,
     /// This breaker's calls in flight already past the slow bound (marked slow in flight):
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
-    pub(crate) slow_in_flight: AtomicU64,
+    /// Bounded by calls in flight, so `u32`.
+    slow_in_flight: AtomicU32,
     /// Settings changed while running (issue 29, `live.rs`): read only while the word says so.
     pub(crate) live: Live,
 }
@@ -110,27 +121,49 @@ pub(crate) enum Admission {
 
 impl Core {
     pub(crate) fn new(config: BreakerConfig, events: Events) -> Core {
-        let clock = Clock::new();
-        let now = clock.now();
+        let now = Clock::new().now();
         Core {
             window: Window::new(config.window(), now),
             config,
-            clock,
             word: AtomicU64::new(Word::new(State::Closed, 0).0),
-            until: AtomicU64::new(0),
-            aux: AtomicU64::new(0),
             state_since: AtomicU64::new(now),
-            unhealthy_since: AtomicU64::new(NEVER),
+            open: Open::default(),
+            ramp: Ramp::default(),
+            forced: Forced::default(),
+            stuck: Stuck::default(),
             rare: Mutex::new(Rare {
-                trials: Trials::new(now),
+                episode: Episode::default(),
                 opened_in_a_row: 0,
             }),
             counters: Counters::default(),
-            successes: Successes::default(),
             events,
-            slow_in_flight: AtomicU64::new(0),
+            slow_in_flight: AtomicU32::new(0),
             live: Live::new(),
         }
+    }
+
+    /// The breaker's settings in force: every read of them goes through here (a call's own
+    /// reads go through its permit, which holds the ones that admitted it). The code's, or
+    /// while live settings are set (issue 29, `live.rs`), theirs.
+    #[inline]
+    pub(crate) fn config(&self) -> Config<'_> {
+        if !self.word().live() {
+            return Config::Code(&self.config);
+        }
+        self.live_config()
+    }
+
+    /// The code's settings (the attribute's or the builder's), whatever is in force: what the
+    /// registry compares a call site's settings with, and where the name comes from.
+    #[inline]
+    pub(crate) fn code_config(&self) -> &BreakerConfig {
+        &self.config
+    }
+
+    /// The breaker's clock: the process's one base (`clock.rs`), so no breaker keeps a copy.
+    #[inline]
+    pub(crate) fn clock(&self) -> Clock {
+        Clock::new()
     }
 
     pub(crate) fn word(&self) -> Word {
@@ -141,13 +174,28 @@ impl Core {
         self.word().state()
     }
 
-    /// Successful calls over the breaker's life (derived: `successes.rs`).
-    pub(crate) fn succeeded(&self) -> u64 {
-        self.successes.total(self.recorded())
-    }
-
     pub(crate) fn state_since(&self) -> u64 {
         self.state_since.load(Relaxed)
+    }
+
+    /// Virtual nanos since the current state began.
+    pub(super) fn in_state_for(&self, now: u64) -> u64 {
+        now.saturating_sub(self.state_since())
+    }
+
+    /// A call in flight went past the slow bound.
+    pub(super) fn slow_in_flight_added(&self) {
+        self.slow_in_flight.fetch_add(1, Relaxed);
+    }
+
+    /// A call marked slow in flight ended.
+    pub(super) fn slow_in_flight_ended(&self) {
+        self.slow_in_flight.fetch_sub(1, Relaxed);
+    }
+
+    /// This breaker's calls in flight already marked slow.
+    pub(crate) fn slow_in_flight(&self) -> u64 {
+        u64::from(self.slow_in_flight.load(Relaxed))
     }
 
     pub(super) fn rejection(&self, state: State, retry_in: Option<Duration>) -> Rejection {
@@ -159,7 +207,7 @@ impl Core {
             _ => &c.rejected_open,
         });
         Rejection::Open {
-            name: self.config.name.clone(),
+            name: self.code_config().name.clone(),
             state,
             retry_in,
         }
@@ -184,22 +232,19 @@ impl Core {
         if !w.live() {
             return self.admit_plain(w);
         }
-        self.lapse_live(self.clock.now());
+        self.lapse_live(self.clock().now());
         let w = self.word();
         let a = self.admit_plain(w)?;
         Ok(if w.live() { a.marked_live() } else { a })
     }
 
     fn admit_plain(&self, mut w: Word) -> Result<Admission, Rejection> {
-        if w.state() == State::ForcedOpen
-            && self.force_until() == NEVER
-            && self.unhealthy_since.load(Relaxed) & LOGGED != 0
-        {
+        if w.state() == State::ForcedOpen && self.forced.held() && self.stuck.alerted() {
             // Held open with no deadline and already reported stuck: nothing left to compare
             // the clock with, so no clock read.
             return Err(self.rejection(State::ForcedOpen, None));
         }
-        let now = self.clock.now();
+        let now = self.clock().now();
         loop {
             if self.expire_force(w, now) {
                 w = self.word();
@@ -215,7 +260,7 @@ impl Core {
                 State::Closed => return Ok(Admission::Normal(w.generation())),
                 State::ForcedClosed => {
                     self.check_stuck(now);
-                    if !self.records_forced() {
+                    if w.unrecorded() {
                         return Ok(Admission::Unrecorded(w.generation()));
                     }
                     return Ok(Admission::Normal(w.generation()));
@@ -226,39 +271,22 @@ impl Core {
                     return Err(self.rejection(State::ForcedOpen, retry));
                 }
                 State::Open => {
-                    let until = self.until.load(Acquire);
-                    if now < until {
+                    let deadline = self.open.deadline();
+                    if now < deadline {
                         if let Some(probe) = self.probe(now) {
                             return Ok(probe);
                         }
                         self.check_stuck(now);
-                        let retry = Duration::from_nanos(until - now);
+                        let retry = Duration::from_nanos(deadline - now);
                         return Err(self.rejection(State::Open, Some(retry)));
                     }
                     self.transition(Some(w), State::HalfOpen, Reason::OpenElapsed, now);
                 }
                 State::HalfOpen => {
-                    self.check_stuck(now);
-                    let mut rare = lock(&self.rare);
-                    let cur = self.word();
-                    if cur != w {
-                        drop(rare);
-                        w = cur;
-                        continue;
+                    if let Some(admission) = self.admit_half_open(w, now) {
+                        return admission;
                     }
-                    let policy = self.config().half_open();
-                    if let Some(v) = rare.trials.verdict(now, self.trial_rule()) {
-                        let event = self.apply_verdict(&mut rare, cur, v, now);
-                        drop(rare);
-                        self.events.emit(event);
-                        w = self.word();
-                        continue;
-                    }
-                    if rare.trials.admit(now, policy) {
-                        return Ok(Admission::Trial(cur.generation()));
-                    }
-                    drop(rare);
-                    return Err(self.rejection(State::HalfOpen, None));
+                    // A verdict moved the word, or it had already moved: look again.
                 }
             }
             w = self.word();
@@ -295,12 +323,12 @@ impl Core {
         };
         let w = self.word();
         if w.state() == State::Closed && w.generation() == gen {
-            self.transition(Some(w), State::Open, reason, self.clock.now());
+            self.transition(Some(w), State::Open, reason, self.clock().now());
         }
     }
 
-    /// Moves to `to` if the word is still `expected`'s state and generation (or unconditionally
-    /// for `None`).
+    /// Takes the lock and moves to `to` if the word is still `expected`'s state and generation
+    /// (or unconditionally for `None`); emits the transition once the lock is released.
     pub(crate) fn transition(
         &self,
         expected: Option<Word>,
@@ -313,15 +341,15 @@ impl Core {
         if expected.is_some_and(|e| !e.same_state(cur)) {
             return false;
         }
-        let event = self.switch(&mut rare, cur, to, reason, now);
+        let event = self.transition_locked(&mut rare, cur, to, reason, now);
         drop(rare);
         self.events.emit(event);
         true
     }
 
-    /// Performs a transition; the caller holds the lock and emits the returned event after
-    /// releasing it.
-    pub(super) fn switch(
+    /// Performs a transition under the lock the caller holds (`rare` is its guard's); the
+    /// caller emits the returned event after releasing it.
+    pub(super) fn transition_locked(
         &self,
         rare: &mut Rare,
         cur: Word,
@@ -329,7 +357,21 @@ impl Core {
         reason: Reason,
         now: u64,
     ) -> Transition {
-        // Trials passed and a ramp is set: closed, ramping (`recovery.rs`).
+        let next = self.enter(rare, cur, to, &reason, now);
+        self.publish(cur, next, reason, now)
+    }
+
+    /// Writes the fields of the state being entered (each state's own, before the word turns)
+    /// and returns the word to publish. Under the lock.
+    pub(super) fn enter(
+        &self,
+        rare: &mut Rare,
+        cur: Word,
+        to: State,
+        reason: &Reason,
+        now: u64,
+    ) -> Word {
+        // Trials passed and a ramp is set: closed, ramping (`ramp.rs`).
         let ramps = to == State::Closed
             && matches!(reason, Reason::TrialsPassed { .. })
             && self.config().ramp().is_some();
@@ -337,46 +379,44 @@ impl Core {
             State::Open => {
                 let period = self.config().open_period(rare.opened_in_a_row);
                 rare.opened_in_a_row = rare.opened_in_a_row.saturating_add(1);
-                self.until.store(now.saturating_add(nanos(period)), Release);
-                // The first probe waits one `probe_every`: the dependency just failed.
-                let probe_every = self.config().probe_every().map_or(0, nanos);
-                self.aux.store(now.saturating_add(probe_every), Relaxed);
+                self.enter_open(period, now);
                 bump(&self.counters.times_opened);
-                if self.unhealthy_since.load(Relaxed) == NEVER {
-                    self.unhealthy_since.store(now, Relaxed);
-                }
+                self.stuck.begin_unless_unhealthy(now);
             }
-            State::HalfOpen => rare.trials = Trials::new(now),
+            State::HalfOpen => rare.episode = Episode::default(),
             State::Closed => {
                 self.with_window(|w| w.reset(now));
                 if ramps {
-                    self.start_ramp(now);
+                    self.start_ramp();
                 } else {
                     rare.opened_in_a_row = 0;
                 }
-                self.unhealthy_since.store(NEVER, Relaxed);
+                self.stuck.end();
             }
             // A forced state is an operator's override: held past `alert_after` it is stuck too,
             // counted from the moment it was forced.
-            State::ForcedClosed | State::ForcedOpen => {
-                self.unhealthy_since.store(now, Relaxed);
-            }
+            State::ForcedClosed | State::ForcedOpen => self.stuck.begin(now),
         }
-        if reason == Reason::Reset {
+        if *reason == Reason::Reset {
             rare.opened_in_a_row = 0;
         }
-        self.state_since.store(now, Relaxed);
-        let next = if ramps {
+        if ramps {
             cur.next_ramping()
         } else {
             cur.next(to)
-        };
+        }
+    }
+
+    /// Turns the word to `next` (the state's fields were written by [`enter`](Self::enter))
+    /// and returns the transition to emit.
+    pub(super) fn publish(&self, cur: Word, next: Word, reason: Reason, now: u64) -> Transition {
+        self.state_since.store(now, Relaxed);
         self.word.store(next.0, Release);
         Transition {
-            name: self.config.name.clone(),
+            name: self.code_config().name.clone(),
             from: cur.state(),
-            to,
-            at: self.clock.instant(now),
+            to: next.state(),
+            at: self.clock().instant(now),
             reason,
         }
     }

@@ -1,5 +1,12 @@
 //! Forced states: an operator's override, held until changed or for a given time. A forced
 //! state that lapses is ended lazily, on admission and by the metrics, so no timer task runs.
+//!
+//! Invariants:
+//! - [`Forced::expires`] is written under the lock before the word turns to the forced state,
+//!   so an admitter that sees the state reads its lapse. One holding a stale forced word after
+//!   a newer force reads the newer lapse: at worst one call is judged by it.
+//! - Whether a forced-closed breaker records its calls is the word's own code
+//!   (`Word::unrecorded`), read with the state, so it can never disagree with it.
 
 use std::time::Duration;
 
@@ -7,28 +14,32 @@ use super::core::{Core, NEVER};
 use super::events::Reason;
 use crate::clock::nanos;
 use crate::state::{State, Word};
-use crate::sync::atomic::Ordering::*;
+use crate::sync::atomic::{AtomicU64, Ordering::*};
 use crate::sync::lock;
 
-/// Set in a forced state's `until` when it records nothing: virtual nanoseconds never reach
-/// bit 62 (146 years), and a flag in the deadline's word keeps the breaker within 1 KiB.
-const UNRECORDED: u64 = 1 << 62;
+/// The current (or last) forced state's lapse.
+pub(crate) struct Forced {
+    /// When the forced state lapses (virtual nanos); [`NEVER`]: held until changed.
+    expires: AtomicU64,
+}
 
-fn encode(until: u64, recording: bool) -> u64 {
-    if recording {
-        until & !UNRECORDED
-    } else {
-        until | UNRECORDED
+impl Default for Forced {
+    fn default() -> Forced {
+        Forced {
+            expires: AtomicU64::new(NEVER),
+        }
     }
 }
 
-/// The deadline without the flag; `NEVER` keeps every other bit set, so it comes back whole.
-fn decode(raw: u64) -> u64 {
-    let v = raw & !UNRECORDED;
-    if v == NEVER & !UNRECORDED {
-        NEVER
-    } else {
-        v
+impl Forced {
+    /// When the forced state lapses, [`NEVER`] if it is held until changed.
+    pub(super) fn expires(&self) -> u64 {
+        self.expires.load(Acquire)
+    }
+
+    /// Held until changed: no deadline to compare the clock with.
+    pub(super) fn held(&self) -> bool {
+        self.expires() == NEVER
     }
 }
 
@@ -47,12 +58,17 @@ impl Core {
         recording: bool,
         now: u64,
     ) {
-        let until = for_.map_or(NEVER, |d| now.saturating_add(nanos(d)));
+        let expires = for_.map_or(NEVER, |d| now.saturating_add(nanos(d)));
         let mut rare = lock(&self.rare);
         let cur = self.word();
-        // Stored before the word moves, so a caller that sees the new state sees its flag.
-        self.until.store(encode(until, recording), Release);
-        let event = self.switch(&mut rare, cur, to, reason, now);
+        self.forced.expires.store(expires, Release);
+        let next = self.enter(&mut rare, cur, to, &reason, now);
+        let next = if recording {
+            next
+        } else {
+            next.without_recording()
+        };
+        let event = self.publish(cur, next, reason, now);
         drop(rare);
         self.events.emit(event);
     }
@@ -66,7 +82,7 @@ impl Core {
             State::ForcedClosed => State::Closed,
             _ => return false,
         };
-        if now < self.force_until() {
+        if now < self.forced.expires() {
             return false;
         }
         self.transition(Some(w), to, Reason::ForceExpired, now);
@@ -75,18 +91,7 @@ impl Core {
 
     /// Whether calls go into the window now: always, except forced closed without recording.
     pub(crate) fn recording(&self) -> bool {
-        self.state() != State::ForcedClosed || self.records_forced()
-    }
-
-    /// While forced: whether calls are recorded (`force_close`, resilience4j's METRICS_ONLY)
-    /// or not (`force_close_unrecorded`, its DISABLED).
-    pub(crate) fn records_forced(&self) -> bool {
-        self.until.load(Acquire) & UNRECORDED == 0
-    }
-
-    /// The forced state's lapse, without the recording flag.
-    pub(super) fn force_until(&self) -> u64 {
-        decode(self.until.load(Acquire))
+        !self.word().unrecorded()
     }
 
     /// Time left of a forced state that lapses, if the breaker is in one.
@@ -94,7 +99,7 @@ impl Core {
         if !matches!(self.state(), State::ForcedOpen | State::ForcedClosed) {
             return None;
         }
-        let until = self.force_until();
-        (until != NEVER).then(|| Duration::from_nanos(until.saturating_sub(now)))
+        let expires = self.forced.expires();
+        (expires != NEVER).then(|| Duration::from_nanos(expires.saturating_sub(now)))
     }
 }

@@ -145,14 +145,12 @@ impl Admission {
 }
 
 impl Core {
-    /// The settings in force now (the slow paths' reader; a permit reads its own).
-    pub(crate) fn config(&self) -> Config<'_> {
-        if !self.word().live() {
-            return Config::Code(&self.config);
-        }
+    /// The settings in force while the word says live ones are (`Core::config`'s slow side).
+    #[cold]
+    pub(crate) fn live_config(&self) -> Config<'_> {
         match self.live.get() {
             Some(l) => Config::Live(l),
-            None => Config::Code(&self.config),
+            None => Config::Code(self.code_config()),
         }
     }
 
@@ -167,18 +165,12 @@ impl Core {
         }
     }
 
-    /// Successful calls recorded by every window this breaker had.
-    pub(crate) fn recorded(&self) -> u64 {
-        let layered = self.live.get().and_then(|l| l.window.clone());
-        self.window.recorded() + layered.map_or(0, |w| w.recorded())
-    }
-
     /// Every setting in force at `now` (a change past its time lapses first).
     pub(crate) fn settings_in_force(&self, now: u64) -> Arc<[SettingInForce]> {
         self.lapse_live(now);
         match self.live.get() {
             Some(l) => l.settings.clone(),
-            None => in_force::of_code(self.config.settings()),
+            None => in_force::of_code(self.code_config().settings()),
         }
     }
 
@@ -195,7 +187,7 @@ impl Core {
             return;
         }
         tracing::warn!(
-            breaker = %self.config.name,
+            breaker = %self.code_config().name,
             source = %l.source,
             settings = ?l.given,
             "circuit breaker settings change lapsed; the settings below it return"
@@ -224,9 +216,6 @@ impl Core {
         };
         if !kept {
             // A new window kind or size starts a new window.
-            if let Some(w) = old {
-                self.successes.retire(w.recorded());
-            }
             if new.is_none() {
                 self.window.reset(now);
             }
@@ -255,14 +244,14 @@ impl Core {
         let keyed = by_key(&pairs, source, sources);
         let base = below
             .as_ref()
-            .map_or(self.config.settings(), |b| b.config.settings());
+            .map_or(self.code_config().settings(), |b| b.config.settings());
         let settings = base.with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
         let config = BreakerConfig {
             settings,
-            ..self.config.clone()
+            ..self.code_config().clone()
         };
         let kind = config.window();
-        let window = if kind == self.config.window() {
+        let window = if kind == self.code_config().window() {
             None
         } else {
             // Kept when the layer in force or the one below already judges in a window of
@@ -274,9 +263,9 @@ impl Core {
                 .and_then(|l| same(&l))
                 .or_else(|| below.as_ref().and_then(same))
                 .flatten();
-            Some(reuse.unwrap_or_else(|| Arc::new(Window::new(kind, self.clock.now()))))
+            Some(reuse.unwrap_or_else(|| Arc::new(Window::new(kind, self.clock().now()))))
         };
-        let code = self.config.settings().to_text();
+        let code = self.code_config().settings().to_text();
         let settings = in_force::attribute(
             &code,
             below.as_ref().map(|b| &b.settings[..]),
@@ -317,7 +306,7 @@ impl Breaker {
     /// assert_eq!((rate.value.as_str(), rate.code.as_deref(), rate.source), ("80", Some("50"), Source::Admin));
     /// ```
     pub fn settings_in_force(&self) -> Vec<SettingInForce> {
-        self.0.settings_in_force(self.0.clock.now()).to_vec()
+        self.0.settings_in_force(self.0.clock().now()).to_vec()
     }
 
     /// The settings in force (the code's, or an override's), under the breaker's name.
@@ -331,7 +320,7 @@ impl Breaker {
     /// ```
     pub fn config_in_force(&self) -> BreakerConfig {
         let core = &*self.0;
-        core.lapse_live(core.clock.now());
+        core.lapse_live(core.clock().now());
         core.config().clone()
     }
 
@@ -371,7 +360,7 @@ impl Breaker {
             .map(|(k, v)| (k.as_ref().trim().to_owned(), v.as_ref().trim().to_owned()))
             .collect();
         let core = &*self.0;
-        let now = core.clock.now();
+        let now = core.clock().now();
         loop {
             core.lapse_live(now);
             let cur = core.live.get();
@@ -381,7 +370,7 @@ impl Breaker {
             let window = window_text(layer.config.window());
             if core.install(cur.as_ref(), Some(Arc::new(layer)), now) {
                 tracing::warn!(
-                    breaker = %core.config.name,
+                    breaker = %core.code_config().name,
                     %source,
                     settings = ?pairs,
                     r#for = ?for_,
@@ -407,14 +396,14 @@ impl Breaker {
 
     fn clear_change_where(&self, which: impl Fn(&Layer) -> bool) -> bool {
         let core = &*self.0;
-        let now = core.clock.now();
+        let now = core.clock().now();
         loop {
             let cur = core.live.get();
             let Some(l) = cur.as_ref().filter(|l| which(l)) else {
                 return false;
             };
             if core.install(Some(l), l.below.clone(), now) {
-                tracing::warn!(breaker = %core.config.name, "circuit breaker settings change ended");
+                tracing::warn!(breaker = %core.code_config().name, "circuit breaker settings change ended");
                 return true;
             }
         }
@@ -429,7 +418,7 @@ impl Breaker {
         source: Source,
     ) -> Result<(), ConfigError> {
         let core = &*self.0;
-        let now = core.clock.now();
+        let now = core.clock().now();
         loop {
             let cur = core.live.get();
             let start = if pairs.is_empty() {
@@ -465,7 +454,7 @@ impl Breaker {
         let below = start_layer(&self.0.live.get());
         let base = below
             .as_ref()
-            .map_or(self.0.config.settings(), |b| b.config.settings());
+            .map_or(self.0.code_config().settings(), |b| b.config.settings());
         base.with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .map(drop)
     }
@@ -473,7 +462,11 @@ impl Breaker {
     /// The pairs a start override would give, checked without applying them.
     pub(crate) fn check_overrides(&self, pairs: &[(String, String)]) -> Result<(), ConfigError> {
         let pairs = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-        self.0.config.settings().with_overrides(pairs).map(drop)
+        self.0
+            .code_config()
+            .settings()
+            .with_overrides(pairs)
+            .map(drop)
     }
 }
 

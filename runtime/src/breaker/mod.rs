@@ -6,12 +6,12 @@ pub(crate) mod events;
 mod forced;
 mod half_open;
 pub(crate) mod live;
+mod open;
 mod outcome;
 pub(crate) mod permit;
-mod recovery;
+mod ramp;
+mod spread;
 mod stuck;
-mod successes;
-mod trials;
 
 use std::fmt;
 use std::future::Future;
@@ -80,12 +80,14 @@ impl Breaker {
 
     /// Registry name (`name/key` for keyed breakers).
     pub fn name(&self) -> &str {
-        &self.0.config.name
+        &self.0.code_config().name
     }
 
-    /// Its settings.
+    /// Its settings as the code gave them (the attribute's or the builder's); the ones in
+    /// force, with overrides and live changes (issue 29), are
+    /// [`config_in_force`](Breaker::config_in_force).
     pub fn config(&self) -> &BreakerConfig {
-        &self.0.config
+        self.0.code_config()
     }
 
     /// The current state (a forced state whose time ran out ends here, see
@@ -93,7 +95,7 @@ impl Breaker {
     pub fn state(&self) -> State {
         let w = self.0.word();
         if matches!(w.state(), State::ForcedOpen | State::ForcedClosed)
-            && self.0.expire_force(w, self.0.clock.now())
+            && self.0.expire_force(w, self.0.clock().now())
         {
             return self.0.state();
         }
@@ -116,7 +118,7 @@ impl Breaker {
     /// # }
     /// ```
     pub fn state_since(&self) -> tokio::time::Instant {
-        self.0.clock.instant(self.0.state_since())
+        self.0.clock().instant(self.0.state_since())
     }
 
     /// Holds the breaker open: every call is rejected until `force_close` or `reset`.
@@ -153,7 +155,7 @@ impl Breaker {
     /// # }
     /// ```
     pub fn force_close_unrecorded(&self) {
-        let now = self.0.clock.now();
+        let now = self.0.clock().now();
         self.0
             .force_recording(State::ForcedClosed, Reason::Forced, None, false, now);
     }
@@ -210,7 +212,7 @@ impl Breaker {
     /// # }
     /// ```
     pub fn force_close_unrecorded_for(&self, d: Duration) {
-        let now = self.0.clock.now();
+        let now = self.0.clock().now();
         self.0
             .force_recording(State::ForcedClosed, Reason::Forced, Some(d), false, now);
     }
@@ -230,7 +232,7 @@ impl Breaker {
     /// assert_eq!(b.ramp_share(), None);
     /// ```
     pub fn ramp_share(&self) -> Option<f64> {
-        self.0.ramp_share(self.0.clock.now())
+        self.0.ramp_share(self.0.clock().now())
     }
 
     /// Opens a `Closed` breaker as if its own window had tripped (fleet quorum): it then
@@ -238,16 +240,16 @@ impl Breaker {
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn open_from_closed(&self, reason: Reason) -> bool {
         // A ramp whose time is up ends first, so the open period's growth is the fresh one.
-        self.0.settle_ramp(self.0.clock.now());
+        self.0.settle_ramp(self.0.clock().now());
         let w = self.0.word();
         w.state() == State::Closed
             && self
                 .0
-                .transition(Some(w), State::Open, reason, self.0.clock.now())
+                .transition(Some(w), State::Open, reason, self.0.clock().now())
     }
 
     fn force(&self, to: State, reason: Reason, for_: Option<Duration>) {
-        let now = self.0.clock.now();
+        let now = self.0.clock().now();
         self.0.force(to, reason, for_, now);
     }
 

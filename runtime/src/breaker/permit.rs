@@ -1,5 +1,10 @@
 //! A call's admission ticket: it measures the call, enforces the timeouts, and records the
 //! outcome exactly once, in `finish` or, if the call is dropped or panics, in `Drop`.
+//!
+//! Recording is one small function per job: `count` (the outcome's lifetime counter, a
+//! success's too), `record_trial` (a trial's or probe's verdict), `record_sample` (a closed
+//! call's sample, or its in-flight slow sample completed), `mark_slow_in_flight` and
+//! `record_slow_at_bound` (the slow-in-flight ticket, and a refusal behind slow calls).
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
@@ -12,7 +17,6 @@ use super::core::{bump, Admission, Core};
 use super::half_open::{Late, TrialEnd, TrialResult};
 use super::live::Layer;
 use crate::settings::BreakerConfig;
-use crate::sync::atomic::Ordering::Relaxed;
 use crate::window::{Sample, Ticket, Totals, Window};
 
 /// How a call ended.
@@ -54,13 +58,10 @@ pub(crate) struct Permit<'a> {
     /// A probe let through while open (`probe_every`).
     probe: bool,
     start: Option<Instant>,
-    /// Set once the call was counted as slow while still in flight.
+    /// Set once the call was counted as slow while still in flight: where its sample went.
     slow_ticket: Option<Ticket>,
     /// The slow counter was bumped in flight (even if the window no longer took the sample).
     counted_slow: bool,
-    /// The in-flight slow sample is in the window's lifetime record, counted as not a
-    /// success until the call ends (`successes.rs`).
-    slow_in_window: bool,
     /// True while the wrapped future's own `poll` runs: a panic leaves it set, so `Drop` can
     /// tell the call's panic from an unrelated unwind (a `join!` sibling, a `block_on` caller).
     in_poll: bool,
@@ -102,11 +103,10 @@ impl<'a> Permit<'a> {
             start: None,
             slow_ticket: None,
             counted_slow: false,
-            slow_in_window: false,
             in_poll: false,
             done: false,
             unrecorded,
-            config: layer.map_or(&core.config, |l| &l.config),
+            config: layer.map_or(core.code_config(), |l| &l.config),
             window: layer
                 .and_then(|l| l.window.as_deref())
                 .unwrap_or(&core.window),
@@ -114,23 +114,16 @@ impl<'a> Permit<'a> {
         }
     }
 
-    /// The settings the call was admitted under.
-    #[inline]
+    /// The settings this call runs under.
     fn config(&self) -> &'a BreakerConfig {
         self.config
-    }
-
-    /// The window the call records into: the one of the settings that admitted it.
-    #[inline]
-    fn window(&self) -> &'a Window {
-        self.window
     }
 
     /// Judges `t` unless a live change moved judging to another window since admission.
     #[inline]
     fn judge(&self, t: Totals) {
         if (self.live || self.core.word().live())
-            && !std::ptr::eq(self.window(), self.core.with_window(|w| w as *const Window))
+            && !std::ptr::eq(self.window, self.core.with_window(|w| w as *const Window))
         {
             return;
         }
@@ -143,6 +136,11 @@ impl<'a> Permit<'a> {
         } else {
             self.config().timeout()
         }
+    }
+
+    /// The slow bound of a normal call: a sample marked slow in flight takes it as its latency.
+    fn slow_bound(&self) -> Duration {
+        self.config().slow().map(|r| r.bound).unwrap_or_default()
     }
 
     /// Runs the call under its timeout and the slow-call watch.
@@ -230,45 +228,26 @@ impl<'a> Permit<'a> {
         let core = self.core;
         bump(&core.counters.slow);
         self.counted_slow = true;
-        core.slow_in_flight.fetch_add(1, Relaxed);
-        if !self.is_current() {
-            return;
-        }
-        let bound = self.config().slow().map(|r| r.bound).unwrap_or_default();
-        let sample = Sample {
-            failed: false,
-            slow: true,
-            latency: bound,
-        };
-        core.successes.other();
-        let (ticket, totals) = self.window().record(|| core.clock.now(), sample);
-        self.slow_ticket = Some(ticket);
-        self.slow_in_window = ticket.counted();
-        if !self.slow_in_window {
-            core.successes.undo_other();
-        }
-        if let Some(t) = totals {
-            self.judge(t);
+        core.slow_in_flight_added();
+        if self.is_current() {
+            self.slow_ticket = Some(self.record_slow_at_bound());
         }
     }
 
-    /// A refusal behind slow calls: a slow sample at the bound, never a success.
-    fn mark_refused_slow(&self) {
+    /// A slow sample at the slow bound, judged: a call marked slow in flight, or a refusal
+    /// behind slow calls. Where it went, for the call's end to amend.
+    fn record_slow_at_bound(&self) -> Ticket {
         let core = self.core;
-        let bound = self.config().slow().map(|r| r.bound).unwrap_or_default();
         let sample = Sample {
             failed: false,
             slow: true,
-            latency: bound,
+            latency: self.slow_bound(),
         };
-        core.successes.other();
-        let (ticket, totals) = self.window().record(|| core.clock.now(), sample);
-        if !ticket.counted() {
-            core.successes.undo_other();
-        }
+        let (ticket, totals) = self.window.record(|| core.clock().now(), sample);
         if let Some(t) = totals {
             self.judge(t);
         }
+        ticket
     }
 
     /// Whether the call's result goes into the window: its generation still holds, and it
@@ -286,6 +265,8 @@ impl<'a> Permit<'a> {
         self.record(outcome);
     }
 
+    /// Records how the call ended, once: its lifetime counter, then what the outcome tells
+    /// the breaker (a trial's verdict, a closed-window sample, or nothing).
     fn record(&mut self, outcome: Outcome) {
         if self.done {
             return;
@@ -294,125 +275,111 @@ impl<'a> Permit<'a> {
         if outcome == Outcome::Success && self.start.is_none() && !self.trial {
             return self.record_answered_at_once();
         }
-        let core = self.core;
         if self.counted_slow {
-            core.slow_in_flight.fetch_sub(1, Relaxed);
+            self.core.slow_in_flight_ended();
         }
-        let c = &core.counters;
-        // A success bumps no counter: it is derived from the window (`successes.rs`).
-        if let Some(counter) = match outcome {
-            Outcome::Success => None,
-            // One counter for both (a breaker stays within 1 KiB): errors not counted as failures.
-            Outcome::Excluded | Outcome::Ignored => Some(&c.ignored),
-            Outcome::Failure => Some(&c.failed),
-            Outcome::TimedOut => Some(&c.timeouts),
-            Outcome::Panicked => Some(&c.panicked),
-            Outcome::Cancelled => Some(&c.cancelled),
-            Outcome::BulkheadFull | Outcome::FullBehindSlow => Some(&c.rejected_full),
-        } {
-            bump(counter);
-        }
-        let success = outcome == Outcome::Success;
+        self.count(outcome);
         if self.trial {
-            if success {
-                core.successes.outside();
-            }
-            let result = match outcome {
-                // An ignored trial tells nothing: its slot goes to the next caller.
-                Outcome::BulkheadFull | Outcome::FullBehindSlow | Outcome::Ignored => {
-                    TrialEnd::Released
-                }
-                Outcome::Cancelled => self.abandoned_trial(),
-                _ => {
-                    // Slow by the trial bound (`half_open_slow`, else the slow rule's), as
-                    // closed judges by its own: a timed-out trial is slow too.
-                    let latency = self.start.map(|s| s.elapsed()).unwrap_or_default();
-                    let slow = outcome == Outcome::TimedOut
-                        || self.config().half_open_slow().is_some_and(|b| latency >= b);
-                    if slow {
-                        bump(&c.slow);
-                    }
-                    TrialEnd::Judged(TrialResult {
-                        failed: outcome.failed(),
-                        slow,
-                    })
-                }
-            };
-            if self.probe {
-                core.finish_probe(self.gen, result);
-            } else {
-                core.finish_trial(self.gen, result);
-            }
-            return;
+            return self.record_trial(outcome);
         }
-        if outcome == Outcome::FullBehindSlow {
+        match outcome {
             // Never ran: counted as one more call past the slow bound, as if marked in flight.
-            if self.is_current() {
-                self.mark_refused_slow();
+            Outcome::FullBehindSlow if self.is_current() => {
+                self.record_slow_at_bound();
             }
-            return;
+            // Nothing for the window (a sample slow in flight stays there, slow).
+            Outcome::FullBehindSlow
+            | Outcome::Cancelled
+            | Outcome::BulkheadFull
+            | Outcome::Ignored => {}
+            Outcome::Success
+            | Outcome::Excluded
+            | Outcome::Failure
+            | Outcome::TimedOut
+            | Outcome::Panicked => self.record_sample(outcome),
         }
-        if matches!(
-            outcome,
-            Outcome::Cancelled | Outcome::BulkheadFull | Outcome::Ignored
-        ) {
-            // A sample slow in flight stays in the window, and stays "not a success".
-            return;
-        }
-        if success && self.slow_ticket.is_some() {
-            // The in-flight sample counted as not a success until now.
-            if self.slow_in_window {
-                core.successes.undo_other();
-            } else {
-                core.successes.outside();
+    }
+
+    /// Bumps the one lifetime counter of the outcome.
+    fn count(&self, outcome: Outcome) {
+        let c = &self.core.counters;
+        bump(match outcome {
+            Outcome::Success => &c.succeeded,
+            // One counter for both (a breaker stays within 1 KiB): errors not counted as failures.
+            Outcome::Excluded | Outcome::Ignored => &c.ignored,
+            Outcome::Failure => &c.failed,
+            Outcome::TimedOut => &c.timeouts,
+            Outcome::Panicked => &c.panicked,
+            Outcome::Cancelled => &c.cancelled,
+            Outcome::BulkheadFull | Outcome::FullBehindSlow => &c.rejected_full,
+        });
+    }
+
+    /// A trial's or probe's end, as half-open (or the open state) judges it.
+    fn record_trial(&self, outcome: Outcome) {
+        let core = self.core;
+        let result = match outcome {
+            // An ignored trial tells nothing: its slot goes to the next caller.
+            Outcome::BulkheadFull | Outcome::FullBehindSlow | Outcome::Ignored => {
+                TrialEnd::Released
             }
+            Outcome::Cancelled => self.abandoned_trial(),
+            _ => {
+                // Slow by the trial bound (`half_open_slow`, else the slow rule's), as closed
+                // judges by its own: a timed-out trial is slow too.
+                let latency = self.start.map(|s| s.elapsed()).unwrap_or_default();
+                let slow = outcome == Outcome::TimedOut
+                    || self.config().half_open_slow().is_some_and(|b| latency >= b);
+                if slow {
+                    bump(&core.counters.slow);
+                }
+                TrialEnd::Judged(TrialResult {
+                    failed: outcome.failed(),
+                    slow,
+                })
+            }
+        };
+        if self.probe {
+            core.finish_probe(self.gen, result);
+        } else {
+            core.finish_trial(self.gen, result);
         }
+    }
+
+    /// A normal call that answered (or timed out, or panicked): its sample in the closed
+    /// window, or its in-flight slow sample completed, then judged.
+    fn record_sample(&self, outcome: Outcome) {
+        let core = self.core;
         // A call that answered in its first poll was not timed (`drive`): no clock read.
         let ended = self.start.map(|s| (Instant::now(), s));
         let latency = ended.map(|(now, s)| now - s).unwrap_or_default();
         let slow = outcome == Outcome::TimedOut
             || self.config().slow().is_some_and(|r| latency >= r.bound);
         if !self.counted_slow && slow {
-            bump(&c.slow);
+            bump(&core.counters.slow);
         }
         if !self.is_current() {
-            if success && self.slow_ticket.is_none() {
-                core.successes.outside();
-            }
             return;
         }
         let failed = outcome.failed();
         let at = || match ended {
-            Some((now, _)) => core.clock.nanos(now),
-            None => core.clock.now(),
+            Some((now, _)) => core.clock().nanos(now),
+            None => core.clock().now(),
         };
         let totals = match self.slow_ticket {
             Some(t) => {
-                let bound = self.config().slow().map(|r| r.bound).unwrap_or_default();
-                self.window().amend(t, bound, failed, latency);
-                if !failed {
-                    return;
-                }
-                Some(self.window().totals(at()))
+                // Counted slow in flight: add its failure and real latency. Only a failure can
+                // raise a rate now.
+                self.window.amend(t, self.slow_bound(), failed, latency);
+                failed.then(|| self.window.totals(at()))
             }
             None => {
-                if !success {
-                    core.successes.other();
-                }
                 let sample = Sample {
                     failed,
                     slow,
                     latency,
                 };
-                let (ticket, totals) = self.window().record(at, sample);
-                if !ticket.counted() {
-                    if success {
-                        core.successes.outside();
-                    } else {
-                        core.successes.undo_other();
-                    }
-                }
-                totals
+                self.window.record(at, sample).1
             }
         };
         if let Some(t) = totals {
@@ -428,6 +395,7 @@ impl Permit<'_> {
     #[inline]
     fn record_answered_at_once(&self) {
         let core = self.core;
+        bump(&core.counters.succeeded);
         // Latency zero is slow only under a zero bound, which the settings refuse; kept so
         // this path says exactly what the general one does.
         let slow = self.config().slow().is_some_and(|r| r.bound.is_zero());
@@ -435,7 +403,6 @@ impl Permit<'_> {
             bump(&core.counters.slow);
         }
         if !self.is_current() {
-            core.successes.outside();
             return;
         }
         let sample = Sample {
@@ -443,10 +410,7 @@ impl Permit<'_> {
             slow,
             latency: Duration::ZERO,
         };
-        let (ticket, totals) = self.window().record(|| core.clock.now(), sample);
-        if !ticket.counted() {
-            core.successes.outside();
-        }
+        let (_, totals) = self.window.record(|| core.clock().now(), sample);
         if let Some(t) = totals {
             self.judge(t);
         }

@@ -1,46 +1,97 @@
 //! The stuck alert: a breaker away from closed (or held forced) longer than `alert_after` logs
 //! one ERROR per episode and shows `stuck` in every metrics output.
+//!
+//! Invariants:
+//! - An episode begins when the breaker leaves `Closed` for `Open` (kept through open and
+//!   half-open cycles, so a breaker flapping between them for hours is stuck) or is forced
+//!   (counted from the moment it was forced), and ends when it closes. Only transitions, under
+//!   the lock, write [`Stuck::since`].
+//! - [`Stuck::alerted`] names the episode whose ERROR was logged by its start: an episode is
+//!   logged once, and a new one (which starts later, since the last one had to last
+//!   `alert_after` to be logged) is logged again without anything to clear.
 
 use std::time::Duration;
 
-use super::core::{Core, LOGGED, NEVER};
+use super::core::{Core, NEVER};
 use crate::clock::nanos;
 use crate::state::State;
-use crate::sync::atomic::Ordering::*;
+use crate::sync::atomic::{AtomicU64, Ordering::*};
 
-impl Core {
-    /// How long the breaker has been away from closed, if it is.
-    pub(crate) fn unhealthy_for(&self, now: u64) -> Option<Duration> {
-        let since = self.unhealthy_since.load(Relaxed);
-        (since != NEVER).then(|| Duration::from_nanos(now.saturating_sub(since & !LOGGED)))
+/// The current episode away from closed.
+pub(crate) struct Stuck {
+    /// When the episode began (virtual nanos); [`NEVER`] while healthy.
+    since: AtomicU64,
+    /// The `since` of the last episode whose ERROR was logged; [`NEVER`] before any.
+    alerted: AtomicU64,
+}
+
+impl Default for Stuck {
+    fn default() -> Stuck {
+        Stuck {
+            since: AtomicU64::new(NEVER),
+            alerted: AtomicU64::new(NEVER),
+        }
+    }
+}
+
+impl Stuck {
+    /// An episode begins now (the breaker was forced).
+    pub(super) fn begin(&self, now: u64) {
+        self.since.store(now, Relaxed);
     }
 
+    /// The breaker opened: an episode begins now unless one is under way.
+    pub(super) fn begin_unless_unhealthy(&self, now: u64) {
+        if self.since.load(Relaxed) == NEVER {
+            self.begin(now);
+        }
+    }
+
+    /// The breaker closed: healthy again.
+    pub(super) fn end(&self) {
+        self.since.store(NEVER, Relaxed);
+    }
+
+    /// Virtual nanos since the episode began, if the breaker is in one.
+    pub(super) fn unhealthy_nanos(&self, now: u64) -> Option<u64> {
+        let since = self.since.load(Relaxed);
+        (since != NEVER).then(|| now.saturating_sub(since))
+    }
+
+    /// The current episode's ERROR was logged.
+    pub(super) fn alerted(&self) -> bool {
+        let since = self.since.load(Relaxed);
+        since != NEVER && self.alerted.load(Relaxed) == since
+    }
+}
+
+impl Core {
     /// True when away from closed longer than `alert_after`; logs at ERROR once per episode.
     pub(crate) fn check_stuck(&self, now: u64) -> bool {
         // Every refusal asks: compare raw nanoseconds first, build durations only when stuck.
-        let since = self.unhealthy_since.load(Relaxed);
-        if since == NEVER
-            || now.saturating_sub(since & !LOGGED) < nanos(self.config().alert_after())
-        {
+        let since = self.stuck.since.load(Relaxed);
+        let alert_after = self.config().alert_after();
+        if since == NEVER || now.saturating_sub(since) < nanos(alert_after) {
             return false;
         }
-        let for_ = self.unhealthy_for(now).unwrap_or_default();
-        if since & LOGGED == 0 && self.unhealthy_since.fetch_or(LOGGED, Relaxed) & LOGGED == 0 {
-            let state = self.state();
+        let alerted = &self.stuck.alerted;
+        if alerted.load(Relaxed) != since && alerted.swap(since, Relaxed) != since {
+            let for_ = Duration::from_nanos(now.saturating_sub(since));
+            let (state, name) = (self.state(), &self.config().name);
             if matches!(state, State::ForcedOpen | State::ForcedClosed) {
                 tracing::error!(
-                    breaker = %self.config.name,
+                    breaker = %name,
                     %state,
                     forced_for = ?for_,
-                    alert_after = ?self.config().alert_after(),
+                    alert_after = ?alert_after,
                     "circuit breaker stuck: held in a forced state longer than alert_after"
                 );
             } else {
                 tracing::error!(
-                    breaker = %self.config.name,
+                    breaker = %name,
                     %state,
                     unhealthy_for = ?for_,
-                    alert_after = ?self.config().alert_after(),
+                    alert_after = ?alert_after,
                     "circuit breaker stuck: away from closed longer than alert_after"
                 );
             }

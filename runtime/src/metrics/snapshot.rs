@@ -195,7 +195,7 @@ pub struct RejectedByReason {
 
 impl BreakerMetrics {
     pub(crate) fn of(core: &Core) -> BreakerMetrics {
-        let now = core.clock.now();
+        let now = core.clock().now();
         // A forced state whose time ran out ends before it is reported (no timer task).
         core.expire_force(core.word(), now);
         core.settle_ramp(now);
@@ -203,7 +203,7 @@ impl BreakerMetrics {
         let load = |a: &AtomicU64| a.load(Relaxed);
         let (totals, latency) = core.with_window(|w| (w.totals(now), w.latency(now)));
         let [p50, p95, p99] = latency.quantiles([0.50, 0.95, 0.99]);
-        let (succeeded, failed, ignored) = (core.succeeded(), load(&c.failed), load(&c.ignored));
+        let (succeeded, failed, ignored) = (load(&c.succeeded), load(&c.failed), load(&c.ignored));
         let (timed_out, panicked, cancelled) =
             (load(&c.timeouts), load(&c.panicked), load(&c.cancelled));
         let by_reason = RejectedByReason {
@@ -218,8 +218,8 @@ impl BreakerMetrics {
             by_reason.open + by_reason.forced_open + by_reason.half_open + by_reason.ramp;
         let rejected_full = by_reason.bulkhead_full;
         BreakerMetrics {
-            name: core.config.name().to_owned(),
-            key: core.config.key().map(str::to_owned),
+            name: core.config().name().to_owned(),
+            key: core.config().key().map(str::to_owned),
             state: core.state(),
             time_in_state: Duration::from_nanos(now.saturating_sub(core.state_since())),
             calls: succeeded

@@ -349,12 +349,12 @@ fn address(template: &'static BreakerConfig) -> usize {
 fn is_idle(b: &Breaker) -> bool {
     let core = &b.0;
     // A ramp whose time is up is over, even if no call came since to end it.
-    core.settle_ramp(core.clock.now());
+    core.settle_ramp(core.clock().now());
     // Plain closed, live settings or not (`live.rs`): a key overridden by a pattern is evicted too.
     let w = core.word();
     w.state() == crate::state::State::Closed
         && !w.ramping()
-        && core.with_window(|win| win.totals(core.clock.now()).calls) == 0
+        && core.with_window(|win| win.totals(core.clock().now()).calls) == 0
 }
 
 #[cfg(all(test, not(loom)))]

@@ -131,7 +131,7 @@ impl<K: 'static, V: 'static> std::ops::Deref for StaleRef<K, V> {
 /// breaker's values (`name/tenant-a`) are never served to another key's calls.
 #[inline]
 pub fn stale_put<K, V>(site: &StaleHandle<K, V>, breaker: &Breaker, key: K, value: &V) {
-    (site.put)(&site.cache, breaker.0.config.name.clone(), key, value);
+    (site.put)(&site.cache, breaker.0.config().name.clone(), key, value);
 }
 
 /// The value kept for `key` if it is younger than `stale_for`: counted in the breaker's

@@ -1,15 +1,54 @@
 //! Count-based window: a ring of the last N calls, one atomic word per call.
 //!
-//! Each entry packs `(sequence + 1) << 8 | bucket << 2 | slow << 1 | failed`. A writer swaps
+//! Each entry packs one call in a word (0: an empty entry): from the low bits up, [`FAILED`],
+//! [`SLOW`], the latency bucket (`BUCKET_BITS` bits at [`BUCKET_SHIFT`]), and the call's
+//! sequence number plus one (at [`SEQ_SHIFT`], so a filled entry is never 0). A writer swaps
 //! its entry in and adjusts the running totals by exactly the difference to what it evicted,
 //! so the totals always equal the ring's contents once racing writers finish.
 
-use super::histogram::{bucket, Counts, Histogram};
+use super::histogram::{bucket, Counts, Histogram, BUCKETS};
 use super::{Sample, Ticket, Totals};
 use crate::sync::atomic::{AtomicI64, AtomicU64, Ordering::*};
 
-const FAILED: u64 = 1;
-const SLOW: u64 = 2;
+/// The call failed.
+const FAILED: u64 = 1 << 0;
+/// The call was slow.
+const SLOW: u64 = 1 << 1;
+/// Where the latency bucket starts.
+const BUCKET_SHIFT: u32 = 2;
+/// Bits of the latency bucket.
+const BUCKET_BITS: u32 = 6;
+/// The latency bucket's bits, in place.
+const BUCKET_MASK: u64 = ((1 << BUCKET_BITS) - 1) << BUCKET_SHIFT;
+/// Where the sequence number (plus one) starts: above everything else.
+const SEQ_SHIFT: u32 = BUCKET_SHIFT + BUCKET_BITS;
+
+// The fields do not overlap, and every bucket fits its bits.
+const _: () = {
+    assert!(FAILED & SLOW == 0, "the flags overlap");
+    assert!(
+        (FAILED | SLOW) >> BUCKET_SHIFT == 0,
+        "the flags reach the bucket"
+    );
+    assert!(
+        BUCKETS <= 1 << BUCKET_BITS,
+        "the buckets outgrew their bits"
+    );
+    assert!(
+        BUCKET_MASK >> SEQ_SHIFT == 0,
+        "the bucket reaches the sequence"
+    );
+};
+
+/// The latency bucket of an entry.
+fn bucket_of(entry: u64) -> usize {
+    ((entry & BUCKET_MASK) >> BUCKET_SHIFT) as usize
+}
+
+/// Whether an entry holds the call of sequence number `seq`.
+fn holds(entry: u64, seq: u64) -> bool {
+    entry >> SEQ_SHIFT == seq + 1
+}
 
 pub(crate) struct CountWindow {
     entries: Box<[AtomicU64]>,
@@ -28,7 +67,8 @@ struct Tally {
 }
 
 fn encode(seq: u64, s: &Sample) -> u64 {
-    (seq + 1) << 8 | (bucket(s.latency) as u64) << 2 | u64::from(s.slow) << 1 | u64::from(s.failed)
+    let flags = if s.failed { FAILED } else { 0 } | if s.slow { SLOW } else { 0 };
+    (seq + 1) << SEQ_SHIFT | (bucket(s.latency) as u64) << BUCKET_SHIFT | flags
 }
 
 impl CountWindow {
@@ -49,12 +89,11 @@ impl CountWindow {
     /// filled a new entry, or it failed or was slow. A success that evicts an entry cannot
     /// raise either rate, so its caller has nothing to judge (and the totals are not loaded).
     pub(crate) fn record(&self, s: Sample) -> (Ticket, Option<Totals>) {
-        // Release: a reader of `recorded` sees what the caller counted before recording.
-        let seq = self.tally.next.fetch_add(1, Release);
+        let seq = self.tally.next.fetch_add(1, Relaxed);
         let i = (seq % self.entries.len() as u64) as usize;
         let new = encode(seq, &s);
         let old = self.entries[i].swap(new, AcqRel);
-        let (from, to) = (((old >> 2) & 0x3f) as usize, ((new >> 2) & 0x3f) as usize);
+        let (from, to) = (bucket_of(old), bucket_of(new));
         let calls = if old == 0 {
             self.tally.hist.add(to);
             Some(self.tally.calls.fetch_add(1, Relaxed) + 1)
@@ -97,14 +136,13 @@ impl CountWindow {
     pub(crate) fn amend(&self, seq: u64, failed: bool, latency_bucket: usize) {
         let i = (seq % self.entries.len() as u64) as usize;
         let mut cur = self.entries[i].load(Acquire);
-        while cur >> 8 == seq + 1 {
-            let new = (cur & !(0x3f << 2))
-                | (latency_bucket as u64) << 2
-                | u64::from(failed)
-                | (cur & FAILED);
+        while holds(cur, seq) {
+            let new = (cur & !BUCKET_MASK)
+                | (latency_bucket as u64) << BUCKET_SHIFT
+                | if failed { FAILED } else { 0 };
             match self.entries[i].compare_exchange_weak(cur, new, AcqRel, Acquire) {
                 Ok(_) => {
-                    self.tally.hist.sub(((cur >> 2) & 0x3f) as usize);
+                    self.tally.hist.sub(bucket_of(cur));
                     self.tally.hist.add(latency_bucket);
                     self.adjust(&self.tally.failures, cur, new, FAILED);
                     return;
@@ -112,11 +150,6 @@ impl CountWindow {
                 Err(actual) => cur = actual,
             }
         }
-    }
-
-    /// Calls recorded over the window's life: one sequence number each, never reset.
-    pub(crate) fn recorded(&self) -> u64 {
-        self.tally.next.load(Acquire)
     }
 
     pub(crate) fn totals(&self) -> Totals {
@@ -138,8 +171,8 @@ impl CountWindow {
             .filter(|e| *e != 0)
         {
             c.0 += 1;
-            c.1 += e & FAILED;
-            c.2 += (e & SLOW) >> 1;
+            c.1 += u64::from(e & FAILED != 0);
+            c.2 += u64::from(e & SLOW != 0);
         }
         c
     }
@@ -155,7 +188,7 @@ impl CountWindow {
             let old = e.swap(0, AcqRel);
             if old != 0 {
                 self.tally.calls.fetch_sub(1, Relaxed);
-                self.tally.hist.sub(((old >> 2) & 0x3f) as usize);
+                self.tally.hist.sub(bucket_of(old));
                 if old & FAILED != 0 {
                     self.tally.failures.fetch_sub(1, Relaxed);
                 }

@@ -23,17 +23,15 @@ pub(crate) struct Sample {
 }
 
 /// Where a sample went, so a call first counted as slow in flight can later add its failure.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ticket {
+    /// Its sequence number in a count window.
     Count(u64),
+    /// Its slot's epoch in a time window.
     Time(u64),
-}
-
-impl Ticket {
-    /// False for a sample too old for the window, which was not recorded.
-    pub(crate) fn counted(self) -> bool {
-        !matches!(self, Ticket::Time(u64::MAX))
-    }
+    /// Nowhere: the sample was too old for a time window (a slot past it had turned over).
+    /// Amending it does nothing.
+    Unrecorded,
 }
 
 /// Calls, failures and slow calls currently in the window.
@@ -98,14 +96,6 @@ impl Window {
                 w.amend(epoch, failed, histogram::bucket(first), to)
             }
             _ => {}
-        }
-    }
-
-    /// Calls recorded over the window's life (never reset): what successes are derived from.
-    pub(crate) fn recorded(&self) -> u64 {
-        match self {
-            Window::Count(w) => w.recorded(),
-            Window::Time(w) => w.recorded(),
         }
     }
 
@@ -225,6 +215,24 @@ mod tests {
             );
             assert!(w.latency(0).quantile(0.5).unwrap() > Duration::from_secs(6));
         }
+    }
+
+    #[test]
+    fn amending_a_sample_too_old_for_the_time_window_changes_nothing() {
+        let s = 1_000_000_000u64;
+        let w = Window::new(WindowKind::Time(Duration::from_secs(10)), 0);
+        w.record(|| 100 * s, ok());
+        // Slow in flight, but stamped before the window's oldest slot: not recorded.
+        let first = Sample { slow: true, ..ok() };
+        let (t, _) = w.record(|| 0, first);
+        assert_eq!(t, Ticket::Unrecorded);
+        w.amend(t, first.latency, true, Duration::from_secs(8));
+        let one_ok = Totals {
+            calls: 1,
+            failures: 0,
+            slow: 0,
+        };
+        assert_eq!(w.totals(100 * s), one_ok);
     }
 
     #[test]

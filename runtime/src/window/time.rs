@@ -57,8 +57,6 @@ pub(crate) struct TimeWindow {
     head: AtomicU64,
     /// A success must be judged too (see the module's header).
     armed: AtomicBool,
-    /// Calls of expired slots: with the live slots, every call recorded over the window's life.
-    retired: AtomicU64,
 }
 
 impl TimeWindow {
@@ -87,7 +85,6 @@ impl TimeWindow {
             store,
             head: AtomicU64::new(head),
             armed: AtomicBool::new(false),
-            retired: AtomicU64::new(0),
         }
     }
 
@@ -145,10 +142,7 @@ impl TimeWindow {
         let s = self.slot(epoch);
         // Swaps, not stores: a read-modify-write orders with a racing writer's increment,
         // so that increment is either expired with the slot or kept whole, never half of both.
-        let calls = s.calls.swap(0, AcqRel);
-        if calls != 0 {
-            self.retired.fetch_add(u64::from(calls), AcqRel);
-        }
+        s.calls.swap(0, AcqRel);
         s.failures.swap(0, AcqRel);
         s.slow.swap(0, AcqRel);
         if epoch % PER_GEN == 0 {
@@ -175,11 +169,10 @@ impl TimeWindow {
             };
         if epoch + SLOTS <= head {
             // Older than the whole window (a call that started long ago): nothing to add.
-            return (Ticket::Time(u64::MAX), turned.then(|| self.totals_now()));
+            return (Ticket::Unrecorded, turned.then(|| self.totals_now()));
         }
         let s = self.slot(epoch);
-        // Release: a reader of `recorded` sees what the caller counted before recording.
-        s.calls.fetch_add(1, Release);
+        s.calls.fetch_add(1, Relaxed);
         if sample.failed {
             s.failures.fetch_add(1, Relaxed);
         }
@@ -226,23 +219,6 @@ impl TimeWindow {
             slow += i64::from(s.slow.load(Relaxed));
         }
         Totals::clamped(calls, failures, slow)
-    }
-
-    /// Calls recorded over the window's life. Read again if a slot expired meanwhile, so a
-    /// call is never counted both in its slot and in `retired`.
-    pub(crate) fn recorded(&self) -> u64 {
-        loop {
-            let before = self.retired.load(Acquire);
-            let live: u64 = self
-                .store
-                .slots
-                .iter()
-                .map(|s| u64::from(s.calls.load(Acquire)))
-                .sum();
-            if self.retired.load(Acquire) == before {
-                return before + live;
-            }
-        }
     }
 
     pub(crate) fn totals(&self, now: u64) -> Totals {

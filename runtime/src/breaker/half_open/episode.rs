@@ -1,9 +1,12 @@
-//! Half-open trials: which calls become trials, and when the trials are judged.
+//! One half-open episode's bookkeeping: which calls become trials, and when the trials are
+//! judged. It lives under the breaker's lock and keeps no start time: the episode began when
+//! the state did, so its callers pass the time since then (`elapsed`).
 //!
 //! The default samples a *share* of traffic over a window rather than one trial request: a
 //! single trial that meets a dependency still cold after a restart fails, reopens the breaker,
 //! and keeps the dependency cold (see ARCHITECTURE.md, "Invariants").
 
+use super::super::spread;
 use crate::clock::nanos;
 use crate::settings::{HalfOpenPolicy, SlowRule};
 
@@ -35,17 +38,15 @@ pub(crate) enum Late {
 }
 
 /// Book-keeping of one half-open episode. Lives under the breaker's lock: half-open is rare and
-/// short, so a lock here costs nothing on the closed-state hot path.
+/// short, so a lock here costs nothing on the closed-state hot path. Every count starts at zero
+/// when the episode begins.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Trials {
-    /// Virtual nanos when the episode began.
-    pub(crate) started: u64,
+pub(crate) struct Episode {
     /// Calls that asked for admission (admitted or not), for the even spread.
     pub(crate) attempts: u32,
-    /// Trials admitted and not finished.
+    /// Trials admitted and not finished. With `ok` and `failed`, the trials granted and not
+    /// released (see [`granted`](Episode::granted)).
     pub(crate) in_flight: u32,
-    /// Trials admitted in `Calls` mode, minus cancelled ones (so a cancelled trial frees its slot).
-    pub(crate) granted: u32,
     pub(crate) ok: u32,
     pub(crate) failed: u32,
     /// Finished trials at or past the trial slow bound (failed or not).
@@ -70,51 +71,39 @@ pub(crate) struct Rule {
     pub(crate) calls_wait: u64,
 }
 
-impl Trials {
-    pub(crate) fn new(started: u64) -> Trials {
-        Trials {
-            started,
-            ..Trials::default()
-        }
-    }
-
+impl Episode {
     /// An episode a passed probe began (issue 22): the probe is its first passed trial.
-    pub(crate) fn probed(started: u64) -> Trials {
-        Trials {
-            started,
-            granted: 1,
+    pub(crate) fn probed() -> Episode {
+        Episode {
             ok: 1,
-            ..Trials::default()
+            ..Episode::default()
         }
     }
 
-    /// Whether the next caller becomes a trial.
-    pub(crate) fn admit(&mut self, now: u64, policy: HalfOpenPolicy) -> bool {
+    /// Trials admitted and not released: in flight or finished. In `Calls` mode, the slots
+    /// taken (a cancelled trial gives its slot back).
+    pub(crate) fn granted(&self) -> u64 {
+        u64::from(self.in_flight) + u64::from(self.ok) + u64::from(self.failed)
+    }
+
+    /// Whether the next caller becomes a trial, `elapsed` into the episode.
+    pub(crate) fn admit(&mut self, elapsed: u64, policy: HalfOpenPolicy) -> bool {
+        let n = u64::from(self.attempts);
+        self.attempts = self.attempts.saturating_add(1);
         let admitted = match policy {
             // A quiet window with nothing to judge admits the next caller at once.
             HalfOpenPolicy::Share { window, .. }
                 if self.ok + self.failed == 0
                     && self.in_flight == 0
-                    && now.saturating_sub(self.started) >= nanos(window) =>
+                    && elapsed >= nanos(window) =>
             {
-                self.attempts = self.attempts.saturating_add(1);
                 true
             }
-            HalfOpenPolicy::Share { pct, .. } => {
-                // Admit when ceil(n·pct/100) grows: calls 0, 20, 40... for 5 %.
-                let a = u64::from(self.attempts);
-                let p = u64::from(pct);
-                self.attempts = self.attempts.saturating_add(1);
-                ((a + 1) * p).div_ceil(100) > (a * p).div_ceil(100)
-            }
-            HalfOpenPolicy::Calls(n) => {
-                self.attempts = self.attempts.saturating_add(1);
-                self.granted < n
-            }
+            HalfOpenPolicy::Share { pct, .. } => spread::admits(n, u64::from(pct), 100),
+            HalfOpenPolicy::Calls(n) => self.granted() < u64::from(n),
         };
         if admitted {
             self.in_flight += 1;
-            self.granted += 1;
         }
         admitted
     }
@@ -122,7 +111,6 @@ impl Trials {
     /// A trial ended without an answer (cancelled, or refused by a full bulkhead): free its slot.
     pub(crate) fn release(&mut self) {
         self.in_flight = self.in_flight.saturating_sub(1);
-        self.granted = self.granted.saturating_sub(1);
     }
 
     /// A trial its caller abandoned when it was already late (issue 18): it counts, so a
@@ -148,10 +136,10 @@ impl Trials {
         }
     }
 
-    /// The decision, if one is due at `now`: the closed state's rule (failure rate and slow-call
+    /// The decision, if one is due `elapsed` into the episode: the closed state's rule (failure rate and slow-call
     /// rate) over the finished trials, so a dependency that answers correctly but slowly keeps
     /// the breaker open instead of getting the whole load back once per open period.
-    pub(crate) fn verdict(&self, now: u64, rule: Rule) -> Option<Verdict> {
+    pub(crate) fn verdict(&self, elapsed: u64, rule: Rule) -> Option<Verdict> {
         match rule.policy {
             HalfOpenPolicy::Calls(n) => {
                 // Every trial must pass: a slow one counts against it as a failed one does.
@@ -159,7 +147,7 @@ impl Trials {
                     Some(Verdict::Reopen)
                 } else if self.ok >= n {
                     Some(Verdict::Close)
-                } else if now.saturating_sub(self.started) >= rule.calls_wait {
+                } else if elapsed >= rule.calls_wait {
                     // Fewer than `n` passed trials by the bound: not enough to close on, as
                     // resilience4j's `maxWaitDurationInHalfOpenState`, so it reopens.
                     Some(Verdict::Reopen)
@@ -169,7 +157,6 @@ impl Trials {
             }
             HalfOpenPolicy::Share { window, .. } => {
                 let done = u64::from(self.ok) + u64::from(self.failed);
-                let elapsed = now.saturating_sub(self.started);
                 // Judge only with at least one finished trial: a quiet window keeps sampling.
                 if elapsed < nanos(window) || done == 0 {
                     return None;
@@ -223,10 +210,10 @@ mod tests {
 
     #[test]
     fn share_admits_the_first_call_then_one_in_twenty() {
-        let mut t = Trials::new(0);
+        let mut t = Episode::default();
         let admitted = (0..100).filter(|_| t.admit(0, SHARE)).count();
         assert_eq!(admitted, 5);
-        let mut t = Trials::new(0);
+        let mut t = Episode::default();
         assert!(t.admit(0, SHARE));
         for _ in 1..20 {
             assert!(!t.admit(0, SHARE));
@@ -236,7 +223,7 @@ mod tests {
 
     #[test]
     fn share_judges_after_the_window_only() {
-        let mut t = Trials::new(0);
+        let mut t = Episode::default();
         t.admit(0, SHARE);
         t.finish(OK);
         assert_eq!(t.verdict(1, rule(SHARE)), None);
@@ -260,7 +247,7 @@ mod tests {
             ..rule(SHARE)
         };
         let end = 30_000_000_000;
-        let mut t = Trials::new(0);
+        let mut t = Episode::default();
         for _ in 0..20 {
             t.admit(0, SHARE);
             t.finish(OK);
@@ -279,7 +266,7 @@ mod tests {
     #[test]
     fn calls_mode_counts_a_slow_trial_against_it() {
         let p = HalfOpenPolicy::Calls(3);
-        let mut t = Trials::new(0);
+        let mut t = Episode::default();
         t.admit(0, p);
         t.finish(OK);
         t.admit(0, p);
@@ -290,7 +277,7 @@ mod tests {
     #[test]
     fn calls_mode_caps_trials_and_frees_cancelled_slots() {
         let p = HalfOpenPolicy::Calls(3);
-        let mut t = Trials::new(0);
+        let mut t = Episode::default();
         assert!(t.admit(0, p) && t.admit(0, p) && t.admit(0, p));
         assert!(!t.admit(0, p));
         t.release();
@@ -305,7 +292,7 @@ mod tests {
     #[test]
     fn calls_mode_reopens_when_its_trials_do_not_come_by_the_bound() {
         let p = HalfOpenPolicy::Calls(3);
-        let mut t = Trials::new(0);
+        let mut t = Episode::default();
         t.admit(0, p);
         t.finish(OK);
         assert_eq!(t.verdict(59_999_999_999, rule(p)), None);

@@ -1,0 +1,118 @@
+//! Half-open, on the breaker's side: admission while half-open, the rule trials are judged by,
+//! a trial's end, the verdict's transition, and the timeout a trial runs under. The episode's
+//! own bookkeeping (who becomes a trial, when a verdict is due) is `episode.rs`'s.
+//!
+//! Invariants: everything here runs under `rare`'s lock, and checks that the word is still the
+//! half-open generation it judges; the episode began when the state did (`Core::state_since`),
+//! so it keeps no start time of its own.
+
+mod episode;
+
+use std::time::Duration;
+
+pub(crate) use episode::{Episode, Late, Rule, TrialEnd, TrialResult, Verdict};
+
+use super::core::{Admission, Core, Rare};
+use super::events::{Reason, Transition};
+use crate::error::Rejection;
+use crate::settings::HalfOpenPolicy;
+use crate::state::{State, Word};
+use crate::sync::lock;
+
+impl Core {
+    /// Admission while half-open: a verdict that is due first (then `None`: the word moved, so
+    /// the caller looks again), else a trial if the episode takes one, else a refusal. `None`
+    /// too when the word had already moved on from `w`.
+    pub(super) fn admit_half_open(
+        &self,
+        w: Word,
+        now: u64,
+    ) -> Option<Result<Admission, Rejection>> {
+        self.check_stuck(now);
+        let mut rare = lock(&self.rare);
+        let cur = self.word();
+        if cur != w {
+            return None;
+        }
+        let elapsed = self.in_state_for(now);
+        if let Some(v) = rare.episode.verdict(elapsed, self.trial_rule()) {
+            let event = self.apply_verdict(&mut rare, cur, v, now);
+            drop(rare);
+            self.events.emit(event);
+            return None;
+        }
+        if rare.episode.admit(elapsed, self.config().half_open()) {
+            return Some(Ok(Admission::Trial(cur.generation())));
+        }
+        drop(rare);
+        Some(Err(self.rejection(State::HalfOpen, None)))
+    }
+
+    /// What half-open judges its trials by: the breaker's whole rule.
+    pub(super) fn trial_rule(&self) -> Rule {
+        let c = self.config();
+        Rule {
+            policy: c.half_open(),
+            failure_rate: c.failure_rate(),
+            slow: c.slow(),
+            calls_wait: crate::clock::nanos(self.calls_wait()),
+        }
+    }
+
+    /// How long a half-open with `half_open_calls` waits for its trials before it reopens:
+    /// the default half-open window (`defaults::HALF_OPEN_WINDOW`, 30 s), or the trial
+    /// timeout if longer, so that a trial admitted first is given its whole timeout. Checked
+    /// when a caller asks for admission (or a trial ends): the first caller past it is refused.
+    pub(crate) fn calls_wait(&self) -> Duration {
+        fusebox_settings::defaults::HALF_OPEN_WINDOW.max(self.trial_timeout())
+    }
+
+    /// A trial ended: record it and judge when due.
+    pub(crate) fn finish_trial(&self, gen: u64, result: TrialEnd) {
+        let now = self.clock().now();
+        let mut rare = lock(&self.rare);
+        let cur = self.word();
+        if cur.generation() != gen || cur.state() != State::HalfOpen {
+            return;
+        }
+        match result {
+            TrialEnd::Released => rare.episode.release(),
+            TrialEnd::Judged(r) => rare.episode.finish(r),
+            TrialEnd::Abandoned(late) => rare.episode.abandoned(late),
+        }
+        if let Some(v) = rare
+            .episode
+            .verdict(self.in_state_for(now), self.trial_rule())
+        {
+            let event = self.apply_verdict(&mut rare, cur, v, now);
+            drop(rare);
+            self.events.emit(event);
+        }
+    }
+
+    /// The verdict's transition, under the lock; the caller emits it after releasing it.
+    pub(super) fn apply_verdict(
+        &self,
+        rare: &mut Rare,
+        cur: Word,
+        v: Verdict,
+        now: u64,
+    ) -> Transition {
+        let (ok, failed) = (rare.episode.ok, rare.episode.failed);
+        let (to, reason) = match v {
+            Verdict::Close => (State::Closed, Reason::TrialsPassed { ok, failed }),
+            Verdict::Reopen => (State::Open, Reason::TrialsFailed { ok, failed }),
+        };
+        self.transition_locked(rare, cur, to, reason, now)
+    }
+
+    /// The timeout of a trial: the configured one, or else the half-open sampling period,
+    /// so that a hung trial can never hold a breaker in half-open forever.
+    pub(crate) fn trial_timeout(&self) -> Duration {
+        let c = self.config();
+        c.half_open_timeout().unwrap_or(match c.half_open() {
+            HalfOpenPolicy::Share { window, .. } => window,
+            HalfOpenPolicy::Calls(_) => c.open_for(),
+        })
+    }
+}
