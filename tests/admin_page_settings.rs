@@ -5,6 +5,8 @@
 //! Real sockets and a real browser run on real time; every wait is a bounded WebDriver wait.
 #![cfg(feature = "admin")]
 
+// Shared with admin_page_browser.rs, which uses all of it.
+#[allow(dead_code)]
 mod browser;
 
 use std::io::Write;

@@ -383,7 +383,8 @@ impl Breaker {
     }
 
     /// Ends the live change (admin or fleet), if any: the start's overrides, else the code's
-    /// settings, return. Returns whether one was in force.
+    /// settings, return. Returns whether one was in force (the example of
+    /// [`change_settings`](Self::change_settings) ends one).
     pub fn clear_settings_change(&self) -> bool {
         self.clear_change_where(is_change)
     }

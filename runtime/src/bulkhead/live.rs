@@ -62,6 +62,13 @@ impl Bulkhead {
     }
 
     /// The settings in force (the code's, or an override's).
+    ///
+    /// ```
+    /// use fusebox_runtime::{Bulkhead, Source};
+    /// let b = Bulkhead::builder("bulkhead-config-doc").pool(4).build_detached().unwrap();
+    /// b.change_settings([("pool", "6")], Source::Admin, None).unwrap();
+    /// assert_eq!((b.config_in_force().pool(), b.config().pool()), (6, 4));
+    /// ```
     pub fn config_in_force(&self) -> BulkheadConfig {
         self.lapse();
         match self.0.live.load().as_ref() {
@@ -128,7 +135,8 @@ impl Bulkhead {
     }
 
     /// Ends the live change (admin or fleet), if any: the start's overrides, else the code's
-    /// settings, return. Returns whether one was in force.
+    /// settings, return. Returns whether one was in force (the example of
+    /// [`change_settings`](Self::change_settings) ends one).
     pub fn clear_settings_change(&self) -> bool {
         self.clear_change_where(is_change)
     }

@@ -40,6 +40,14 @@ pub struct SettingInForce {
 
 impl SettingInForce {
     /// Whether the value in force is not the code's.
+    ///
+    /// ```
+    /// use fusebox_runtime::{Breaker, Source};
+    /// let b = Breaker::builder("overridden-doc").build_detached().unwrap();
+    /// b.change_settings([("open_for", "5s")], Source::Admin, None).unwrap();
+    /// let over: Vec<_> = b.settings_in_force().into_iter().filter(|s| s.overridden()).collect();
+    /// assert_eq!((over[0].key, over[0].code.as_deref()), ("open_for", Some("30s")));
+    /// ```
     pub fn overridden(&self) -> bool {
         self.source != Source::Code
     }

@@ -7,6 +7,11 @@ use std::fmt;
 use fusebox_settings::{check_name, ConfigError, RawBulkheadSettings, RawSettings, Source};
 
 /// What an override is for.
+///
+/// ```
+/// use fusebox_runtime::GuardKind;
+/// assert_eq!(GuardKind::Bulkhead.to_string(), "bulkhead");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(
     feature = "serde",
@@ -212,16 +217,32 @@ impl Overrides {
     }
 
     /// The number of names and patterns given.
+    ///
+    /// ```
+    /// use fusebox_runtime::Overrides;
+    /// assert_eq!(Overrides::new().len(), 0);
+    /// ```
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// No override given.
+    ///
+    /// ```
+    /// use fusebox_runtime::Overrides;
+    /// assert!(Overrides::new().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
-    /// Every source's overrides set to `source` (a file read by hand, say).
+    /// Every override attributed to `source` (a file read by hand, say).
+    ///
+    /// ```
+    /// use fusebox_runtime::{Overrides, Source};
+    /// let o = Overrides::new().breaker("a", [("timeout", "1s")], Source::File).with_source(Source::Env);
+    /// assert_eq!(o.len(), 1);
+    /// ```
     pub fn with_source(mut self, source: Source) -> Overrides {
         for e in &mut self.entries {
             e.source = source;
@@ -427,6 +448,15 @@ pub struct Applied {
 }
 
 /// Settings applied to one breaker or bulkhead.
+///
+/// ```
+/// use fusebox_runtime::{registry, Bulkhead, GuardKind, Overrides, Source};
+/// Bulkhead::builder("applied-to-doc").pool(2).build().unwrap();
+/// let o = Overrides::new().bulkhead("applied-to-doc", [("pool", "3")], Source::File);
+/// let a = registry().apply_overrides(&o).unwrap();
+/// assert_eq!(a.applied[0].target, GuardKind::Bulkhead);
+/// assert_eq!(a.applied[0].pairs, [("pool".to_string(), "3".to_string())]);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
@@ -440,6 +470,13 @@ pub struct AppliedTo {
 }
 
 /// An override's name or pattern that no declared breaker or bulkhead has.
+///
+/// ```
+/// use fusebox_runtime::{registry, GuardKind, Overrides, Source};
+/// let o = Overrides::new().bulkhead("undeclared-doc-pool", [("pool", "3")], Source::Env);
+/// let u = &registry().apply_overrides(&o).unwrap().undeclared[0];
+/// assert_eq!((u.target, u.name.as_str(), u.source), (GuardKind::Bulkhead, "undeclared-doc-pool", Source::Env));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
