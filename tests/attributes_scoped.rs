@@ -67,3 +67,38 @@ async fn a_scope_lists_every_annotated_breaker_from_the_start_with_its_own_state
     shard_get(9, true).await.unwrap();
     assert!(registry().breaker("scoped-shard/9").is_some());
 }
+
+/// Fails once, then answers: one retry per call.
+#[fusebox::retry(attempts = 2, backoff = "1ms", budget = 0, budget_floor = 1)]
+#[breaker(name = "scoped-retry", window_calls = 100, min_calls = 100)]
+async fn retried(n: &std::sync::atomic::AtomicU32) -> Result<u32, DepError> {
+    if n.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0 {
+        Err(DepError::Down)
+    } else {
+        Ok(1)
+    }
+}
+
+/// Each scope's retries draw on a budget of its own (in its registry), so one test's retry
+/// storm never spends another's budget, and the process-wide budget sees neither.
+#[tokio::test(start_paused = true)]
+async fn each_scope_has_its_own_retry_budgets() {
+    let n = std::sync::atomic::AtomicU32::new(0);
+    for _ in 0..2 {
+        let _scope = testing::scope();
+        // A floor of 1 retry a second over 10 s: ten retries, then the budget refuses the
+        // eleventh call's (the twelfth succeeds at once).
+        for _ in 0..12 {
+            let _ = retried(&n).await;
+        }
+        let m = fusebox::metrics();
+        let r = m.retry("scoped-retry").expect("the scope's budget");
+        assert_eq!((r.calls, r.retries, r.budget_exhausted), (12, 10, 1));
+        assert!(registry().retry_budget("scoped-retry").is_some());
+    }
+    assert!(
+        registry().retry_budget("scoped-retry").is_none(),
+        "the process-wide registry never made one"
+    );
+    assert!(fusebox::retry::budget("scoped-retry").is_none());
+}

@@ -16,7 +16,7 @@ use common::DepError;
 use fusebox::{breaker, parse_duration, Breaker, BreakerBuilder, BreakerConfig, Bulkhead};
 use fusebox::{registry, ConfigError};
 
-use cases::{as_text, BREAKER_CASES, BULKHEAD_CASES};
+use cases::{as_text, BREAKER_CASES, BULKHEAD_CASES, RETRY_CASES};
 
 type Pairs = [(String, String)];
 
@@ -135,6 +135,36 @@ fn the_bulkhead_builder_gives_the_tables_verdict_and_message() {
         if expressible {
             let got = b.config().err().map(|e| e.to_string());
             assert_eq!(got.as_deref(), *want, "{source}");
+        }
+    }
+}
+
+/// `Retry::builder`'s typed setters and `Retry::from_settings` give `#[retry]`'s verdict.
+#[test]
+fn the_retry_builder_and_text_give_the_tables_verdict_and_message() {
+    use fusebox::retry::{Backoff, BudgetConfig, Retry};
+    for (i, (source, want)) in RETRY_CASES.iter().enumerate() {
+        let name = format!("agree-retry-{i}");
+        let text = Retry::from_settings(&name, as_text(source)).err();
+        assert_eq!(text.map(|e| e.to_string()).as_deref(), *want, "{source}");
+        let (mut backoff, mut budget) = (Backoff::default(), BudgetConfig::default());
+        let mut b = Retry::builder(&name);
+        let mut expressible = true;
+        for (k, v) in as_text(source) {
+            match (k.as_str(), v.parse::<u32>(), parse_duration(&v)) {
+                ("attempts", Ok(n), _) => b = b.attempts(n),
+                ("backoff", _, Ok(d)) => backoff = Backoff::new(d, backoff.cap()),
+                ("backoff_max", _, Ok(d)) => backoff = Backoff::new(backoff.base(), d),
+                ("budget", Ok(n), _) if n <= 255 => budget.share_pct = n as u8,
+                ("budget_floor", Ok(n), _) => budget.floor_per_s = n,
+                ("budget_window", _, Ok(d)) => budget.window = d,
+                ("total", _, Ok(d)) => b = b.total(d),
+                _ => expressible = false,
+            }
+        }
+        if expressible {
+            let got = b.backoff(backoff).budget(budget).build().err();
+            assert_eq!(got.map(|e| e.to_string()).as_deref(), *want, "{source}");
         }
     }
 }

@@ -2,7 +2,8 @@
 //! `valgrind --tool=callgrind target/release/deps/profile-* <case> [calls]`.
 //! Cases: bare, time, count, bulkhead, semaphore, keyed, open, attr, attr_bulkhead, attr_keyed,
 //! failsafe, recloser, recloser_open, attr_keyed8, timed, attr_timed, timeout, recloser_timeout, tripped, tower_bare,
-//! concurrency_limit, bulkhead_layer, breaker_layer, tower_resilience, metrics (one snapshot of
+//! concurrency_limit, bulkhead_layer, breaker_layer, tower_resilience, attr_no_retry, attr_retry,
+//! attr_retry_total, builder_retry (`time` under `Retry::run_with_breaker`), metrics (one snapshot of
 //! the 10 000 keyed breakers: run it for 1 and 3 calls, not 1 000). Run by `cargo bench` it
 //! does a short pass.
 
@@ -11,7 +12,7 @@ use std::hint::black_box;
 use failsafe::futures::CircuitBreaker as _;
 use fusebox_benches::{
     attr_breaker, attr_bulkhead, attr_keyed, attr_timed, block_on, dependency, dependency_timeout,
-    settings::*,
+    retry, settings::*,
 };
 use fusebox_runtime::{registry, Breaker, Bulkhead};
 use tower::{Layer, Service, ServiceExt};
@@ -74,6 +75,9 @@ fn main() {
         .build_detached()
         .unwrap();
     let sem = tokio::sync::Semaphore::new(64);
+    let retry = fusebox_runtime::retry::Retry::builder("profile-time")
+        .build()
+        .unwrap();
     let template = Breaker::builder("profile-keyed").config().unwrap();
     for k in 0..10_000u64 {
         registry().keyed(&template, &k);
@@ -144,6 +148,16 @@ fn main() {
             "attr" => drop(black_box(block_on(attr_breaker(i, false)))),
             "attr_bulkhead" => drop(black_box(block_on(attr_bulkhead(i)))),
             "attr_keyed" => drop(black_box(block_on(attr_keyed(i % 10_000, i)))),
+            // Issue 30: a first success with `#[retry]` (and a deadline), and its baseline.
+            "attr_no_retry" => drop(black_box(block_on(retry::attr_no_retry(i)))),
+            "attr_retry" => drop(black_box(block_on(retry::attr_retry(i)))),
+            "attr_retry_total" => drop(black_box(block_on(retry::attr_retry_total(i)))),
+            "builder_retry" => drop(black_box(block_on(retry.run_with_breaker(
+                &time,
+                || time.call(dependency(i, false)),
+                |_| true,
+                |_| None,
+            )))),
             // The issue's keyed row: 8 shards, all hot.
             "attr_keyed8" => drop(black_box(block_on(attr_keyed(i % 8, i)))),
             "recloser_open" => drop(black_box(block_on(rc_open.call(dependency(i, false))))),

@@ -10,6 +10,8 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+pub mod retry;
+
 /// The error of the simulated dependency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Boom;

@@ -137,7 +137,7 @@ impl Attrs {
             }),
             retry: self
                 .retry
-                .map(|(tokens, _)| RetryArgs::from_tokens(tokens, errors)),
+                .map(|(tokens, span)| RetryArgs::from_tokens(tokens, span, errors)),
         }
     }
 }

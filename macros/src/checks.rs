@@ -22,7 +22,7 @@ pub fn setting(arg: &Arg, key: Key) -> syn::Result<(String, Span)> {
                 format!("a duration string, like `{name} = \"800ms\"`")
             }
             Kind::Factor => format!("{}, like `{name} = 2.0`", key.expected()),
-            Kind::Percent | Kind::Count { .. } => key.expected().to_owned(),
+            Kind::Percent | Kind::Count { .. } | Kind::Upto { .. } => key.expected().to_owned(),
             Kind::Word { .. } => format!("a string, {}", key.expected()),
         };
         syn::Error::new(span, format!("`{name}` takes {what}"))
@@ -51,7 +51,7 @@ pub fn setting(arg: &Arg, key: Key) -> syn::Result<(String, Span)> {
                 i.base10_digits()
             ),
         )),
-        (Kind::Percent | Kind::Count { .. }, Lit::Int(i)) => {
+        (Kind::Percent | Kind::Count { .. } | Kind::Upto { .. }, Lit::Int(i)) => {
             Ok((format!("{neg}{}", i.base10_digits()), span))
         }
         (Kind::Factor, Lit::Int(i)) => Ok((format!("{neg}{}", i.base10_digits()), span)),

@@ -1,52 +1,63 @@
-//! `#[retry(...)]` arguments: `attempts`, `backoff`, `backoff_max`, `budget`, `budget_floor`,
-//! `retry_on`, `retry_after`, `total`, `idempotent`, `crate`, each optional, each checked
-//! here against the runtime's own ranges (`Retry::builder`'s checks, so what compiles builds).
+//! `#[retry(...)]` arguments: the settings (`attempts`, `backoff`, `backoff_max`, `budget`,
+//! `budget_floor`, `budget_window`, `total`) are judged by `fusebox-settings`' table, the
+//! check `Retry::builder` runs, so what compiles builds and each message is the table's; the
+//! others (`retry_on`, `retry_after`, `idempotent`, `hold_open`, `crate`) are code, flags and
+//! a path.
 
-use std::time::Duration;
-
+use fusebox_settings::{Key, RawRetrySettings, RetrySettings, RETRY_KEYS};
 use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Ident, Token};
 
-use crate::args::{self, Arg, Errors};
+use crate::args::{Arg, Errors};
 use crate::checks;
 
-/// Every key `#[retry]` accepts.
-pub const KEYS: &[&str] = &[
-    "attempts",
-    "backoff",
-    "backoff_max",
-    "budget",
-    "budget_floor",
+/// The arguments of `#[retry]` that are not settings.
+const NOT_SETTINGS: [&str; 5] = [
     "retry_on",
     "retry_after",
-    "total",
     "idempotent",
+    "hold_open",
     "crate",
 ];
 
-/// The runtime's `MAX_ATTEMPTS`: past a handful, retrying only adds load.
-const MAX_ATTEMPTS: u64 = 10;
+/// Every key `#[retry]` accepts: the settings as `fusebox-settings` lists them (not written
+/// again here), then the other arguments.
+pub const KEYS: &[&str] = &{
+    let mut all = [""; RETRY_KEYS.len() + NOT_SETTINGS.len()];
+    let mut i = 0;
+    while i < all.len() {
+        all[i] = if i < RETRY_KEYS.len() {
+            RETRY_KEYS[i]
+        } else {
+            NOT_SETTINGS[i - RETRY_KEYS.len()]
+        };
+        i += 1;
+    }
+    all
+};
 
-/// Validated `#[retry]` arguments; `None` is the runtime's default.
+/// Validated `#[retry]` arguments.
 #[derive(Default)]
 pub struct RetryArgs {
-    pub attempts: Option<u64>,
-    pub backoff: Option<Duration>,
-    pub backoff_max: Option<Duration>,
-    pub budget: Option<u64>,
-    pub budget_floor: Option<u64>,
+    /// The checked settings; `None` when one was refused (nothing expands then).
+    pub settings: Option<RetrySettings>,
+    /// The settings keys given, so only those are passed on (the rest are the runtime's
+    /// defaults, the same constants).
+    pub given: Vec<&'static str>,
     pub retry_on: Option<Expr>,
     pub retry_after: Option<Expr>,
-    pub total: Option<Duration>,
     pub idempotent: bool,
+    /// `hold_open = false`: a `retry_after` hint delays this caller only.
+    pub no_hold_open: bool,
     pub krate: Option<syn::Path>,
 }
 
 impl RetryArgs {
-    /// Reads `tokens`; every problem goes to `errors`.
-    pub fn from_tokens(tokens: TokenStream, errors: &mut Errors) -> RetryArgs {
+    /// Reads `tokens`; every problem goes to `errors`; `attr_span` is blamed for a rule
+    /// between keys when no key of it can be.
+    pub fn from_tokens(tokens: TokenStream, attr_span: Span, errors: &mut Errors) -> RetryArgs {
         let mut out = RetryArgs::default();
         let list = match parse(tokens) {
             Ok(l) => l,
@@ -55,98 +66,66 @@ impl RetryArgs {
                 return out;
             }
         };
-        let mut seen: Vec<String> = Vec::new();
-        let mut spans: Vec<(&str, Span)> = Vec::new();
+        let mut raw = RawRetrySettings::new();
+        let mut bad_value = false;
+        // Where each key was given, to spot duplicates and to blame a rule between keys.
+        let mut seen: Vec<(&'static str, Span)> = Vec::new();
         for arg in &list {
-            let key = arg.key.to_string();
-            if !KEYS.contains(&key.as_str()) {
-                errors.push(checks::unknown(arg, "retry", KEYS));
-                continue;
-            }
-            if seen.contains(&key) {
-                errors.push(checks::duplicate(arg));
-                continue;
-            }
-            seen.push(key.clone());
-            if let Err(e) = out.read(&key, arg, &mut spans) {
+            if let Err((e, is_setting)) = out.read(arg, &mut raw, &mut seen) {
+                bad_value |= is_setting;
                 errors.push(e);
             }
         }
-        out.cross_check(&spans, errors);
+        // Rules between keys only once every value is good, so one mistake gives one error.
+        if !bad_value {
+            match raw.check() {
+                Ok(s) => out.settings = Some(s),
+                Err(e) => errors.push(checks::config_error(
+                    checks::blame(&e, &seen, attr_span),
+                    &e,
+                )),
+            }
+        }
         out
     }
 
-    fn read(&mut self, key: &str, arg: &Arg, spans: &mut Vec<(&str, Span)>) -> syn::Result<()> {
-        match key {
-            "attempts" => self.attempts = Some(checks::count(arg, "attempts", MAX_ATTEMPTS)?),
-            "backoff" => {
-                self.backoff = Some(checks::duration(arg, "backoff")?);
-                spans.push(("backoff", span_of(&arg.value)));
-            }
-            "backoff_max" => {
-                self.backoff_max = Some(checks::duration(arg, "backoff_max")?);
-                spans.push(("backoff_max", span_of(&arg.value)));
-            }
-            "budget" => self.budget = Some(percent(arg)?),
-            "budget_floor" => self.budget_floor = Some(floor(arg)?),
+    /// Reads one argument; a refusal says whether it was a settings value.
+    fn read(
+        &mut self,
+        arg: &Arg,
+        raw: &mut RawRetrySettings,
+        seen: &mut Vec<(&'static str, Span)>,
+    ) -> Result<(), (syn::Error, bool)> {
+        let key = arg.key.to_string();
+        let Some(&known) = KEYS.iter().find(|k| **k == key) else {
+            return Err((checks::unknown(arg, "retry", KEYS), false));
+        };
+        if seen.iter().any(|(k, _)| *k == known) {
+            return Err((checks::duplicate(arg), false));
+        }
+        seen.push((known, syn::spanned::Spanned::span(&arg.value)));
+        if let Some(k) = Key::retry_from_name(known) {
+            self.given.push(k.name());
+            return checks::set_setting(arg, k, |k, text| raw.set_text(k, text))
+                .map_err(|e| (e, true));
+        }
+        match known {
             "retry_on" => self.retry_on = Some(arg.value.clone()),
             "retry_after" => self.retry_after = Some(arg.value.clone()),
-            "total" => self.total = Some(checks::duration(arg, "total")?),
-            "idempotent" => self.idempotent = flag(arg)?,
-            _ => self.krate = Some(checks::crate_path(arg)?),
+            "idempotent" => self.idempotent = flag(arg).map_err(|e| (e, false))?,
+            "hold_open" => self.no_hold_open = !flag(arg).map_err(|e| (e, false))?,
+            _ => self.krate = Some(checks::crate_path(arg).map_err(|e| (e, false))?),
         }
         Ok(())
     }
 
-    /// `backoff_max` below `backoff` (given or default) would never let the first wait happen.
-    fn cross_check(&self, spans: &[(&str, Span)], errors: &mut Errors) {
-        let base = self.backoff.unwrap_or(Duration::from_millis(50));
-        let cap = self.backoff_max.unwrap_or(Duration::from_secs(2));
-        if cap >= base {
-            return;
-        }
-        let blame = spans.last().map_or_else(Span::call_site, |(_, s)| *s);
-        errors.at(
-            blame,
-            format!(
-                "`backoff_max` ({cap:?}) is below `backoff` ({base:?}): the cap must be at least the first wait \
-                 (defaults: `backoff = \"50ms\"`, `backoff_max = \"2s\"`)"
-            ),
-        );
+    /// Whether the setting `key` was written.
+    pub fn gave(&self, key: &str) -> bool {
+        self.given.contains(&key)
     }
 }
 
-fn span_of(e: &Expr) -> Span {
-    syn::spanned::Spanned::span(e)
-}
-
-/// `budget = 20`: the share of the name's calls that may be retries, in percent.
-fn percent(arg: &Arg) -> syn::Result<u64> {
-    let what = "a share of calls in percent: an integer from 0 to 100, like `budget = 20`";
-    let (v, span) = args::int_lit(arg, what)?;
-    if v > 100 {
-        return Err(syn::Error::new(
-            span,
-            format!("`budget` takes {what}, not {v}"),
-        ));
-    }
-    Ok(v)
-}
-
-/// `budget_floor = 1`: retries a second allowed whatever the traffic.
-fn floor(arg: &Arg) -> syn::Result<u64> {
-    let what = "a number of retries per second: an integer from 0 to 1000, like `budget_floor = 1`";
-    let (v, span) = args::int_lit(arg, what)?;
-    if v > 1000 {
-        return Err(syn::Error::new(
-            span,
-            format!("`budget_floor` takes {what}, not {v}"),
-        ));
-    }
-    Ok(v)
-}
-
-/// `idempotent` alone, or `idempotent = true/false`.
+/// A flag: `idempotent` alone, or `key = true/false`.
 fn flag(arg: &Arg) -> syn::Result<bool> {
     match &arg.value {
         Expr::Lit(syn::ExprLit {
@@ -155,12 +134,15 @@ fn flag(arg: &Arg) -> syn::Result<bool> {
         }) => Ok(b.value),
         other => Err(syn::Error::new_spanned(
             other,
-            "`idempotent` is a flag: write `idempotent` (or `idempotent = true`)",
+            format!(
+                "`{0}` is a flag: write `{0}` (or `{0} = true`, `{0} = false`)",
+                arg.key
+            ),
         )),
     }
 }
 
-/// `key = value, ...`, where a bare `idempotent` stands for `idempotent = true`.
+/// `key = value, ...`, where a bare flag (`idempotent`) stands for `idempotent = true`.
 fn parse(tokens: TokenStream) -> syn::Result<Vec<Arg>> {
     let parser = |input: ParseStream| {
         let mut out = Vec::new();
@@ -169,7 +151,7 @@ fn parse(tokens: TokenStream) -> syn::Result<Vec<Arg>> {
             let value: Expr = if input.peek(Token![=]) {
                 input.parse::<Token![=]>()?;
                 input.parse()?
-            } else if key == "idempotent" {
+            } else if key == "idempotent" || key == "hold_open" {
                 syn::parse_quote_spanned!(key.span()=> true)
             } else {
                 return Err(syn::Error::new(

@@ -8,26 +8,13 @@ use syn::{FnArg, Pat, Type};
 use crate::args::Errors;
 use crate::ast::Function;
 use crate::retry_args::RetryArgs;
-use crate::shape::{is_renamed_pattern, Shape};
+use crate::shape::is_renamed_pattern;
 use crate::signature::Output;
 
-/// Checks `func` for `#[retry]`; `fallback` says whether a breaker's fallback answers.
-pub fn check(
-    func: &Function,
-    shape: &Shape,
-    out: &Output,
-    r: &RetryArgs,
-    guarded: bool,
-    errors: &mut Errors,
-) {
-    if let Shape::Boxed(_) = shape {
-        errors.at(
-            func.sig.fn_token.span,
-            "`#[retry]` does not support `#[async_trait]` methods yet: put it on an inherent `async fn` \
-             the trait method calls",
-        );
-        return;
-    }
+/// Checks `func` for `#[retry]` (an `async fn` or the boxed future `#[async_trait]` leaves:
+/// each attempt makes that future again); `guarded` says whether a breaker or bulkhead
+/// answers for a body that does not return a `Result`.
+pub fn check(func: &Function, out: &Output, r: &RetryArgs, guarded: bool, errors: &mut Errors) {
     if !out.is_result && !guarded {
         errors.at(
             out.span,

@@ -39,30 +39,75 @@ pub fn wrap(v: &Valid<'_>, r: &RetryArgs, p: Pieces<'_>) -> TokenStream {
     let attempt = attempt(&p);
     let (retry_on, retry_after) = hooks(v, r, pv);
     let (value, err, on_ok, on_ignored) = (p.value, p.err, &p.on_ok, &p.on_ignored);
-    let on_failed = match (p.breaker, p.bulkhead) {
-        (None, None) => quote!(#pv::retry_gave_up(#err)),
-        _ => p.on_failed.clone(),
+    let attempt_fn = format_ident!("__fusebox_attempt", span = Span::mixed_site());
+    let started = format_ident!("__fusebox_started", span = Span::mixed_site());
+    let first = format_ident!("__fusebox_first", span = Span::mixed_site());
+    // The first attempt is awaited here, inline, and its `Completion` matched as the call
+    // without a retry matches it: a first success costs the deposit (`retry_begin`) more. The
+    // retries are boxed, on the failure path. Alone, the body's errors are retried as they
+    // are (no refusal can come back); with a breaker, its handle is lent so a `retry_after`
+    // hint can hold it open; with a bulkhead alone, every error may be retried.
+    let on_failed = &p.on_failed;
+    let after = |rest: TokenStream| {
+        quote! {
+            match #rest.await {
+                ::core::result::Result::Ok(::core::result::Result::Ok(#value)) => #on_ok,
+                ::core::result::Result::Ok(::core::result::Result::Err(#err)) => #on_ignored,
+                ::core::result::Result::Err(#err) => #on_failed,
+            }
+        }
+    };
+    let first_match = match (p.breaker, p.bulkhead) {
+        (None, None) => quote! {
+            match #attempt_fn().await {
+                ::core::result::Result::Ok(#value) => #on_ok,
+                ::core::result::Result::Err(#first) => {
+                    match #pv::retry_rest_plain(#policy.get(), #started, #first, #attempt_fn, #retry_on, #retry_after).await {
+                        ::core::result::Result::Ok(#value) => #on_ok,
+                        ::core::result::Result::Err(#err) => ::core::result::Result::Err(#err),
+                    }
+                }
+            }
+        },
+        (Some(b), _) => {
+            let rest = after(quote! {
+                #pv::retry_rest(#policy.get(), ::core::option::Option::Some(#b), true, #started, #first, #attempt_fn, #retry_on, #retry_after)
+            });
+            quote! {
+                match #attempt_fn().await {
+                    #pv::Completion::Ok(#value) => #on_ok,
+                    #pv::Completion::Ignored(#err) => #on_ignored,
+                    #pv::Completion::Failed(#first) => #rest,
+                }
+            }
+        }
+        (None, Some(_)) => {
+            let rest = after(quote! {
+                #pv::retry_rest(#policy.get(), ::core::option::Option::None, false, #started, #first, #attempt_fn, #retry_on, #retry_after)
+            });
+            quote! {
+                match #attempt_fn().await {
+                    #pv::Completion::Ok(#value) => #on_ok,
+                    #pv::Completion::Ignored(#first) => {
+                        let #first = #pv::Error::Failed(#first);
+                        #rest
+                    }
+                    #pv::Completion::Failed(#first) => #rest,
+                }
+            }
+        }
     };
     let call = &p.call;
     quote! {
         #setup
         #touch
-        match #pv::run_retry(
-            #policy,
-            || {
-                #rebind
-                let __fusebox_call = #call;
-                #attempt
-            },
-            #retry_on,
-            #retry_after,
-        )
-        .await
-        {
-            ::core::result::Result::Ok(::core::result::Result::Ok(#value)) => #on_ok,
-            ::core::result::Result::Ok(::core::result::Result::Err(#err)) => #on_ignored,
-            ::core::result::Result::Err(#err) => #on_failed,
-        }
+        let #started = #pv::retry_begin(#policy.get());
+        let mut #attempt_fn = || {
+            #rebind
+            let __fusebox_call = #call;
+            #attempt
+        };
+        #first_match
     }
 }
 
@@ -72,31 +117,39 @@ fn policy_setup(v: &Valid<'_>, r: &RetryArgs, p: &Pieces<'_>, policy: &Ident) ->
     let pv = p.pv;
     let name = &p.name;
     let mut builder = quote!(#pv::Retry::builder(#name));
-    if let Some(n) = r.attempts {
-        let n = n as u32;
-        builder.extend(quote!(.attempts(#n)));
-    }
-    if r.backoff.is_some() || r.backoff_max.is_some() {
-        let base = duration(r.backoff.unwrap_or(std::time::Duration::from_millis(50)));
-        let cap = duration(r.backoff_max.unwrap_or(std::time::Duration::from_secs(2)));
-        builder.extend(quote!(.backoff(#pv::Backoff::new(#base, #cap))));
-    }
-    if r.budget.is_some() || r.budget_floor.is_some() {
-        let share = r.budget.unwrap_or(20) as u8;
-        let floor = r.budget_floor.unwrap_or(1) as u32;
-        builder.extend(quote!(.budget(#pv::BudgetConfig {
-            share_pct: #share,
-            floor_per_s: #floor,
-            ..::core::default::Default::default()
-        })));
-    }
-    if let Some(t) = r.total {
-        let t = duration(t);
-        builder.extend(quote!(.total(#t)));
+    // Only the settings written are passed on: the rest are the runtime's defaults, the same
+    // constants of `fusebox-settings`.
+    if let Some(s) = &r.settings {
+        if r.gave("attempts") {
+            let n = s.attempts();
+            builder.extend(quote!(.attempts(#n)));
+        }
+        if r.gave("backoff") || r.gave("backoff_max") {
+            let (base, cap) = (duration(s.backoff()), duration(s.backoff_max()));
+            builder.extend(quote!(.backoff(#pv::Backoff::new(#base, #cap))));
+        }
+        if let Some((share, floor, window)) = s
+            .budget()
+            .filter(|_| r.gave("budget") || r.gave("budget_floor") || r.gave("budget_window"))
+        {
+            let window = duration(window);
+            builder.extend(quote!(.budget(#pv::BudgetConfig {
+                share_pct: #share,
+                floor_per_s: #floor,
+                window: #window,
+            })));
+        }
+        if let Some(t) = s.total() {
+            let t = duration(t);
+            builder.extend(quote!(.total(#t)));
+        }
     }
     if let Some(t) = v.breaker.as_ref().and_then(|b| b.settings.timeout()) {
         let t = duration(t);
         builder.extend(quote!(.attempt_timeout(#t)));
+    }
+    if r.no_hold_open {
+        builder.extend(quote!(.hold_open_on_retry_after(false)));
     }
     if r.idempotent {
         builder.extend(quote!(.idempotent(true)));
@@ -132,41 +185,20 @@ fn rebind_arguments(v: &Valid<'_>, pv: &TokenStream) -> (TokenStream, TokenStrea
     (touch, rebind)
 }
 
-/// One attempt: through the breaker (and bulkhead), or the body alone, as a retry's result.
+/// One attempt: the future of one call through the breaker (and bulkhead), whose
+/// `Completion` the retry reads, or the body's own future alone.
 fn attempt(p: &Pieces<'_>) -> TokenStream {
     let pv = p.pv;
-    let b = format_ident!("__fusebox_b", span = Span::mixed_site());
-    let k = format_ident!("__fusebox_k", span = Span::mixed_site());
-    let (bind_k, some_k) = match p.bulkhead {
-        Some(h) => (
-            quote!(let #k = #h;),
-            quote!(::core::option::Option::Some(#k)),
-        ),
-        None => (quote!(), quote!(::core::option::Option::None)),
+    let some = |h: Option<&TokenStream>| match h {
+        Some(h) => quote!(::core::option::Option::Some(#h)),
+        None => quote!(::core::option::Option::None),
     };
+    let k = some(p.bulkhead);
     let failure = &p.failure;
     match (p.breaker, p.bulkhead) {
-        (Some(h), _) => quote! {
-            let #b = #h;
-            #bind_k
-            async move {
-                #pv::retry_attempt(#pv::run(#b, #some_k, __fusebox_call, #failure).await, true)
-            }
-        },
-        (None, Some(_)) => quote! {
-            #bind_k
-            async move {
-                #pv::retry_attempt(#pv::run_bulkhead(#some_k, __fusebox_call).await, false)
-            }
-        },
-        (None, None) => quote! {
-            async move {
-                match __fusebox_call.await {
-                    ::core::result::Result::Ok(v) => ::core::result::Result::Ok(::core::result::Result::Ok(v)),
-                    ::core::result::Result::Err(e) => ::core::result::Result::Err(#pv::Error::Failed(e)),
-                }
-            }
-        },
+        (Some(b), _) => quote!(#pv::run(#b, #k, __fusebox_call, #failure)),
+        (None, Some(_)) => quote!(#pv::run_bulkhead(#k, __fusebox_call)),
+        (None, None) => quote!(__fusebox_call),
     }
 }
 

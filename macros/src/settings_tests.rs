@@ -3,12 +3,13 @@
 //! same settings) and refuses with exactly the message `fusebox-settings` gives for the same
 //! value as text.
 
-use fusebox_settings::{RawBulkheadSettings, RawSettings};
+use fusebox_settings::{RawBulkheadSettings, RawRetrySettings, RawSettings};
 use proc_macro2::{Span, TokenStream};
 
 use crate::args::{self, Errors};
 use crate::breaker_args::BreakerArgs;
 use crate::bulkhead_args::BulkheadArgs;
+use crate::retry_args::RetryArgs;
 
 // The table every entry point is held to (the builder and text in `tests/settings_agree.rs`).
 include!("../../tests/common/settings_cases.rs");
@@ -61,6 +62,33 @@ fn the_bulkhead_attribute_gives_the_verdict_and_message_of_text() {
         }
         let got = errors.messages().into_iter().next();
         assert_eq!(got.as_deref(), *want, "{source}");
+    }
+}
+
+#[test]
+fn the_retry_attribute_gives_the_verdict_and_message_of_text() {
+    let mut keys_covered = Vec::new();
+    for (source, want) in RETRY_CASES {
+        let mut errors = Errors::default();
+        let attr = RetryArgs::from_tokens(tokens(source), Span::call_site(), &mut errors);
+        let mut raw = RawRetrySettings::new();
+        let text = as_text(source)
+            .iter()
+            .try_for_each(|(k, v)| raw.set_text(k, v))
+            .and_then(|()| raw.check());
+        match text {
+            Ok(s) => {
+                assert!(errors.is_empty(), "{source}: {:?}", errors.messages());
+                assert_eq!(attr.settings, Some(s), "{source}");
+            }
+            Err(e) => assert_eq!(errors.messages(), [e.to_string()], "{source}"),
+        }
+        let got = errors.messages().into_iter().next();
+        assert_eq!(got.as_deref(), *want, "{source}");
+        keys_covered.extend(as_text(source).into_iter().map(|(k, _)| k));
+    }
+    for key in fusebox_settings::RETRY_KEYS {
+        assert!(keys_covered.iter().any(|k| k == key), "no case for `{key}`");
     }
 }
 

@@ -57,6 +57,7 @@ mod metrics;
 // Glue: call sites of generated code, test scopes, loom hooks.
 mod call_site;
 mod macro_support;
+pub mod retry_after;
 #[cfg(feature = "testing")]
 pub mod testing;
 #[cfg(loom)]
@@ -125,9 +126,9 @@ pub mod __private {
     pub use crate::error::Error;
     pub use crate::macro_support::{
         call_fallback, fallback_answer, from_error, keyed_breaker, retry_after_for, retry_attempt,
-        retry_gave_up, retry_on_for, run_retry, static_retry, AsyncFallback, BreakerKey, ErrorOnly,
-        Fallback, FallbackReturn, FromRejection, ResultErr, RetryArgument, SyncFallback,
-        WithArguments,
+        retry_begin, retry_on_for, retry_rest, retry_rest_plain, static_retry, AsyncFallback,
+        BreakerKey, ErrorOnly, Fallback, FallbackReturn, FromRejection, ResultErr, RetryArgument,
+        RetrySite, SyncFallback, WithArguments,
     };
     pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};
     pub use crate::retry::{Backoff, BudgetConfig, Retry, RetryBuilder};

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::future::{ready, Future, Ready};
+use std::pin::Pin;
 
 use once_cell::sync::OnceCell;
 
@@ -214,41 +215,127 @@ pub fn retry_attempt<T, E>(
     }
 }
 
-/// The call site's retry policy, built once; its settings were checked at compile time.
+/// The call site's retry policy, built once; its settings were checked at compile time. Inside
+/// a test scope (feature `testing`) it is built for the call, on the scope's budgets, so
+/// parallel tests never draw on one budget.
+#[inline]
 pub fn static_retry(
     cell: &'static OnceCell<Option<Retry>>,
     builder: impl FnOnce() -> RetryBuilder,
-) -> Option<&'static Retry> {
-    cell.get_or_init(|| builder().build().ok()).as_ref()
+) -> RetrySite {
+    #[cfg(feature = "testing")]
+    if registry().is_scoped() {
+        return RetrySite(
+            builder()
+                .build()
+                .ok()
+                .map(|r| SiteRetry::Scoped(Box::new(r))),
+        );
+    }
+    RetrySite(
+        cell.get_or_init(|| builder().build().ok())
+            .as_ref()
+            .map(SiteRetry::Cached),
+    )
 }
 
-/// Runs `attempt` under `retry`, or once when the policy could not be built (never happens
-/// for checked settings; answering once beats a panic in the caller's task).
-pub async fn run_retry<T, E, F, Fut, R, A>(
-    retry: Option<&Retry>,
+/// A call site's policy: a pointer either way, so a call's future stays small.
+pub struct RetrySite(Option<SiteRetry>);
+
+enum SiteRetry {
+    Cached(&'static Retry),
+    #[cfg(feature = "testing")]
+    Scoped(Box<Retry>),
+}
+
+impl RetrySite {
+    /// The policy, if it could be built (always, for checked settings).
+    #[inline]
+    pub fn get(&self) -> Option<&Retry> {
+        match &self.0 {
+            Some(SiteRetry::Cached(r)) => Some(r),
+            #[cfg(feature = "testing")]
+            Some(SiteRetry::Scoped(r)) => Some(r),
+            None => None,
+        }
+    }
+}
+
+/// What a retry through a breaker ends with: [`retry_attempt`]'s reading of the last attempt.
+pub type Attempted<T, E> = Result<Result<T, E>, Error<E>>;
+
+/// A call of a `#[retry]` function starts: the budget's deposit, and the clock only for a
+/// deadline. The generated code then awaits the first attempt itself, inline, so a first
+/// success costs this and one branch more than the same call without a retry; the retries
+/// are [`retry_rest`]'s, boxed, on the failure path.
+#[inline]
+pub fn retry_begin(retry: Option<&Retry>) -> Option<tokio::time::Instant> {
+    retry.and_then(Retry::begin)
+}
+
+/// The retries after a first attempt through the breaker (and bulkhead) failed with `err`:
+/// each `attempt` a fresh call, whose `Completion` is read as [`retry_attempt`] does;
+/// `counted_only`: whether a breaker judges the attempts. A `retry_after` hint holds
+/// `breaker` open ([`Breaker::hold_open`]). Without a policy (never for checked settings),
+/// `err` is the answer.
+#[allow(clippy::too_many_arguments)]
+pub fn retry_rest<'a, T, E, F, Fut, R, A>(
+    retry: Option<&'a Retry>,
+    breaker: Option<&'a Breaker>,
+    counted_only: bool,
+    started: Option<tokio::time::Instant>,
+    err: Error<E>,
     mut attempt: F,
     retry_on: R,
     retry_after: A,
-) -> Result<T, Error<E>>
+) -> Pin<Box<impl Future<Output = Attempted<T, E>> + 'a>>
 where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, Error<E>>>,
-    R: Fn(&E) -> bool,
-    A: Fn(&E) -> Option<std::time::Duration>,
+    F: FnMut() -> Fut + 'a,
+    Fut: Future<Output = crate::breaker::Completion<T, E>> + 'a,
+    R: Fn(&E) -> bool + 'a,
+    A: Fn(&E) -> Option<std::time::Duration> + 'a,
+    T: 'a,
+    E: 'a,
 {
-    match retry {
-        Some(r) => r.run_with(attempt, retry_on, retry_after).await,
-        None => attempt().await,
-    }
+    Box::pin(async move {
+        let Some(r) = retry else {
+            return Err(err);
+        };
+        let again = move || {
+            let call = attempt();
+            async move { retry_attempt(call.await, counted_only) }
+        };
+        let judge = r.judge(retry_on, retry_after);
+        let hold = |d| breaker.is_some_and(|b| b.hold_open(d));
+        r.resume(started, err, again, judge, hold).await
+    })
 }
 
-/// A retry without breaker or bulkhead: only the body's own errors can come back.
-pub fn retry_gave_up<T, E>(e: Error<E>) -> Result<T, E> {
-    match e {
-        Error::Failed(e) => Err(e),
-        // No breaker or bulkhead admits these attempts, so no rejection can reach here.
-        Error::Rejected(r) => unreachable!("a retry without breaker was rejected: {r}"),
-    }
+/// [`retry_rest`] for `#[retry]` alone: the body's own errors, retried as they are (no
+/// refusal can come back).
+pub fn retry_rest_plain<'a, T, E, F, Fut, R, A>(
+    retry: Option<&'a Retry>,
+    started: Option<tokio::time::Instant>,
+    err: E,
+    attempt: F,
+    retry_on: R,
+    retry_after: A,
+) -> Pin<Box<impl Future<Output = Result<T, E>> + 'a>>
+where
+    F: FnMut() -> Fut + 'a,
+    Fut: Future<Output = Result<T, E>> + 'a,
+    R: Fn(&E) -> bool + 'a,
+    A: Fn(&E) -> Option<std::time::Duration> + 'a,
+    T: 'a,
+    E: 'a,
+{
+    Box::pin(async move {
+        let Some(r) = retry else {
+            return Err(err);
+        };
+        let judge = move |e: &E| (retry_on(e), retry_after(e));
+        r.resume(started, err, attempt, judge, |_| false).await
+    })
 }
 
 /// The error type of a function's `Result`, so `retry_on` and `retry_after` are checked

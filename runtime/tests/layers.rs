@@ -27,6 +27,7 @@ const STACK: &[(&str, &str)] = &[
     ("testing", "glue"),
     ("call_site", "glue"),
     ("macro_support", "glue"),
+    ("retry_after", "glue"),
     ("testing_hooks", "glue"),
     ("into_response", "top"),
     ("tower", "top"),

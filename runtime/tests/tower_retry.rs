@@ -84,3 +84,52 @@ async fn the_layer_draws_on_the_names_budget() {
     assert_eq!(retry.budget().retries(), 3);
     assert_eq!(retry.budget().exhausted(), 4);
 }
+
+fn throttled(e: &u16) -> bool {
+    *e == 429
+}
+
+fn pushback(e: &u16) -> Option<std::time::Duration> {
+    (*e == 429).then(|| std::time::Duration::from_secs(2))
+}
+
+/// With hints, the layer retries what `retry_on` accepts, waits what `retry_after` says, and
+/// holds its name's breaker open meanwhile, as `#[retry]` does.
+#[tokio::test(start_paused = true)]
+async fn hints_are_honoured_and_hold_the_breaker_open() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let seen = calls.clone();
+    let svc = ServiceBuilder::new()
+        .layer(
+            RetryLayer::new(Retry::builder("tower-retry-hints").build().unwrap())
+                .hints(throttled, pushback),
+        )
+        .layer(BreakerLayer::new(Breaker::builder("tower-retry-hints").half_open_calls(1)).unwrap())
+        .service(service_fn(move |x: u32| {
+            let n = seen.fetch_add(1, SeqCst);
+            async move {
+                match (x, n) {
+                    (0, _) => Err(400u16),
+                    (_, 0) => Err(429u16),
+                    _ => Ok(x),
+                }
+            }
+        }));
+    let started = tokio::time::Instant::now();
+    assert_eq!(svc.clone().oneshot(5).await, Ok(5));
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(2),
+        "waited the hint"
+    );
+    assert_eq!(calls.load(SeqCst), 2);
+    let m = fusebox_runtime::metrics();
+    assert_eq!(m.retry("tower-retry-hints").unwrap().held_open, 1);
+    // The hold lapsed into half-open, and the retry's attempt was the trial that closed it.
+    assert_eq!(
+        registry().breaker("tower-retry-hints").unwrap().state(),
+        State::Closed
+    );
+    // `retry_on` refuses a 400: one attempt only.
+    assert_eq!(svc.oneshot(0).await, Err(Error::Failed(400)));
+    assert_eq!(calls.load(SeqCst), 3);
+}

@@ -119,3 +119,22 @@ pub const DERIVED_BACKOFF: f64 = 2.0;
 /// backstop, and each one ending in half-open costs a dead dependency a few trials; an hour
 /// keeps seed 003's 42 dead instances under 4 % of 2 threads.
 pub const DERIVED_OPEN_FOR_MAX: Duration = Duration::from_secs(3600);
+
+/// `#[retry]`: attempts at most, the first included, unless told (one call, two retries).
+pub const RETRY_ATTEMPTS: u32 = 3;
+/// `#[retry]`: the most attempts: past a handful, retrying only adds load.
+pub const MAX_ATTEMPTS: u32 = 10;
+/// `#[retry]`: the ceiling of the first retry's wait (a lost packet, a restarted connection).
+pub const RETRY_BACKOFF: Duration = Duration::from_millis(50);
+/// `#[retry]`: the highest ceiling of a wait, however many retries came before.
+pub const RETRY_BACKOFF_MAX: Duration = Duration::from_secs(2);
+/// `#[retry]`: the retry budget's share of the name's calls, in percent (Finagle's).
+pub const BUDGET_SHARE: u8 = 20;
+/// `#[retry]`: retries a second the budget allows whatever the traffic. Finagle's is 10, sized
+/// for busy RPC clients; for a dependency called 20 times a second that alone would let
+/// retries add half the load while it struggles (the retry replay).
+pub const BUDGET_FLOOR: u32 = 1;
+/// `#[retry]`: the largest floor: a thousand retries a second is no longer a floor.
+pub const MAX_BUDGET_FLOOR: u32 = 1000;
+/// `#[retry]`: how far back the budget counts calls and retries.
+pub const BUDGET_WINDOW: Duration = Duration::from_secs(10);

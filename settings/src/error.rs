@@ -53,6 +53,11 @@ pub enum ConfigError {
         /// The key given.
         key: String,
     },
+    /// A key that is not a setting of a retry (from text).
+    UnknownRetrySetting {
+        /// The key given.
+        key: String,
+    },
     /// A duration string that does not parse (`"800ms"`, `"3s"`, `"1m30s"` are accepted).
     BadDuration {
         /// The text given.
@@ -85,6 +90,7 @@ impl ConfigError {
             }
             ConfigError::BadName { .. }
             | ConfigError::UnknownSetting { .. }
+            | ConfigError::UnknownRetrySetting { .. }
             | ConfigError::BadDuration { .. } => Vec::new(),
         }
     }
@@ -138,6 +144,11 @@ impl fmt::Display for ConfigError {
                 f,
                 "unknown setting `{key}`: expected one of {}",
                 keys::KEYS.join(", ")
+            ),
+            ConfigError::UnknownRetrySetting { key } => write!(
+                f,
+                "unknown setting `{key}` of a retry: expected one of {}",
+                keys::RETRY_KEYS.join(", ")
             ),
             ConfigError::BadDuration { text } => {
                 write!(f, "bad duration {text:?}: ")?;

@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use crate::const_text::{text, Text};
-use crate::defaults::{MAX_COUNT, MAX_KEYS, MAX_POOL, MAX_WINDOW, MAX_WINDOW_CALLS};
+use crate::defaults::{
+    MAX_ATTEMPTS, MAX_BUDGET_FLOOR, MAX_COUNT, MAX_KEYS, MAX_POOL, MAX_WINDOW, MAX_WINDOW_CALLS,
+};
 use crate::{parse_duration, ConfigError};
 
 /// What kind of value a key takes, and so how text is parsed and checked.
@@ -14,6 +16,12 @@ pub enum Kind {
     /// A whole number from 1 to `max`.
     Count {
         /// The largest accepted count.
+        max: u64,
+    },
+    /// A whole number from 0 to `max` (a retry budget's share in percent, its floor), where
+    /// zero is a choice: no share, or no floor.
+    Upto {
+        /// The largest accepted number.
         max: u64,
     },
     /// A duration string (`"800ms"`); zero only where `zero_ok`.
@@ -40,11 +48,16 @@ pub enum Kind {
 pub(crate) enum Attribute {
     Breaker,
     Bulkhead,
+    Retry,
 }
 
 macro_rules! table {
     ($($variant:ident = $name:literal, $field:literal, $kind:expr, $noun:literal, $attr:ident;)*) => {
-        /// A settings key of `#[breaker]` or `#[bulkhead]` (and of text settings).
+        /// A settings key of `#[breaker]`, `#[bulkhead]` or `#[retry]` (and of text settings).
+        ///
+        /// `#[retry]`'s `backoff` (the first wait, a duration) is a key of its own beside the
+        /// breaker's (the growth of open periods, a factor): [`Key::from_name`] finds the
+        /// breaker's, [`Key::retry_from_name`] the retry's.
         ///
         /// ```
         /// use fusebox_settings::{Key, Kind};
@@ -115,6 +128,13 @@ table! {
     Limit = "limit", "limit", Kind::Word { one_of: &["fixed", "adaptive"] }, "", Bulkhead;
     MinPool = "min_pool", "min_pool", Kind::Count { max: MAX_POOL as u64 }, "calls in flight", Bulkhead;
     MaxPool = "max_pool", "max_pool", Kind::Count { max: MAX_POOL as u64 }, "calls in flight", Bulkhead;
+    Attempts = "attempts", "attempts", Kind::Count { max: MAX_ATTEMPTS as u64 }, "attempts", Retry;
+    RetryBackoff = "backoff", "backoff", Kind::Duration { zero_ok: false }, "", Retry;
+    BackoffMax = "backoff_max", "backoff_max", Kind::Duration { zero_ok: false }, "", Retry;
+    Budget = "budget", "budget", Kind::Upto { max: 100 }, "a percentage of the name's calls", Retry;
+    BudgetFloor = "budget_floor", "budget_floor", Kind::Upto { max: MAX_BUDGET_FLOOR as u64 }, "a number of retries a second", Retry;
+    BudgetWindow = "budget_window", "budget_window", Kind::Span { max: MAX_WINDOW }, "", Retry;
+    Total = "total", "total", Kind::Duration { zero_ok: false }, "", Retry;
 }
 
 /// What a valid value of `kind` looks like; `noun` is what a count counts.
@@ -127,6 +147,7 @@ const fn describe(kind: Kind, noun: &str) -> Text {
             .str(noun)
             .str(" from 1 to ")
             .num(max),
+        Kind::Upto { max } => text.str(noun).str(" from 0 to ").num(max),
         Kind::Duration { zero_ok: false } => text.str("a duration longer than zero"),
         Kind::Duration { zero_ok: true } => text.str("a duration"),
         Kind::Span { max } => text
@@ -153,6 +174,7 @@ const fn describe(kind: Kind, noun: &str) -> Text {
 enum Group {
     Breaker,
     Bulkhead,
+    Retry,
     /// The keys that set the slow-call bound: `slow` and the `trip_p*`.
     SlowBound,
     /// The slow-call rules written as a percentile.
@@ -166,6 +188,7 @@ const fn in_group(k: Key, g: Group) -> bool {
     match g {
         Group::Breaker => matches!(k.attribute(), Attribute::Breaker),
         Group::Bulkhead => matches!(k.attribute(), Attribute::Bulkhead),
+        Group::Retry => matches!(k.attribute(), Attribute::Retry),
         Group::SlowBound => slow_bound,
         Group::Trip => slow_bound && !matches!(k, Key::Slow),
         Group::PoolBounds => matches!(k, Key::MinPool | Key::MaxPool),
@@ -221,6 +244,10 @@ pub const KEYS: [&str; BREAKER_KEYS.len()] = BREAKER_KEYS;
 /// Every key of `#[bulkhead]` that is a setting.
 pub const BULKHEAD_KEYS: [&str; group_len(Group::Bulkhead)] = names(Group::Bulkhead);
 
+/// Every key of `#[retry]` that is a setting (its other arguments, `retry_on`, `retry_after`,
+/// `idempotent` and `crate`, are code or a flag, not values with a range).
+pub const RETRY_KEYS: [&str; group_len(Group::Retry)] = names(Group::Retry);
+
 const SLOW_BOUND: [&str; group_len(Group::SlowBound)] = names(Group::SlowBound);
 
 const TRIP: [&str; group_len(Group::Trip)] = names(Group::Trip);
@@ -240,12 +267,28 @@ pub(crate) enum Value {
 }
 
 impl Key {
-    /// The key named `name` (breaker or bulkhead), if it is a setting.
+    /// The key named `name` (breaker or bulkhead, else retry), if it is a setting.
     pub fn from_name(name: &str) -> Option<Key> {
         ALL.iter().copied().find(|k| k.name() == name)
     }
 
-    /// Every key, breaker keys first.
+    /// The key of `#[retry]` named `name`, if it is one of its settings.
+    ///
+    /// ```
+    /// use fusebox_settings::{Key, Kind};
+    /// let k = Key::retry_from_name("backoff").unwrap();
+    /// assert_eq!(k.kind(), Kind::Duration { zero_ok: false });
+    /// assert_eq!(Key::from_name("backoff").unwrap().kind(), Kind::Factor, "the breaker's");
+    /// assert_eq!(Key::retry_from_name("budget").unwrap().expected(), "a percentage of the name's calls from 0 to 100");
+    /// assert!(Key::retry_from_name("timeout").is_none());
+    /// ```
+    pub fn retry_from_name(name: &str) -> Option<Key> {
+        ALL.iter()
+            .copied()
+            .find(|k| k.attribute() == Attribute::Retry && k.name() == name)
+    }
+
+    /// Every key: breaker keys first, then the bulkhead's, then the retry's.
     pub fn all() -> &'static [Key] {
         ALL
     }
@@ -263,7 +306,7 @@ impl Key {
             expected: self.expected(),
         };
         let v = match self.kind() {
-            Kind::Percent | Kind::Count { .. } => {
+            Kind::Percent | Kind::Count { .. } | Kind::Upto { .. } => {
                 Value::Int(text.parse().map_err(|_| not_a_number())?)
             }
             Kind::Factor => Value::Float(text.parse().map_err(|_| not_a_number())?),
@@ -292,6 +335,7 @@ impl Key {
             (Kind::Count { max }, Value::Int(n)) if !(1..=max).contains(&n) => {
                 Err(out(n.to_string()))
             }
+            (Kind::Upto { max }, Value::Int(n)) if n > max => Err(out(n.to_string())),
             (Kind::Factor, Value::Float(f)) if !f.is_finite() || f < 1.0 => Err(out(f.to_string())),
             (Kind::Span { max }, Value::Duration(d)) if d > max => Err(out(format!("{d:?}"))),
             (Kind::Duration { zero_ok: false } | Kind::Span { .. }, Value::Duration(d))

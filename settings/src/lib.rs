@@ -1,4 +1,4 @@
-//! The settings of fusebox's breakers and bulkheads, in one table: keys, units, ranges,
+//! The settings of fusebox's breakers, bulkheads and retries, in one table: keys, units, ranges,
 //! defaults, cross-key rules, parsing from text, and every error message.
 //!
 //! The attribute macros call it at compile time and the runtime's builder and text parsing
@@ -39,15 +39,17 @@ mod name;
 mod overrides;
 mod parts;
 mod raw;
+mod retry;
 mod types;
 
 pub use bulkhead::{BulkheadSettings, PoolLimit, RawBulkheadSettings};
 pub use duration::{nanos, parse_duration};
 pub use error::ConfigError;
-pub use keys::{Key, Kind, BREAKER_KEYS, BULKHEAD_KEYS, KEYS};
+pub use keys::{Key, Kind, BREAKER_KEYS, BULKHEAD_KEYS, KEYS, RETRY_KEYS};
 pub use name::check_name;
 pub use overrides::{duration_text, Source};
 #[doc(hidden)]
 pub use parts::{BulkheadParts, SettingsParts};
 pub use raw::RawSettings;
+pub use retry::{RawRetrySettings, RetrySettings};
 pub use types::{HalfOpenPolicy, Settings, SlowRule, WindowKind};

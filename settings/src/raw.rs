@@ -251,9 +251,19 @@ impl RawSettings {
             Key::MaxKeys => self.max_keys = int,
             Key::ProbeEvery => self.probe_every = dur,
             Key::Ramp => self.ramp = dur,
-            Key::Pool | Key::MaxWait | Key::Limit | Key::MinPool | Key::MaxPool => {
-                unreachable!("filtered to breaker keys above")
-            }
+            // Filtered to breaker keys above: the others belong to other attributes.
+            Key::Pool
+            | Key::MaxWait
+            | Key::Limit
+            | Key::MinPool
+            | Key::MaxPool
+            | Key::Attempts
+            | Key::RetryBackoff
+            | Key::BackoffMax
+            | Key::Budget
+            | Key::BudgetFloor
+            | Key::BudgetWindow
+            | Key::Total => {}
         }
         Ok(())
     }

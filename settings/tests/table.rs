@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use fusebox_settings::{
-    ConfigError, Key, RawBulkheadSettings, RawSettings, Settings, BREAKER_KEYS, BULKHEAD_KEYS,
+    ConfigError, Key, RawBulkheadSettings, RawRetrySettings, RawSettings, Settings, BREAKER_KEYS,
+    BULKHEAD_KEYS, RETRY_KEYS,
 };
 
 const S: Duration = Duration::from_secs(1);
@@ -183,7 +184,15 @@ fn every_key_is_in_the_table_with_its_kind() {
         assert_eq!(k.name(), *name);
         assert!(!k.expected().is_empty());
     }
-    assert_eq!(Key::all().len(), BREAKER_KEYS.len() + BULKHEAD_KEYS.len());
+    for name in &RETRY_KEYS {
+        let k = Key::retry_from_name(name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(k.name(), *name);
+        assert!(!k.expected().is_empty());
+    }
+    assert_eq!(
+        Key::all().len(),
+        BREAKER_KEYS.len() + BULKHEAD_KEYS.len() + RETRY_KEYS.len()
+    );
 }
 
 #[test]
@@ -268,4 +277,48 @@ fn every_error_names_the_keys_an_attribute_points_at() {
     );
     let two_rules = keys(&[("trip_p95", "1s"), ("trip_p99", "1s")]);
     assert!(two_rules.contains(&"trip_p95") && two_rules.contains(&"trip_p99"));
+}
+
+/// A retry's keys are judged by their table entries: text and typed setters agree, in the
+/// table's words.
+#[test]
+fn retry_settings_are_judged_by_the_table() {
+    let text = |pairs: &[(&str, &str)]| {
+        let mut raw = RawRetrySettings::new();
+        for (k, v) in pairs {
+            raw.set_text(k, v)?;
+        }
+        raw.check()
+    };
+    let table: &[(&[(&str, &str)], &str)] = &[
+        (&[("attempts", "0")], "`attempts` = 0 is out of range: expected a number of attempts from 1 to 10"),
+        (&[("attempts", "11")], "`attempts` = 11 is out of range: expected a number of attempts from 1 to 10"),
+        (&[("backoff", "0ms")], "`backoff` must be longer than zero, like \"100ms\""),
+        (&[("backoff", "2.0")], "bad duration \"2.0\": `2` has no unit; expected a number with a unit (h, m, s, ms, us, ns), like \"800ms\", \"3s\", \"1m30s\" or \"2h\""),
+        (&[("backoff", "1s"), ("backoff_max", "500ms")], "`backoff_max` = 500ms is out of range: expected a cap at least `backoff`, the first wait (defaults: `backoff = \"50ms\"`, `backoff_max = \"2s\"`)"),
+        (&[("budget", "101")], "`budget` = 101 is out of range: expected a percentage of the name's calls from 0 to 100"),
+        (&[("budget_floor", "1001")], "`budget_floor` = 1001 is out of range: expected a number of retries a second from 0 to 1000"),
+        (&[("budget_window", "2h")], "`budget_window` = 7200s is out of range: expected a duration longer than zero and at most 1h"),
+        (&[("total", "0s")], "`total` must be longer than zero, like \"100ms\""),
+        (&[("total", "1s"), ("total", "2s")], "`total` and `total` cannot be used together: give it once"),
+        (&[("timeout", "1s")], "unknown setting `timeout` of a retry: expected one of attempts, backoff, backoff_max, budget, budget_floor, budget_window, total"),
+    ];
+    for (pairs, want) in table {
+        assert_eq!(text(pairs).unwrap_err().to_string(), *want, "{pairs:?}");
+    }
+    let typed = RawRetrySettings::new().attempts(11).check().unwrap_err();
+    assert_eq!(typed, text(&[("attempts", "11")]).unwrap_err());
+    let typed = RawRetrySettings::new().budget(101).check().unwrap_err();
+    assert_eq!(typed, text(&[("budget", "101")]).unwrap_err());
+    let ok = text(&[("budget", "0"), ("budget_floor", "0"), ("total", "2s")]).unwrap();
+    assert_eq!(ok.budget(), Some((0, 0, 10 * S)));
+    assert_eq!(ok.total(), Some(2 * S));
+    assert_eq!(
+        RawRetrySettings::new()
+            .unbudgeted()
+            .check()
+            .unwrap()
+            .budget(),
+        None
+    );
 }

@@ -127,3 +127,22 @@ pub const BULKHEAD_CASES: &[(&str, Option<&str>)] = &[
     (r#"limit = "adaptive", pool = 300"#, Some(r#"`pool` = 300 is out of range: expected a start from `min_pool` to `max_pool` for an adaptive limit"#)),
     (r#"pool = 60, max_pool = 80"#, Some(r#"`limit` is missing: `min_pool` and `max_pool` bound a pool that sizes itself; add `limit = "adaptive"`"#)),
 ];
+
+/// `#[retry]`'s settings (its code arguments, `retry_on`, `retry_after`, `idempotent`, are not
+/// values with a range).
+pub const RETRY_CASES: &[(&str, Option<&str>)] = &[
+    (r#"attempts = 1"#, None),
+    (r#"attempts = 10, total = "2s""#, None),
+    (r#"attempts = 0"#, Some(r#"`attempts` = 0 is out of range: expected a number of attempts from 1 to 10"#)),
+    (r#"attempts = 11"#, Some(r#"`attempts` = 11 is out of range: expected a number of attempts from 1 to 10"#)),
+    (r#"backoff = "10ms", backoff_max = "10ms""#, None),
+    (r#"backoff = "0ms""#, Some(r#"`backoff` must be longer than zero, like "100ms""#)),
+    (r#"backoff = "3s""#, Some(r#"`backoff_max` = 2s is out of range: expected a cap at least `backoff`, the first wait (defaults: `backoff = "50ms"`, `backoff_max = "2s"`)"#)),
+    (r#"backoff_max = "5 s""#, Some(r#"bad duration "5 s": `5` has no unit; expected a number with a unit (h, m, s, ms, us, ns), like "800ms", "3s", "1m30s" or "2h""#)),
+    (r#"budget = 0, budget_floor = 0"#, None),
+    (r#"budget = 100, budget_floor = 1000, budget_window = "1h""#, None),
+    (r#"budget = 101"#, Some(r#"`budget` = 101 is out of range: expected a percentage of the name's calls from 0 to 100"#)),
+    (r#"budget_floor = 1001"#, Some(r#"`budget_floor` = 1001 is out of range: expected a number of retries a second from 0 to 1000"#)),
+    (r#"budget_window = "61m""#, Some(r#"`budget_window` = 3660s is out of range: expected a duration longer than zero and at most 1h"#)),
+    (r#"total = "0ms""#, Some(r#"`total` must be longer than zero, like "100ms""#)),
+];

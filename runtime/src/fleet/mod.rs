@@ -139,6 +139,7 @@ pub async fn join(config: FleetConfig) -> Result<Fleet, FleetError> {
         }
         *cur = Arc::downgrade(&shared);
     }
+    crate::retry_after::set_fleet_hook(hold_everywhere);
     let (stop, stop_rx) = oneshot::channel();
     let (first_tx, first_rx) = oneshot::channel();
     let task = runtime.spawn(task::run(shared.clone(), stop_rx, first_tx));
@@ -148,6 +149,23 @@ pub async fn join(config: FleetConfig) -> Result<Fleet, FleetError> {
         stop: Some(stop),
         task: Some(task),
     })
+}
+
+/// A `retry_after` hold made on this instance, sent to every instance as a fleet override
+/// (forced open with that expiry), so a dependency that asked one instance to stop is left
+/// alone by all of them. Sent from a task of its own: the caller that read the hint never
+/// waits on Redis. Outside a fleet, or with the link down, the hold stays local (one WARN).
+fn hold_everywhere(breaker: &str, for_: Duration) {
+    let (Some(shared), Ok(rt)) = (current(), tokio::runtime::Handle::try_current()) else {
+        return;
+    };
+    let breaker = breaker.to_owned();
+    let by = format!("retry_after@{}", shared.config.instance);
+    rt.spawn(async move {
+        if let Err(e) = shared.send(&breaker, Action::ForceOpen, for_, &by).await {
+            tracing::warn!(breaker, error = %e, "retry_after hold not sent to the fleet: held here only");
+        }
+    });
 }
 
 /// This process's membership of a fleet. Dropping it (or [`leave`](Fleet::leave)) stops the

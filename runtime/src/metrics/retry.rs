@@ -25,6 +25,9 @@ pub struct RetryMetrics {
     pub retries: u64,
     /// Retries the budget refused: each is a failure returned without another attempt.
     pub budget_exhausted: u64,
+    /// `retry_after` hints that held the breaker (or the key) open until the time the
+    /// dependency gave ([`Breaker::hold_open`](crate::Breaker::hold_open)).
+    pub held_open: u64,
 }
 
 impl RetryMetrics {
@@ -36,6 +39,7 @@ impl RetryMetrics {
             attempts: calls + retries,
             retries,
             budget_exhausted: b.exhausted(),
+            held_open: b.held_open(),
         }
     }
 

@@ -27,6 +27,8 @@ use tokio::sync::broadcast;
 use crate::breaker::events::{Events, Transition};
 use crate::breaker::Breaker;
 use crate::bulkhead::Bulkhead;
+use crate::retry::names::Budgets;
+use crate::retry::RetryBudget;
 use crate::sync::{lock, Mutex, Swap};
 use keyed::Family;
 
@@ -46,6 +48,9 @@ pub struct Registry {
     /// Serialises changes to `families`; lookups never take it.
     families_writer: Mutex<()>,
     bulkheads: RwLock<HashMap<Arc<str>, Bulkhead, Hasher>>,
+    /// Retry budgets by name (`crate::retry`), lent to the retry layer (a scope's through
+    /// its hook), so a test scope's retries draw on budgets of its own.
+    pub(crate) retry_budgets: Arc<Budgets>,
     events: Events,
     /// The start's overrides applied so far (issue 29, `overrides.rs`), for names made later.
     overrides: RwLock<Vec<crate::settings::overrides::Entry>>,
@@ -80,13 +85,16 @@ use crate::sync::{read, write};
 
 impl Registry {
     fn new(events: Events, defers_to_scope: bool) -> Registry {
-        #[cfg(not(feature = "testing"))]
-        let _ = defers_to_scope;
         Registry {
             breakers: RwLock::new(HashMap::default()),
             families: Swap::new(HashMap::default()),
             families_writer: Mutex::new(()),
             bulkheads: RwLock::new(HashMap::default()),
+            retry_budgets: if defers_to_scope {
+                crate::retry::names::global()
+            } else {
+                Arc::default()
+            },
             events,
             overrides: RwLock::new(Vec::new()),
             overrides_writer: Mutex::new(()),
@@ -111,6 +119,18 @@ impl Registry {
         // A key never holds a `/` (see `key_name`), so the last one ends the name.
         let (base, key) = name.rsplit_once('/')?;
         here.family(base)?.find(key)
+    }
+
+    /// The retry budget of `name`, if a [`Retry`](crate::retry::Retry) of that name was
+    /// built (inside a test scope: in the scope's registry, so tests never share one).
+    ///
+    /// ```
+    /// use fusebox_runtime::{registry, retry::Retry};
+    /// let _ = Retry::builder("registry-retry-doc").build().unwrap();
+    /// assert_eq!(registry().retry_budget("registry-retry-doc").unwrap().calls(), 0);
+    /// ```
+    pub fn retry_budget(&self, name: &str) -> Option<Arc<RetryBudget>> {
+        self.current().retry_budgets.get(name)
     }
 
     /// The bulkhead registered under `name`.

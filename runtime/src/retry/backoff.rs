@@ -5,6 +5,8 @@
 use std::cell::Cell;
 use std::time::Duration;
 
+use fusebox_settings::defaults;
+
 /// The wait before each retry.
 ///
 /// ```
@@ -26,7 +28,7 @@ impl Default for Backoff {
     /// 50 ms doubling up to 2 s: the first retry comes within 50 ms (a lost packet, a
     /// restarted connection), the fourth within 400 ms, none waits more than 2 s.
     fn default() -> Self {
-        Backoff::new(Duration::from_millis(50), Duration::from_secs(2))
+        Backoff::new(defaults::RETRY_BACKOFF, defaults::RETRY_BACKOFF_MAX)
     }
 }
 

@@ -26,6 +26,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use fusebox_settings::defaults;
+
 use crate::clock::{nanos, Clock};
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::sync::{lock, Mutex};
@@ -59,9 +61,9 @@ pub struct BudgetConfig {
 impl Default for BudgetConfig {
     fn default() -> Self {
         BudgetConfig {
-            share_pct: 20,
-            floor_per_s: 1,
-            window: Duration::from_secs(10),
+            share_pct: defaults::BUDGET_SHARE,
+            floor_per_s: defaults::BUDGET_FLOOR,
+            window: defaults::BUDGET_WINDOW,
         }
     }
 }
@@ -98,6 +100,8 @@ pub struct RetryBudget {
     calls: AtomicU64,
     retries: AtomicU64,
     exhausted: AtomicU64,
+    /// Hints (`retry_after`) that held the breaker open.
+    held_open: AtomicU64,
     slots: Mutex<VecDeque<Slot>>,
     /// `false` for [`RetryBudget::unlimited`]: every retry is granted (and still counted).
     limited: bool,
@@ -112,6 +116,7 @@ impl RetryBudget {
             calls: AtomicU64::new(0),
             retries: AtomicU64::new(0),
             exhausted: AtomicU64::new(0),
+            held_open: AtomicU64::new(0),
             slots: Mutex::new(VecDeque::with_capacity(SLOTS as usize + 1)),
             limited: true,
         }
@@ -196,6 +201,16 @@ impl RetryBudget {
     /// Retries the budget granted, over its life.
     pub fn retries(&self) -> u64 {
         self.retries.load(Relaxed)
+    }
+
+    /// A `retry_after` hint held the breaker open.
+    pub(crate) fn count_held_open(&self) {
+        self.held_open.fetch_add(1, Relaxed);
+    }
+
+    /// `retry_after` hints that held the breaker open, over its life.
+    pub fn held_open(&self) -> u64 {
+        self.held_open.load(Relaxed)
     }
 
     /// Retries the budget refused, over its life.

@@ -42,7 +42,7 @@
 
 mod backoff;
 mod budget;
-mod names;
+pub(crate) mod names;
 mod policy;
 mod run;
 

@@ -4,13 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use fusebox_settings::{check_name, RawRetrySettings};
+
 use super::backoff::Backoff;
 use super::budget::{BudgetConfig, RetryBudget};
 use super::names;
 use crate::error::ConfigError;
-
-/// The most attempts a retry may make: past a handful, retrying only adds load.
-pub const MAX_ATTEMPTS: u32 = 10;
 
 /// A retry policy of one name: see [the module](super) for what is retried.
 ///
@@ -24,6 +23,8 @@ pub struct Retry {
     pub(super) total: Option<Duration>,
     pub(super) attempt_timeout: Option<Duration>,
     pub(super) idempotent: bool,
+    /// Whether a `retry_after` hint may hold the breaker open (`hold_open_on_retry_after`).
+    pub(super) holds_open: bool,
 }
 
 impl Retry {
@@ -31,13 +32,38 @@ impl Retry {
     pub fn builder(name: impl Into<String>) -> RetryBuilder {
         RetryBuilder {
             name: name.into(),
-            attempts: 3,
-            backoff: Backoff::default(),
-            budget: Some(BudgetConfig::default()),
-            total: None,
+            raw: RawRetrySettings::new(),
+            unbudgeted: false,
             attempt_timeout: None,
             idempotent: false,
+            holds_open: true,
         }
+    }
+
+    /// A policy from `key = value` text pairs (a config file's section), each judged by
+    /// `#[retry]`'s own table entry, so text gets the attribute's verdict in its words.
+    ///
+    /// ```
+    /// use fusebox_runtime::retry::Retry;
+    /// use fusebox_runtime::ConfigError;
+    /// let r = Retry::from_settings("retry-doc-text", [("attempts", "4"), ("total", "2s")]).unwrap();
+    /// assert_eq!(r.attempts(), 4);
+    /// let e = Retry::from_settings("retry-doc-text", [("budget", "120")]).unwrap_err();
+    /// assert_eq!(e.to_string(), "`budget` = 120 is out of range: expected a percentage of the name's calls from 0 to 100");
+    /// ```
+    pub fn from_settings<K, V>(
+        name: impl Into<String>,
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Retry, ConfigError>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut b = Retry::builder(name);
+        for (k, v) in pairs {
+            b.set_text(k.as_ref(), v.as_ref())?;
+        }
+        b.build()
     }
 
     /// Its name.
@@ -56,7 +82,8 @@ impl Retry {
     }
 }
 
-/// Settings of a [`Retry`], checked by [`build`](RetryBuilder::build).
+/// Settings of a [`Retry`], checked by [`build`](RetryBuilder::build) against the table of
+/// `fusebox-settings` (`RawRetrySettings`), the check `#[retry]` runs at compile time.
 ///
 /// ```
 /// use std::time::Duration;
@@ -77,38 +104,42 @@ impl Retry {
 #[must_use]
 pub struct RetryBuilder {
     name: String,
-    attempts: u32,
-    backoff: Backoff,
-    budget: Option<BudgetConfig>,
-    total: Option<Duration>,
+    raw: RawRetrySettings,
+    unbudgeted: bool,
     attempt_timeout: Option<Duration>,
     idempotent: bool,
+    holds_open: bool,
 }
 
 impl RetryBuilder {
-    /// Attempts at most, the first included (default 3: one call and two retries).
+    /// Attempts at most, the first included (1..=10, default 3: one call and two retries).
     pub fn attempts(mut self, n: u32) -> Self {
-        self.attempts = n;
+        self.raw = self.raw.attempts(n);
         self
     }
 
     /// The wait between attempts (default 50 ms doubling to 2 s, full jitter).
     pub fn backoff(mut self, b: Backoff) -> Self {
-        self.backoff = b;
+        self.raw = self.raw.backoff(b.base()).backoff_max(b.cap());
         self
     }
 
     /// The name's retry budget (default [`BudgetConfig::default`]: 20 % of calls over 10 s
     /// plus 1 a second).
     pub fn budget(mut self, b: BudgetConfig) -> Self {
-        self.budget = Some(b);
+        self.raw = self
+            .raw
+            .budget(b.share_pct)
+            .budget_floor(b.floor_per_s)
+            .budget_window(b.window);
+        self.unbudgeted = false;
         self
     }
 
     /// No budget: every retry the other rules allow is made. What turns a slow dependency
     /// into a dead one; here for comparisons.
     pub fn unbudgeted(mut self) -> Self {
-        self.budget = None;
+        self.unbudgeted = true;
         self
     }
 
@@ -116,7 +147,7 @@ impl RetryBuilder {
     /// could not finish inside it (with [`attempt_timeout`](Self::attempt_timeout) known, an
     /// attempt starts only if its wait and its timeout fit in what is left).
     pub fn total(mut self, d: Duration) -> Self {
-        self.total = Some(d);
+        self.raw = self.raw.total(d);
         self
     }
 
@@ -132,6 +163,29 @@ impl RetryBuilder {
         self
     }
 
+    /// Whether a `retry_after` hint holds the breaker (or the key) open until the time the
+    /// dependency gave, capped by the breaker's `open_for_max` (default `true`; see
+    /// [`Breaker::hold_open`](crate::Breaker::hold_open)). With `false` the hint only delays
+    /// this caller's next attempt.
+    pub fn hold_open_on_retry_after(mut self, yes: bool) -> Self {
+        self.holds_open = yes;
+        self
+    }
+
+    /// Sets one of `#[retry]`'s settings from text (`attempts`, `backoff`, `backoff_max`,
+    /// `budget`, `budget_floor`, `budget_window`, `total`), judged at once by its table entry.
+    ///
+    /// ```
+    /// use fusebox_runtime::retry::Retry;
+    /// let mut b = Retry::builder("retry-doc-set-text");
+    /// b.set_text("backoff", "20ms").unwrap();
+    /// assert!(b.set_text("backoff_max", "0s").is_err());
+    /// assert_eq!(b.build().unwrap().attempts(), 3);
+    /// ```
+    pub fn set_text(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
+        self.raw.set_text(key, text)
+    }
+
     /// Checks the settings and joins the name's budget.
     pub fn build(self) -> Result<Retry, ConfigError> {
         if self.name.is_empty() {
@@ -140,53 +194,35 @@ impl RetryBuilder {
                 reason: "a retry's name is its budget's: it cannot be empty",
             });
         }
-        if !(1..=MAX_ATTEMPTS).contains(&self.attempts) {
-            return Err(ConfigError::OutOfRange {
-                field: "attempts",
-                value: self.attempts.to_string(),
-                expected: "a number of attempts from 1 to 10",
+        check_name(&self.name)?;
+        let raw = if self.unbudgeted {
+            self.raw.unbudgeted()
+        } else {
+            self.raw
+        };
+        let s = raw.check()?;
+        if self.attempt_timeout.is_some_and(|d| d.is_zero()) {
+            return Err(ConfigError::ZeroDuration {
+                field: "attempt_timeout",
             });
         }
-        if self.backoff.cap() < self.backoff.base() {
-            return Err(ConfigError::OutOfRange {
-                field: "backoff",
-                value: format!(
-                    "{:?} capped at {:?}",
-                    self.backoff.base(),
-                    self.backoff.cap()
-                ),
-                expected: "a cap at least the first wait",
+        let budget = s
+            .budget()
+            .map(|(share_pct, floor_per_s, window)| BudgetConfig {
+                share_pct,
+                floor_per_s,
+                window,
             });
-        }
-        if let Some(b) = self.budget {
-            if b.share_pct > 100 {
-                return Err(ConfigError::OutOfRange {
-                    field: "budget",
-                    value: format!("{} %", b.share_pct),
-                    expected: "a share of calls from 0 to 100 %",
-                });
-            }
-            if b.window.is_zero() {
-                return Err(ConfigError::ZeroDuration { field: "budget" });
-            }
-        }
-        for (field, d) in [
-            ("total", self.total),
-            ("attempt_timeout", self.attempt_timeout),
-        ] {
-            if d.is_some_and(|d| d.is_zero()) {
-                return Err(ConfigError::ZeroDuration { field });
-            }
-        }
-        let budget = names::shared(&self.name, self.budget);
+        let budget = names::shared(&self.name, budget);
         Ok(Retry {
             name: self.name.into(),
-            attempts: self.attempts,
-            backoff: self.backoff,
+            attempts: s.attempts(),
+            backoff: Backoff::new(s.backoff(), s.backoff_max()),
             budget,
-            total: self.total,
+            total: s.total(),
             attempt_timeout: self.attempt_timeout,
             idempotent: self.idempotent,
+            holds_open: self.holds_open,
         })
     }
 }

@@ -8,26 +8,21 @@ use tokio::time::{sleep, Instant};
 use super::policy::Retry;
 use crate::error::{Error, Rejection};
 
-/// What to do after a failed attempt.
-enum Next {
-    /// Return this error to the caller.
-    Stop,
-    /// Try again, waiting at least this long (the dependency's own hint).
-    Again(Option<Duration>),
-}
-
 impl Retry {
     /// Runs `attempt` until it succeeds or the policy says stop, retrying every counted
     /// failure (`Error::Failed`); see [the module](super) for what is never retried.
     ///
     /// Each call of `attempt` must make a fresh attempt, through the breaker (and bulkhead),
     /// e.g. `|| breaker.call(client.get(..))`. Dropping the returned future stops retrying.
-    pub async fn run<T, E, F, Fut>(&self, attempt: F) -> Result<T, Error<E>>
+    pub fn run<'a, T, E, F, Fut>(
+        &'a self,
+        attempt: F,
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'a, T, E, F, Fut>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
     {
-        self.run_with(attempt, |_: &E| true, |_: &E| None).await
+        self.run_with(attempt, |_: &E| true, |_: &E| None)
     }
 
     /// [`run`](Self::run), retrying only failures that `retry_on` accepts, and waiting at least
@@ -67,33 +62,154 @@ impl Retry {
     /// assert!(started.elapsed() >= Duration::from_secs(1), "waited as the server asked");
     /// # }
     /// ```
-    pub async fn run_with<T, E, F, Fut, R, A>(
-        &self,
-        mut attempt: F,
+    pub fn run_with<'a, T, E, F, Fut, R, A>(
+        &'a self,
+        attempt: F,
         retry_on: R,
         retry_after: A,
-    ) -> Result<T, Error<E>>
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'a, T, E, F, Fut, R, A>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Error<E>>>,
         R: Fn(&E) -> bool,
         A: Fn(&E) -> Option<Duration>,
     {
-        self.budget.deposit();
-        // The clock is read only for a deadline: a first success without one pays for nothing
-        // but the deposit.
-        let started = self.total.map(|_| Instant::now());
-        let first = attempt().await;
-        let Err(mut err) = first else {
-            return first;
+        self.run_hinted(attempt, retry_on, retry_after, |_| false)
+    }
+
+    /// [`run_with`](Self::run_with), handing every hint `retry_after` reads from a counted
+    /// failure to `on_hint` (whether or not that failure is retried: the dependency said when
+    /// to call again either way); `on_hint` returns whether it held the breaker open, which
+    /// is counted (`RetryMetrics::held_open`). [`Retry::run_with_breaker`] passes
+    /// [`Breaker::hold_open`](crate::Breaker::hold_open).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::retry::Retry;
+    /// use fusebox_runtime::Error;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let retry = Retry::builder("retry-doc-hinted").attempts(1).build().unwrap();
+    /// let mut told = Vec::new();
+    /// let r: Result<(), Error<u16>> = retry
+    ///     .run_hinted(
+    ///         || async { Err(Error::Failed(503)) },
+    ///         |_| true,
+    ///         |_| Some(Duration::from_secs(1)),
+    ///         |d| { told.push(d); true },
+    ///     )
+    ///     .await;
+    /// assert_eq!(r, Err(Error::Failed(503)));
+    /// assert_eq!(told, [Duration::from_secs(1)], "told even when not retried");
+    /// assert_eq!(fusebox_runtime::metrics().retry("retry-doc-hinted").unwrap().held_open, 1);
+    /// # }
+    /// ```
+    pub fn run_hinted<'a, T, E, F, Fut, R, A, H>(
+        &'a self,
+        attempt: F,
+        retry_on: R,
+        retry_after: A,
+        on_hint: H,
+    ) -> impl Future<Output = Result<T, Error<E>>> + use<'a, T, E, F, Fut, R, A, H>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Error<E>>>,
+        R: Fn(&E) -> bool,
+        A: Fn(&E) -> Option<Duration>,
+        H: FnMut(Duration) -> bool,
+    {
+        let judge = self.judge(retry_on, retry_after);
+        self.run_judged(attempt, judge, on_hint)
+    }
+
+    /// A retry of a fallible future that no breaker or bulkhead guards: every `Err` that
+    /// `retry_on` accepts is retried, and the error comes back as it is (there is no refusal
+    /// to tell apart).
+    ///
+    /// ```
+    /// use fusebox_runtime::retry::Retry;
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let retry = Retry::builder("retry-doc-plain").build().unwrap();
+    /// let mut n = 0;
+    /// let r: Result<u8, &str> = retry
+    ///     .run_plain(|| { n += 1; let n = n; async move { if n < 2 { Err("reset") } else { Ok(7) } } }, |_| true, |_| None)
+    ///     .await;
+    /// assert_eq!(r, Ok(7));
+    /// # }
+    /// ```
+    pub fn run_plain<'a, T, E, F, Fut, R, A>(
+        &'a self,
+        attempt: F,
+        retry_on: R,
+        retry_after: A,
+    ) -> impl Future<Output = Result<T, E>> + use<'a, T, E, F, Fut, R, A>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        R: Fn(&E) -> bool,
+        A: Fn(&E) -> Option<Duration>,
+    {
+        let judge = move |e: &E| (retry_on(e), retry_after(e));
+        self.run_judged(attempt, judge, |_| false)
+    }
+
+    /// The whole call: the first attempt here, the retries (if it failed) boxed in
+    /// [`resume`](Self::resume). `judge` says of each error whether it may be retried and the
+    /// dependency's hint, if any.
+    async fn run_judged<T, X, F, Fut, J, H>(
+        &self,
+        mut attempt: F,
+        judge: J,
+        on_hint: H,
+    ) -> Result<T, X>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, X>>,
+        J: Fn(&X) -> (bool, Option<Duration>),
+        H: FnMut(Duration) -> bool,
+    {
+        let started = self.begin();
+        let err = match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
         };
+        // Boxed: the waits and the next attempts' state stay out of every call's future, so
+        // a first success moves and drops less; the one allocation is on the failure path.
+        Box::pin(self.resume(started, err, attempt, judge, on_hint)).await
+    }
+
+    /// A call starts: it deposits into the budget, and reads the clock only for a deadline
+    /// (which counts from here). No lock, no allocation: what a first success pays.
+    #[inline]
+    pub(crate) fn begin(&self) -> Option<Instant> {
+        self.budget.deposit();
+        self.total.map(|_| Instant::now())
+    }
+
+    /// The retries after a first attempt failed with `err` (the call began at `started`).
+    pub(crate) async fn resume<T, X, F, Fut, J, H>(
+        &self,
+        started: Option<Instant>,
+        mut err: X,
+        mut attempt: F,
+        judge: J,
+        mut on_hint: H,
+    ) -> Result<T, X>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, X>>,
+        J: Fn(&X) -> (bool, Option<Duration>),
+        H: FnMut(Duration) -> bool,
+    {
         let mut retries = 0;
         loop {
-            let hint = match self.next(&err, &retry_on, &retry_after) {
-                Next::Stop => return Err(err),
-                Next::Again(hint) => hint,
-            };
-            if retries + 1 >= self.attempts {
+            let (again, hint) = judge(&err);
+            if let Some(h) = hint {
+                if self.holds_open && on_hint(h) {
+                    self.budget.count_held_open();
+                }
+            }
+            if !again || retries + 1 >= self.attempts {
                 return Err(err);
             }
             let wait = self.backoff.delay(retries).max(hint.unwrap_or_default());
@@ -109,18 +225,23 @@ impl Retry {
         }
     }
 
-    /// The verdict on one failed attempt.
-    fn next<E>(
+    /// The verdict on an attempt through a breaker: a counted failure per `retry_on` (with
+    /// `retry_after`'s hint), a timeout only when idempotent, a refusal never.
+    pub(crate) fn judge<E, R, A>(
         &self,
-        err: &Error<E>,
-        retry_on: impl Fn(&E) -> bool,
-        retry_after: impl Fn(&E) -> Option<Duration>,
-    ) -> Next {
-        match err {
-            Error::Failed(e) if retry_on(e) => Next::Again(retry_after(e)),
-            Error::Rejected(Rejection::TimedOut { .. }) if self.idempotent => Next::Again(None),
-            // Refusals, timeouts of calls that may have gone through, failures not retried.
-            _ => Next::Stop,
+        retry_on: R,
+        retry_after: A,
+    ) -> impl Fn(&Error<E>) -> (bool, Option<Duration>) + use<E, R, A>
+    where
+        R: Fn(&E) -> bool,
+        A: Fn(&E) -> Option<Duration>,
+    {
+        let idempotent = self.idempotent;
+        move |err: &Error<E>| match err {
+            Error::Failed(e) => (retry_on(e), retry_after(e)),
+            Error::Rejected(Rejection::TimedOut { .. }) => (idempotent, None),
+            // Refusals: an open breaker, a full bulkhead.
+            Error::Rejected(_) => (false, None),
         }
     }
 

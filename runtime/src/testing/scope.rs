@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::recorder::Recorder;
 use crate::registry::{self, Registry};
+use crate::retry::{self, names::Budgets};
 use crate::stale::{self, scoped::ScopedCaches};
 
 /// What one scope owns: a registry and the stale caches of its call sites.
@@ -22,6 +23,11 @@ thread_local! {
 /// The registry of the innermost scope entered on this thread.
 fn current_registry() -> Option<Arc<Registry>> {
     CURRENT.with(|c| c.borrow().last().map(|e| e.registry.clone()))
+}
+
+/// The retry budgets of the innermost scope's registry.
+fn current_budgets() -> Option<Arc<Budgets>> {
+    current_registry().map(|r| r.retry_budgets.clone())
 }
 
 /// The stale caches of the innermost scope entered on this thread.
@@ -45,6 +51,7 @@ pub fn scope() -> Scope {
     // The layers below ask through these hooks; installing them twice keeps the first.
     registry::scope::SCOPED.install(current_registry);
     stale::scoped::SCOPED.install(current_stale);
+    retry::names::SCOPED.install(current_budgets);
     let registry = Arc::new(Registry::for_scope());
     CURRENT.with(|c| {
         c.borrow_mut().push(Entered {

@@ -78,4 +78,4 @@ pub use classify::{Classified, Classify, ErrorsFail};
 pub use error::{box_error, rejection, BoxError};
 pub use fallback::{Fallback, FallbackFuture, FallbackLayer};
 pub use key::{Keyed, Select, Single};
-pub use retry::{RetryLayer, RetryService};
+pub use retry::{Hints, RetryHints, RetryLayer, RetryService};

@@ -23,6 +23,7 @@ const PAGE: &str = concat!(
     "<script>\n'use strict';\n{\n",
     include_str!("render.js"),
     include_str!("settings.js"),
+    include_str!("retry.js"),
     include_str!("page.js"),
     "}\n</script>\n</body>\n</html>\n",
 );

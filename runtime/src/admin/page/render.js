@@ -100,6 +100,7 @@ function render() {
   const keep = new Set(wanted.concat(pools.map((p) => rows.get('h:' + p.name))));
   for (const [id, tr] of rows) if (!keep.has(tr)) rows.delete(id);
   renderSettings();
+  renderRetries();
 }
 
 // Moves rows only when the order changed, so keyboard focus on a button survives a refresh.

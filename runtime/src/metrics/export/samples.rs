@@ -214,6 +214,11 @@ pub(crate) const RETRY_EXHAUSTED: Family = fam(
     Kind::Counter,
     "Retries the name's budget refused (the failure was returned without another attempt).",
 );
+pub(crate) const RETRY_HELD_OPEN: Family = fam(
+    "fusebox_retry_held_open_total",
+    Kind::Counter,
+    "Server hints (retry_after) that held the name's breaker open until the time they gave.",
+);
 
 /// The breaker label (the name without its key) and the key label, if keyed.
 pub(crate) fn breaker_labels(b: &BreakerMetrics) -> Vec<(&'static str, &str)> {
@@ -351,6 +356,7 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
         ),
         (&RETRY_RETRIES, |r| r.retries),
         (&RETRY_EXHAUSTED, |r| r.budget_exhausted),
+        (&RETRY_HELD_OPEN, |r| r.held_open),
     ] {
         sink.family(f);
         for r in &m.retries {

@@ -4,5 +4,5 @@
 mod layer;
 mod service;
 
-pub use layer::RetryLayer;
+pub use layer::{Hints, RetryHints, RetryLayer};
 pub use service::RetryService;

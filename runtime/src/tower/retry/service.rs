@@ -7,24 +7,28 @@ use std::task::{Context, Poll};
 
 use tower_service::Service;
 
+use super::layer::RetryHints;
 use crate::error::Error;
+use crate::registry::registry;
 use crate::retry::Retry;
 
 /// The service a [`RetryLayer`](super::RetryLayer) makes. Its future is boxed, like the
 /// breaker's: it runs the very `async` loop of the builder API.
 #[derive(Debug, Clone)]
-pub struct RetryService<S> {
+pub struct RetryService<S, H = ()> {
     pub(super) inner: S,
     pub(super) retry: Retry,
+    pub(super) hints: H,
 }
 
-impl<S, Req, E> Service<Req> for RetryService<S>
+impl<S, Req, E, H> Service<Req> for RetryService<S, H>
 where
     S: Service<Req, Error = Error<E>> + Clone + Send + 'static,
     S::Future: Send,
     S::Response: Send,
     Req: Clone + Send + 'static,
     E: Send + 'static,
+    H: RetryHints<E>,
 {
     type Response = S::Response;
     type Error = Error<E>;
@@ -41,19 +45,31 @@ where
         let mut ready = Some(std::mem::replace(&mut self.inner, clone));
         let spare = self.inner.clone();
         let retry = self.retry.clone();
+        let hints = self.hints.clone();
         Box::pin(async move {
+            // A hint holds the breaker of the retry's name open (found only when one comes).
+            let hold = |d| {
+                registry()
+                    .breaker(retry.name())
+                    .is_some_and(|b| b.hold_open(d))
+            };
             retry
-                .run(move || {
-                    let first = ready.take();
-                    let mut svc = first.clone().unwrap_or_else(|| spare.clone());
-                    let req = req.clone();
-                    async move {
-                        if first.is_none() {
-                            poll_fn(|cx| svc.poll_ready(cx)).await?;
+                .run_hinted(
+                    move || {
+                        let first = ready.take();
+                        let mut svc = first.clone().unwrap_or_else(|| spare.clone());
+                        let req = req.clone();
+                        async move {
+                            if first.is_none() {
+                                poll_fn(|cx| svc.poll_ready(cx)).await?;
+                            }
+                            svc.call(req).await
                         }
-                        svc.call(req).await
-                    }
-                })
+                    },
+                    |e| hints.retry_on(e),
+                    |e| hints.retry_after(e),
+                    hold,
+                )
                 .await
         })
     }
