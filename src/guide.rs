@@ -7,6 +7,7 @@
 //! | [`recovery`] | let a dependency back in: half-open shares, probes, ramps |
 //! | [`keyed`] | give each shard, tenant or host a breaker of its own, bounded |
 //! | [`stale`] | answer with the last good value while a dependency is away |
+//! | [`settings`] | override settings at start (environment, a file) and change them live |
 //! | [`operations`] | see breakers (metrics, alerts) and act on them (admin router) |
 //! | [`fleet`] | share overrides and quorums across instances on Redis |
 //! | [`testing`] | test code that uses breakers, in parallel, on a paused clock |
@@ -20,6 +21,13 @@ pub mod keyed {}
 
 #[doc = include_str!("../docs/guide/stale.md")]
 pub mod stale {}
+
+#[cfg_attr(feature = "serde", doc = include_str!("../docs/guide/settings.md"))]
+#[cfg_attr(
+    not(feature = "serde"),
+    doc = "Settings outside the code: overrides at start and live changes (this guide needs feature `serde`)."
+)]
+pub mod settings {}
 
 // The guides that use a feature's items show in full where it is on (docs.rs turns on all).
 #[cfg_attr(feature = "admin", doc = include_str!("../docs/guide/operations.md"))]

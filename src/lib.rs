@@ -96,6 +96,10 @@ pub mod settings {
         parse_duration, ConfigError, HalfOpenPolicy, PoolLimit, Settings, SlowRule, WindowKind,
         SETTING_KEYS as KEYS,
     };
+    // Settings outside the code (issue 29): overrides at start, live changes, sources.
+    pub use fusebox_runtime::{
+        Applied, AppliedTo, GuardKind, OverrideError, Overrides, SettingInForce, Source, Undeclared,
+    };
 }
 
 /// What a call made without the attributes returns or holds: the three-way outcome of

@@ -113,14 +113,18 @@ async fn an_operator_sets_sees_promotes_and_drops_a_shadow_over_http() {
     assert_eq!(shown["shadow"]["would_have_refused"], 5);
     assert_eq!(shown["shadow"]["calls_seen"], 10);
 
-    // Promote: the candidate comes back, the shadow ends, the live settings stay.
+    // Promote: the candidate comes back, the shadow ends, and it is now the settings in force
+    // (a live change over the code's, which stay the code's).
     let (status, body) = post(format!("{base}/breakers/{name}/shadow/promote?by=bob")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let promoted: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(promoted["promoted"]["failure_rate"], 20);
     assert_eq!(promoted["promoted"]["name"], name);
     assert!(b.shadow().is_none());
-    assert_eq!(b.config().failure_rate(), 50);
+    assert_eq!(b.config().failure_rate(), 50, "the code's settings");
+    assert_eq!(b.config_in_force().failure_rate(), 20, "the promoted ones, in force");
+    b.clear_settings_change();
+    assert_eq!(b.config_in_force().failure_rate(), 50);
 
     // Set again through the name-first form, then drop.
     let (status, _) = post(format!("{base}/breakers/{name}/shadow?trip_p95=500ms")).await;

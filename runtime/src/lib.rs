@@ -106,7 +106,10 @@ pub use metrics::{
 #[doc(hidden)]
 pub use registry::key_name::{MAX_KEY_LEN, OVERFLOW_KEY};
 pub use registry::{registry, KeyedNames, Registry};
-pub use settings::{BreakerBuilder, BreakerConfig, HalfOpenPolicy, SlowRule, WindowKind};
+pub use settings::{
+    Applied, AppliedTo, BreakerBuilder, BreakerConfig, GuardKind, HalfOpenPolicy, OverrideError,
+    Overrides, SettingInForce, SlowRule, Source, Undeclared, WindowKind,
+};
 pub use stale::{Stale, StaleCache};
 pub use state::State;
 

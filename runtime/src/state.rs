@@ -91,6 +91,8 @@ const CODE_MASK: u64 = (1 << CODE_BITS) - 1;
 const RAMPING: u64 = State::ALL.len() as u64;
 /// The code of `ForcedClosed` recording nothing (`force_close_unrecorded`): the next one.
 const UNRECORDED: u64 = RAMPING + 1;
+/// Where the generation starts: above the code and [`Word::LIVE`].
+const GEN_SHIFT: u32 = CODE_BITS + 1;
 /// Every code a word can hold, each with the state it reads as, in code order.
 const CODES: [(u64, State); 7] = [
     (State::Closed.code(), State::Closed),
@@ -125,11 +127,25 @@ const _: () = {
 };
 
 impl Word {
+    /// Set while live settings are in force (issue 29, `breaker/live.rs`): beside the code, so
+    /// the plain-closed test stays one mask and compare, and a breaker with live settings
+    /// takes the slow path, which hands the call the settings. Neither state nor generation:
+    /// setting it is no transition, and every word made from this one keeps it.
+    pub(crate) const LIVE: u64 = 1 << CODE_BITS;
+
     pub(crate) fn new(state: State, generation: u64) -> Word {
         Word::coded(state.code(), generation)
     }
     fn coded(code: u64, generation: u64) -> Word {
-        Word(generation << CODE_BITS | code)
+        Word(generation << GEN_SHIFT | code)
+    }
+    /// Live settings are in force.
+    pub(crate) fn live(self) -> bool {
+        self.0 & Word::LIVE != 0
+    }
+    /// `w` with this word's live flag.
+    fn keep_live(self, w: Word) -> Word {
+        Word(w.0 | self.0 & Word::LIVE)
     }
     fn code(self) -> u64 {
         self.0 & CODE_MASK
@@ -142,7 +158,7 @@ impl Word {
     /// Plain closed, not ramping: every call goes through without a clock read.
     #[inline]
     pub(crate) fn plain_closed(self) -> bool {
-        self.code() == State::Closed.code()
+        self.0 & (CODE_MASK | Word::LIVE) == State::Closed.code()
     }
     /// Closed and still ramping: a share of calls is refused.
     pub(crate) fn ramping(self) -> bool {
@@ -159,12 +175,12 @@ impl Word {
     }
     /// The next generation, closed and ramping.
     pub(crate) fn next_ramping(self) -> Word {
-        Word::coded(RAMPING, self.generation().wrapping_add(1))
+        self.keep_live(Word::coded(RAMPING, self.generation().wrapping_add(1)))
     }
     /// This forced-closed word, recording nothing (any other word is returned as is).
     pub(crate) fn without_recording(self) -> Word {
         if self.state() == State::ForcedClosed {
-            Word::coded(UNRECORDED, self.generation())
+            self.keep_live(Word::coded(UNRECORDED, self.generation()))
         } else {
             self
         }
@@ -172,13 +188,13 @@ impl Word {
     /// The same generation, plain closed: the ramp's end is no transition, so calls admitted
     /// during the ramp stay current.
     pub(crate) fn ramp_done(self) -> Word {
-        Word::new(State::Closed, self.generation())
+        self.keep_live(Word::new(State::Closed, self.generation()))
     }
     pub(crate) fn generation(self) -> u64 {
-        self.0 >> CODE_BITS
+        self.0 >> GEN_SHIFT
     }
     pub(crate) fn next(self, state: State) -> Word {
-        Word::new(state, self.generation().wrapping_add(1))
+        self.keep_live(Word::new(state, self.generation().wrapping_add(1)))
     }
 }
 
@@ -215,5 +231,18 @@ mod tests {
         assert!(u.same_state(w));
         let open = Word::new(State::Open, 3);
         assert_eq!(open.without_recording(), open);
+    }
+
+    #[test]
+    fn the_live_flag_leaves_the_fast_path_and_survives_transitions() {
+        let w = Word(Word::new(State::Closed, 7).0 | Word::LIVE);
+        assert!(!w.plain_closed() && w.live());
+        assert_eq!((w.state(), w.generation()), (State::Closed, 7));
+        assert!(w.same_state(Word::new(State::Closed, 7)));
+        let open = w.next(State::Open);
+        assert!(open.live() && open.state() == State::Open && open.generation() == 8);
+        assert!(open.next_ramping().live() && open.next_ramping().ramp_done().live());
+        let forced = w.next(State::ForcedClosed).without_recording();
+        assert!(forced.live() && forced.unrecorded());
     }
 }

@@ -211,3 +211,21 @@ impl RawBulkheadSettings {
         })
     }
 }
+
+// Layering (`overrides.rs`): kept here, beside the fields it reads.
+impl RawBulkheadSettings {
+    /// `self` with every key `over` holds written over it; `limit = "fixed"` drops the
+    /// adaptive bounds.
+    pub(crate) fn overlaid(mut self, over: &RawBulkheadSettings) -> RawBulkheadSettings {
+        if over.adaptive == Some(false) {
+            self.min_pool = None;
+            self.max_pool = None;
+        }
+        self.pool = over.pool.or(self.pool);
+        self.max_wait = over.max_wait.or(self.max_wait);
+        self.adaptive = over.adaptive.or(self.adaptive);
+        self.min_pool = over.min_pool.or(self.min_pool);
+        self.max_pool = over.max_pool.or(self.max_pool);
+        self
+    }
+}

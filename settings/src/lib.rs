@@ -36,6 +36,7 @@ mod duration;
 mod error;
 mod keys;
 mod name;
+mod overrides;
 mod parts;
 mod raw;
 mod retry;
@@ -46,6 +47,7 @@ pub use duration::{nanos, parse_duration};
 pub use error::ConfigError;
 pub use keys::{Key, Kind, BREAKER_KEYS, BULKHEAD_KEYS, KEYS, RETRY_KEYS};
 pub use name::check_name;
+pub use overrides::{duration_text, Source};
 #[doc(hidden)]
 pub use parts::{BulkheadParts, SettingsParts};
 pub use raw::RawSettings;

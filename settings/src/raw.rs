@@ -572,3 +572,61 @@ fn positive(key: Key, d: Duration) -> Result<Duration, ConfigError> {
 fn opt_positive(key: Key, d: Option<Duration>) -> Result<Option<Duration>, ConfigError> {
     d.map(|d| positive(key, d)).transpose()
 }
+
+// Layering (`overrides.rs`): kept here, beside the fields it reads.
+impl RawSettings {
+    /// `self` with every key `over` holds written over it; a key of one kind drops the
+    /// other kind's (see `Settings::with_overrides`).
+    pub(crate) fn overlaid(mut self, over: &RawSettings) -> RawSettings {
+        macro_rules! take {
+            ($($f:ident),*) => {$( if over.$f.is_some() { self.$f = over.$f; } )*};
+        }
+        if over.window.is_some() || over.window_calls.is_some() {
+            self.window = None;
+            self.window_calls = None;
+        }
+        if over.rules > 0 {
+            self = self.without_rule();
+            self.rules = over.rules;
+        }
+        if over.half_open_calls.is_some() {
+            self.half_open_pct = None;
+            self.half_open_window = None;
+        }
+        if over.half_open_pct.is_some() || over.half_open_window.is_some() {
+            self.half_open_calls = None;
+        }
+        take!(
+            failure_rate,
+            window,
+            window_calls,
+            min_calls,
+            slow,
+            slow_rate,
+            trip,
+            timeout,
+            half_open_timeout,
+            half_open_slow,
+            open_for,
+            backoff,
+            open_for_max,
+            half_open_pct,
+            half_open_window,
+            half_open_calls,
+            alert_after,
+            max_keys,
+            probe_every,
+            ramp
+        );
+        self
+    }
+
+    /// No slow rule given.
+    pub(crate) fn without_rule(mut self) -> RawSettings {
+        self.slow = None;
+        self.slow_rate = None;
+        self.trip = None;
+        self.rules = 0;
+        self
+    }
+}

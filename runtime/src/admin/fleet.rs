@@ -70,3 +70,42 @@ fn not_joined() -> Response {
 pub(super) fn bad_request(msg: String) -> Response {
     (StatusCode::BAD_REQUEST, msg).into_response()
 }
+
+/// `POST /settings/{kind}/{name}?...&scope=fleet&for=10m&by=alice`: a fleet-wide settings change.
+pub(super) async fn settings(
+    kind: crate::settings::GuardKind,
+    name: &str,
+    pairs: Vec<(String, String)>,
+    for_: Option<std::time::Duration>,
+    q: &Query,
+) -> Response {
+    let Some(fleet) = current() else {
+        return not_joined();
+    };
+    let Some(for_) = for_ else {
+        return bad_request("scope=fleet needs an expiry: for=<duration>, e.g. for=10m\n".into());
+    };
+    let by = q.get("by").unwrap_or("admin router");
+    match fleet
+        .send_settings(kind, name, pairs.clone(), for_, by)
+        .await
+    {
+        Ok(()) => json(&serde_json::json!({
+            "scope": "fleet",
+            "kind": kind,
+            "name": name,
+            "settings": pairs,
+            "for_s": for_.as_secs_f64(),
+            "by": by,
+        })),
+        Err(
+            e @ (FleetError::BadName { .. }
+            | FleetError::BadDuration { .. }
+            | FleetError::BadSettings { .. }),
+        ) => bad_request(format!("{e}\n")),
+        Err(e @ FleetError::LinkDown { .. }) => {
+            (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response()
+        }
+        Err(e) => (StatusCode::BAD_GATEWAY, format!("{e}\n")).into_response(),
+    }
+}

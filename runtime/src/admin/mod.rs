@@ -18,9 +18,13 @@
 //!
 //! Shadow settings (issue 29): `POST /shadow/set/{name}?trip_p95=500ms` judges those settings
 //! beside the live ones ([`Breaker::set_shadow`](crate::breaker::Breaker::set_shadow));
-//! `/shadow/promote/{name}` ends the shadow and answers its settings for the service to apply;
+//! `/shadow/promote/{name}` ends the shadow and makes its settings the live ones (a live change);
 //! `/shadow/drop/{name}` ends it. Each is logged at WARN with `by` and the peer address; a bad
 //! setting is a 400 with the settings table's message. The settings travel in the query.
+//! | `POST /settings/breaker/{name}?failure_rate=80&timeout=2s[&for=10m][&by=alice]` | changes settings while running ([`change_settings`](crate::breaker::Breaker::change_settings)), answers the new figures; a bad one is a 400 naming the key, the value and the reason |
+//! | `POST /settings/bulkhead/{name}?pool=40[&max_wait=20ms][&for=10m]` | the same for a bulkhead |
+//! | `DELETE /settings/{breaker,bulkhead}/{name}` | ends the change: the start's overrides, else the code's settings, return |
+//! | `POST /settings/{breaker,bulkhead}/{name}?...&scope=fleet&for=10m&by=alice` | (feature `redis`) the change on every instance, expiring after `for` |
 //!
 //! In `/actions/{verb}/{name}` the whole rest of the path is the name, so it is never ambiguous.
 //! The older `/breakers/{name}/open` answers 409 when `{name}/open` is itself a breaker (a keyed
@@ -51,6 +55,7 @@ mod handlers;
 mod page;
 mod query;
 mod shadow;
+mod settings;
 
 use std::fmt;
 use std::sync::Arc;
@@ -136,6 +141,10 @@ pub fn router(token: impl Into<String>) -> Result<Router, AdminError> {
         .route("/breakers/{*path}", get(handlers::show).post(handlers::act))
         .route("/actions/{*path}", post(handlers::act_on))
         .route("/shadow/{*path}", post(shadow::act))
+        .route(
+            "/settings/{*path}",
+            post(settings::change).delete(settings::end),
+        )
         .fallback(handlers::not_found)
         // Nothing reads a body; the limit makes sure nothing ever buffers a large one.
         .layer(DefaultBodyLimit::max(1024))

@@ -174,8 +174,10 @@ where
         loop {
             match std::mem::replace(this.stage, Stage::Done) {
                 Stage::Admit => {
-                    let mut permit = match core.admit() {
-                        Ok(a) => Permit::new(core, a),
+                    // Live settings (`live.rs`) go with the permit for the call; `None` on the
+                    // plain closed path.
+                    let (admission, live) = match core.admit() {
+                        Ok(a) => a.take_live(),
                         Err(r) => {
                             this.fut.set(None);
                             if let Some(shadow) = core.shadow.watching() {
@@ -184,6 +186,8 @@ where
                             return Poll::Ready(M::finish(Completion::Failed(Error::Rejected(r))));
                         }
                     };
+                    let layer = if live { core.live.get() } else { None };
+                    let mut permit = Permit::under(core, admission, layer);
                     // An open breaker returned above, so it never takes a bulkhead slot.
                     let slot = match this.bulkhead {
                         None => None,

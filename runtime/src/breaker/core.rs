@@ -29,6 +29,7 @@ use std::time::Duration;
 use super::events::{Events, Reason, Transition};
 use super::forced::Forced;
 use super::half_open::Episode;
+use super::live::{Config, Live};
 use super::open::Open;
 use super::ramp::Ramp;
 use super::shadow::ShadowSlot;
@@ -105,6 +106,8 @@ pub(crate) struct Core {
     slow_in_flight: AtomicU32,
     /// A candidate configuration judged beside this one (issue 29, `shadow.rs`).
     pub(crate) shadow: ShadowSlot,
+    /// Settings changed while running (issue 29, `live.rs`): read only while the word says so.
+    pub(crate) live: Live,
 }
 
 /// The result of asking to make a call.
@@ -139,12 +142,25 @@ impl Core {
             events,
             slow_in_flight: AtomicU32::new(0),
             shadow: ShadowSlot::default(),
+            live: Live::new(),
         }
     }
 
-    /// The breaker's settings: every read of them goes through here.
+    /// The breaker's settings in force: every read of them goes through here (a call's own
+    /// reads go through its permit, which holds the ones that admitted it). The code's, or
+    /// while live settings are set (issue 29, `live.rs`), theirs.
     #[inline]
-    pub(crate) fn config(&self) -> &BreakerConfig {
+    pub(crate) fn config(&self) -> Config<'_> {
+        if !self.word().live() {
+            return Config::Code(&self.config);
+        }
+        self.live_config()
+    }
+
+    /// The code's settings (the attribute's or the builder's), whatever is in force: what the
+    /// registry compares a call site's settings with, and where the name comes from.
+    #[inline]
+    pub(crate) fn code_config(&self) -> &BreakerConfig {
         &self.config
     }
 
@@ -195,7 +211,7 @@ impl Core {
             _ => &c.rejected_open,
         });
         Rejection::Open {
-            name: self.config().name.clone(),
+            name: self.code_config().name.clone(),
             state,
             retry_in,
         }
@@ -213,8 +229,20 @@ impl Core {
         self.admit_slow(w)
     }
 
+    /// The slow path; under live settings, the admission is marked so the caller takes them
+    /// (`live.rs`).
     #[cold]
-    fn admit_slow(&self, mut w: Word) -> Result<Admission, Rejection> {
+    fn admit_slow(&self, w: Word) -> Result<Admission, Rejection> {
+        if !w.live() {
+            return self.admit_plain(w);
+        }
+        self.lapse_live(self.clock().now());
+        let w = self.word();
+        let a = self.admit_plain(w)?;
+        Ok(if w.live() { a.marked_live() } else { a })
+    }
+
+    fn admit_plain(&self, mut w: Word) -> Result<Admission, Rejection> {
         if w.state() == State::ForcedOpen && self.forced.held() && self.stuck.alerted() {
             // Held open with no deadline and already reported stuck: nothing left to compare
             // the clock with, so no clock read.
@@ -278,10 +306,10 @@ impl Core {
         let slow = c.slow().filter(|r| r.trips(t.slow, t.calls));
         if t.calls < u64::from(c.min_calls()) {
             // A rate at the threshold waits for calls: then a success may trip it too.
-            self.window.arm(t.calls > 0 && (failing || slow.is_some()));
+            self.with_window(|w| w.arm(t.calls > 0 && (failing || slow.is_some())));
             return;
         }
-        self.window.arm(false);
+        self.with_window(|w| w.arm(false));
         let reason = if failing {
             Reason::FailureRate {
                 rate: pct(t.failures, t.calls),
@@ -361,7 +389,7 @@ impl Core {
             }
             State::HalfOpen => rare.episode = Episode::default(),
             State::Closed => {
-                self.window.reset(now);
+                self.with_window(|w| w.reset(now));
                 if ramps {
                     self.start_ramp();
                 } else {
@@ -389,7 +417,7 @@ impl Core {
         self.state_since.store(now, Relaxed);
         self.word.store(next.0, Release);
         Transition {
-            name: self.config().name.clone(),
+            name: self.code_config().name.clone(),
             from: cur.state(),
             to: next.state(),
             at: self.clock().instant(now),

@@ -5,6 +5,7 @@ pub(crate) mod core;
 pub(crate) mod events;
 mod forced;
 mod half_open;
+pub(crate) mod live;
 mod open;
 mod outcome;
 pub(crate) mod permit;
@@ -81,12 +82,14 @@ impl Breaker {
 
     /// Registry name (`name/key` for keyed breakers).
     pub fn name(&self) -> &str {
-        &self.0.config().name
+        &self.0.code_config().name
     }
 
-    /// Its settings.
+    /// Its settings as the code gave them (the attribute's or the builder's); the ones in
+    /// force, with overrides and live changes (issue 29), are
+    /// [`config_in_force`](Breaker::config_in_force).
     pub fn config(&self) -> &BreakerConfig {
-        self.0.config()
+        self.0.code_config()
     }
 
     /// The current state (a forced state whose time ran out ends here, see

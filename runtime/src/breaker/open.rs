@@ -110,7 +110,8 @@ impl Core {
             TrialEnd::Abandoned(_) => true,
             TrialEnd::Released => false,
         };
-        let settings = self.config().settings();
+        let config = self.config();
+        let settings = config.settings();
         if !held || !settings.probe_backs_off() {
             return;
         }

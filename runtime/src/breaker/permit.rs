@@ -8,6 +8,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -15,8 +16,9 @@ use tokio::time::{sleep_until, Instant, Sleep};
 
 use super::core::{bump, Admission, Core};
 use super::half_open::{Late, TrialEnd, TrialResult};
+use super::live::Layer;
 use crate::settings::BreakerConfig;
-use crate::window::{Sample, Ticket};
+use crate::window::{Sample, Ticket, Totals, Window};
 
 /// How a call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,10 +88,23 @@ pub(crate) struct Permit<'a> {
     done: bool,
     /// Forced closed without recording: counters only, never the window.
     unrecorded: bool,
+    /// The live settings that admitted the call (`live.rs`), held for the call so it finishes
+    /// under them; `None`: the code's settings and window.
+    layer: Option<Arc<Layer>>,
 }
 
 impl<'a> Permit<'a> {
+    /// A permit under the code's settings (the loom hooks: no live settings there).
+    #[cfg_attr(not(loom), allow(dead_code))]
     pub(crate) fn new(core: &'a Core, a: Admission) -> Permit<'a> {
+        Permit::under(core, a, None)
+    }
+
+    /// A permit for `a` (its live mark taken by `Admission::take_live`), under `layer`'s settings
+    /// when live ones admitted it (`live.rs`): the permit holds the layer for the call.
+    // Inlined into the call path (issue 29): out of line it cost ~35 instructions a call.
+    #[inline]
+    pub(crate) fn under(core: &'a Core, a: Admission, layer: Option<Arc<Layer>>) -> Permit<'a> {
         let (gen, trial, probe) = match a {
             Admission::Normal(g) | Admission::Unrecorded(g) => (g, false, false),
             Admission::Trial(g) => (g, true, false),
@@ -107,6 +122,7 @@ impl<'a> Permit<'a> {
             in_poll: false,
             done: false,
             unrecorded,
+            layer,
         }
     }
 
@@ -128,8 +144,30 @@ impl<'a> Permit<'a> {
     }
 
     /// The settings this call runs under.
-    fn config(&self) -> &'a BreakerConfig {
-        self.core.config()
+    fn config(&self) -> &BreakerConfig {
+        match &self.layer {
+            Some(l) => &l.config,
+            None => self.core.code_config(),
+        }
+    }
+
+    /// The window this call records into: the live layer's own, else the breaker's.
+    fn window(&self) -> &Window {
+        match self.layer.as_ref().and_then(|l| l.window.as_deref()) {
+            Some(w) => w,
+            None => &self.core.window,
+        }
+    }
+
+    /// Judges `t` unless a live change moved judging to another window since admission.
+    #[inline]
+    fn judge(&self, t: Totals) {
+        if (self.layer.is_some() || self.core.word().live())
+            && !std::ptr::eq(self.window(), self.core.with_window(|w| w as *const Window))
+        {
+            return;
+        }
+        self.core.judge(self.gen, t);
     }
 
     fn timeout(&self) -> Option<Duration> {
@@ -263,9 +301,9 @@ impl<'a> Permit<'a> {
             slow: true,
             latency: self.slow_bound(),
         };
-        let (ticket, totals) = core.window.record(|| core.clock().now(), sample);
+        let (ticket, totals) = self.window().record(|| core.clock().now(), sample);
         if let Some(t) = totals {
-            core.judge(self.gen, t);
+            self.judge(t);
         }
         ticket
     }
@@ -390,8 +428,8 @@ impl<'a> Permit<'a> {
             Some(t) => {
                 // Counted slow in flight: add its failure and real latency. Only a failure can
                 // raise a rate now.
-                core.window.amend(t, self.slow_bound(), failed, latency);
-                failed.then(|| core.window.totals(at()))
+                self.window().amend(t, self.slow_bound(), failed, latency);
+                failed.then(|| self.window().totals(at()))
             }
             None => {
                 let sample = Sample {
@@ -399,11 +437,11 @@ impl<'a> Permit<'a> {
                     slow,
                     latency,
                 };
-                core.window.record(at, sample).1
+                self.window().record(at, sample).1
             }
         };
         if let Some(t) = totals {
-            core.judge(self.gen, t);
+            self.judge(t);
         }
     }
 }
@@ -430,9 +468,9 @@ impl Permit<'_> {
             slow,
             latency: Duration::ZERO,
         };
-        let (_, totals) = core.window.record(|| core.clock().now(), sample);
+        let (_, totals) = self.window().record(|| core.clock().now(), sample);
         if let Some(t) = totals {
-            core.judge(self.gen, t);
+            self.judge(t);
         }
     }
 

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use fusebox_settings::Settings;
+use fusebox_settings::{Settings, Source};
 use once_cell::race::OnceBox;
 use tokio::time::Instant;
 
@@ -172,7 +172,7 @@ impl Shadow {
 
     /// The candidate settings.
     pub(crate) fn config(&self) -> &BreakerConfig {
-        self.core.config()
+        self.core.code_config()
     }
 }
 
@@ -264,8 +264,9 @@ impl ShadowReport {
 
 /// What [`Breaker::set_shadow`] takes as candidate settings: a [`BreakerConfig`] or a
 /// [`BreakerBuilder`] (their settings, under the live breaker's name), or `(key, value)`
-/// pairs as in [`BreakerBuilder::from_settings`], checked by the same settings table: every
-/// key the pairs leave out takes its default, not the live breaker's value.
+/// pairs as in [`BreakerBuilder::from_settings`], checked by the same settings table and
+/// layered on the settings in force: every key the pairs leave out keeps the live breaker's
+/// value (a config or a builder is taken whole).
 ///
 /// ```
 /// use fusebox_runtime::Breaker;
@@ -277,30 +278,31 @@ impl ShadowReport {
 /// assert_eq!(live.shadow().unwrap().settings.name(), "candidate-doc");
 /// ```
 pub trait ShadowSettings {
-    /// The candidate's settings, checked.
-    fn candidate(self, base_name: &str) -> Result<Settings, ConfigError>;
+    /// The candidate's settings, checked; `live` is the settings in force, which pairs are
+    /// layered on.
+    fn candidate(self, live: &Settings) -> Result<Settings, ConfigError>;
 }
 
 impl ShadowSettings for BreakerConfig {
-    fn candidate(self, _: &str) -> Result<Settings, ConfigError> {
+    fn candidate(self, _: &Settings) -> Result<Settings, ConfigError> {
         Ok(self.settings)
     }
 }
 
 impl ShadowSettings for &BreakerConfig {
-    fn candidate(self, _: &str) -> Result<Settings, ConfigError> {
+    fn candidate(self, _: &Settings) -> Result<Settings, ConfigError> {
         Ok(self.settings.clone())
     }
 }
 
 impl ShadowSettings for BreakerBuilder {
-    fn candidate(self, _: &str) -> Result<Settings, ConfigError> {
+    fn candidate(self, _: &Settings) -> Result<Settings, ConfigError> {
         Ok(self.config()?.settings)
     }
 }
 
 impl ShadowSettings for &BreakerBuilder {
-    fn candidate(self, _: &str) -> Result<Settings, ConfigError> {
+    fn candidate(self, _: &Settings) -> Result<Settings, ConfigError> {
         Ok(self.config()?.settings)
     }
 }
@@ -311,10 +313,8 @@ where
     K: AsRef<str>,
     V: AsRef<str>,
 {
-    fn candidate(self, base_name: &str) -> Result<Settings, ConfigError> {
-        Ok(BreakerBuilder::from_settings(base_name, self)?
-            .config()?
-            .settings)
+    fn candidate(self, live: &Settings) -> Result<Settings, ConfigError> {
+        live.with_overrides(self)
     }
 }
 
@@ -352,7 +352,7 @@ impl Breaker {
     /// ```
     pub fn set_shadow(&self, candidate: impl ShadowSettings) -> Result<(), ConfigError> {
         let live = self.0.config();
-        let settings = candidate.candidate(live.base_name())?;
+        let settings = candidate.candidate(&live.settings)?;
         self.0.shadow.set(BreakerConfig {
             name: live.name.clone(),
             base_len: live.base_len,
@@ -374,9 +374,10 @@ impl Breaker {
         Some(self.0.shadow.get()?.report())
     }
 
-    /// Ends the shadow and returns its candidate settings, for the caller to apply as the
-    /// live ones (e.g. through the settings source it reads at start); `None` without a
-    /// shadow. The live breaker's settings are not changed by this call.
+    /// Ends the shadow and makes its candidate settings the live ones (a live change from
+    /// the admin source, with no expiry: [`change_settings`](Breaker::change_settings));
+    /// returns them, `None` without a shadow. The code's settings return with
+    /// [`clear_settings_change`](Breaker::clear_settings_change).
     ///
     /// ```
     /// use fusebox_runtime::Breaker;
@@ -384,12 +385,19 @@ impl Breaker {
     /// live.set_shadow([("failure_rate", "20")]).unwrap();
     /// let candidate = live.promote_shadow().unwrap();
     /// assert_eq!(candidate.failure_rate(), 20);
+    /// assert_eq!(live.config_in_force().failure_rate(), 20);
     /// assert!(live.shadow().is_none());
     /// ```
     pub fn promote_shadow(&self) -> Option<BreakerConfig> {
         let shadow = self.0.shadow.take()?;
-        tracing::info!(breaker = %self.0.config().name, "shadow settings promoted");
-        Some(shadow.config().clone())
+        let candidate = shadow.config().clone();
+        match self.change_settings(candidate.settings().to_text(), Source::Admin, None) {
+            Ok(()) => tracing::info!(breaker = %self.0.code_config().name, "shadow settings promoted: now the live ones"),
+            // The candidate was checked when set; a failure here is a rule between keys the
+            // text form cannot carry, reported rather than applied halfway.
+            Err(e) => tracing::error!(breaker = %self.0.code_config().name, error = %e, "shadow settings could not be promoted"),
+        }
+        Some(candidate)
     }
 
     /// Ends the shadow, returning its last report; `None` without one. The live breaker is

@@ -5,6 +5,7 @@
 mod adaptive;
 mod call;
 mod config;
+mod live;
 mod permit;
 mod pool;
 
@@ -12,6 +13,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub(crate) use call::{Answer, BulkheadCall};
 pub use config::{BulkheadBuilder, BulkheadConfig};
@@ -134,8 +136,18 @@ impl Bulkhead {
         if let Some(p) = self.try_acquire_now() {
             return Ok(p);
         }
-        if inner.config.max_wait.is_zero() {
+        let max_wait = inner.max_wait.load(Relaxed);
+        if max_wait == 0 {
             return Err(self.full());
+        }
+        // A change given `for` a time ends on the first look after it.
+        if inner
+            .live
+            .load()
+            .as_ref()
+            .is_some_and(|l| l.until.is_some())
+        {
+            self.lapse();
         }
         let wait = async {
             loop {
@@ -148,7 +160,7 @@ impl Bulkhead {
                 freed.await;
             }
         };
-        match tokio::time::timeout(inner.config.max_wait, wait).await {
+        match tokio::time::timeout(Duration::from_nanos(max_wait), wait).await {
             Ok(p) => Ok(p),
             Err(_) => Err(self.full()),
         }

@@ -52,7 +52,7 @@ impl Drop for BulkheadPermit<'_> {
                 &self.pool.config.name,
             );
         }
-        if !self.pool.config.max_wait.is_zero() {
+        if self.pool.max_wait.load(Relaxed) != 0 {
             self.pool.freed.notify_one();
         }
     }

@@ -1,10 +1,15 @@
 //! The pool behind every handle of one bulkhead: its slots, its waiters and its counters.
 
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
 use tokio::sync::Notify;
 
 use super::adaptive::Adaptive;
 use super::config::BulkheadConfig;
+use super::live::Layer;
 use crate::sync::atomic::{AtomicU64, AtomicUsize};
+use crate::sync::Mutex;
 use fusebox_settings::PoolLimit;
 
 /// Shared by every clone of a [`Bulkhead`](super::Bulkhead) of one name.
@@ -23,6 +28,12 @@ pub(crate) struct Pool {
     pub(crate) rejected: AtomicU64,
     pub(crate) admitted: AtomicU64,
     pub(crate) conflicts: AtomicU64,
+    /// How long a call may wait for a slot now, in nanoseconds (`live.rs` changes it).
+    pub(crate) max_wait: AtomicU64,
+    /// Settings over the code's (issue 29, `live.rs`), read off the call's path.
+    pub(crate) live: ArcSwapOption<Layer>,
+    /// Serialises changes of `live`.
+    pub(crate) live_writer: Mutex<()>,
 }
 
 impl Pool {
@@ -38,6 +49,9 @@ impl Pool {
             limit: AtomicUsize::new(config.pool),
             adaptive,
             freed: Notify::new(),
+            max_wait: AtomicU64::new(fusebox_settings::nanos(config.max_wait)),
+            live: ArcSwapOption::new(None::<Arc<Layer>>),
+            live_writer: Mutex::new(()),
             config,
             peak: AtomicUsize::new(0),
             rejected: AtomicU64::new(0),

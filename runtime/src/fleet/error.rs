@@ -79,6 +79,13 @@ pub enum FleetError {
         /// The client's message.
         reason: String,
     },
+    /// A fleet-wide settings change the settings table refuses (issue 29): nothing was sent.
+    BadSettings {
+        /// The breaker or bulkhead.
+        name: String,
+        /// The table's reason, naming the key and the value.
+        error: fusebox_settings::ConfigError,
+    },
 }
 
 /// Why a send could not reach the fleet, inside [`FleetError::LinkDown`]. Match `LinkDown { .. }`
@@ -176,6 +183,9 @@ impl fmt::Display for FleetError {
             // so an error-chain printer does not say it twice.
             FleetError::LinkDown { cause } => write!(f, "the fleet is unreachable: {cause}"),
             FleetError::Redis { reason } => write!(f, "Redis: {reason}"),
+            FleetError::BadSettings { name, error } => {
+                write!(f, "bad settings for `{name}`: {error}")
+            }
         }
     }
 }

@@ -82,6 +82,7 @@ mod link;
 mod overrides;
 mod publish;
 mod quorum;
+mod settings;
 mod shared;
 mod sync;
 mod task;
@@ -327,10 +328,9 @@ impl Drop for Fleet {
             *cur = Weak::new();
         }
         drop(cur);
-        self.shared
-            .inner()
-            .overrides
-            .release_all(|n| registry().breaker(n));
+        let mut inner = self.shared.inner();
+        inner.overrides.release_all(|n| registry().breaker(n));
+        inner.settings.release_all();
     }
 }
 

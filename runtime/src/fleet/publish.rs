@@ -142,6 +142,13 @@ impl Keys {
     pub(crate) fn override_of(&self, breaker: &str) -> String {
         format!("{}override:{breaker}", self.prefix)
     }
+    /// Set of `breaker:<name>` / `bulkhead:<name>` that have (or had) a fleet settings change.
+    pub(crate) fn settings(&self) -> String {
+        format!("{}settings", self.prefix)
+    }
+    pub(crate) fn settings_of(&self, member: &str) -> String {
+        format!("{}settings:{member}", self.prefix)
+    }
 }
 
 /// Wall-clock milliseconds since the Unix epoch (display only; deadlines use `tokio::time`).

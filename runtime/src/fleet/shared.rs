@@ -26,12 +26,14 @@ pub(crate) struct Shared {
     /// A clone of the task's connection while the link is up, for sending overrides.
     conn: Mutex<Option<MultiplexedConnection>>,
     inner: Mutex<Inner>,
-    seq: AtomicU64,
+    pub(super) seq: AtomicU64,
 }
 
 #[derive(Default)]
 pub(crate) struct Inner {
     pub(crate) overrides: Table,
+    /// Fleet-wide settings changes applied here (issue 29).
+    pub(crate) settings: super::settings::Applied,
     pub(crate) quorum: Tracker,
     /// The other live instances at the last successful read.
     pub(crate) others: Vec<InstanceReport>,

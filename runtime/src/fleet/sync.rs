@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use super::overrides::Record;
 use super::publish::{unix_ms, InstanceReport};
+use super::settings::SettingsRecord;
 use super::shared::Shared;
 use crate::registry::registry;
 
@@ -26,7 +27,7 @@ pub(crate) async fn sync(shared: &Shared, conn: &mut MultiplexedConnection) -> R
     let own = serde_json::to_string(&shared.own_report()).map_err(|e| e.to_string())?;
     let ttl_ms = shared.config.ttl_or_default().as_millis() as u64;
 
-    let (members, names): (Vec<String>, Vec<String>) = bounded(
+    let (members, names, settings): (Vec<String>, Vec<String>, Vec<String>) = bounded(
         t,
         redis::pipe()
             .cmd("SET")
@@ -46,6 +47,8 @@ pub(crate) async fn sync(shared: &Shared, conn: &mut MultiplexedConnection) -> R
             .arg(-1)
             .cmd("SMEMBERS")
             .arg(keys.overrides())
+            .cmd("SMEMBERS")
+            .arg(keys.settings())
             .query_async(conn),
     )
     .await?;
@@ -59,7 +62,11 @@ pub(crate) async fn sync(shared: &Shared, conn: &mut MultiplexedConnection) -> R
         read.cmd("GET").arg(keys.override_of(n));
         read.cmd("PTTL").arg(keys.override_of(n));
     }
-    let values: Vec<Value> = if ids.is_empty() && names.is_empty() {
+    for m in &settings {
+        read.cmd("GET").arg(keys.settings_of(m));
+        read.cmd("PTTL").arg(keys.settings_of(m));
+    }
+    let values: Vec<Value> = if ids.is_empty() && names.is_empty() && settings.is_empty() {
         Vec::new()
     } else {
         bounded(t, read.query_async(conn)).await?
@@ -114,7 +121,35 @@ pub(crate) async fn sync(shared: &Shared, conn: &mut MultiplexedConnection) -> R
             }
         }
     }
+    let mut changes = Vec::new();
+    for m in &settings {
+        let (body, pttl) = (
+            text(&next()),
+            from_redis_value::<i64>(&next()).unwrap_or(-2),
+        );
+        match body.map(|b| serde_json::from_str::<SettingsRecord>(&b)) {
+            Some(Ok(r)) if pttl > 0 => {
+                let ttl = Duration::from_millis(pttl as u64).min(super::shared::MAX_OVERRIDE);
+                changes.push((r, ttl));
+            }
+            Some(Ok(_)) => {}
+            Some(Err(e)) => {
+                tracing::debug!(member = %m, error = %e, "unreadable fleet settings change")
+            }
+            None => {
+                prune
+                    .cmd("EVAL")
+                    .arg(PRUNE_SET)
+                    .arg(2)
+                    .arg(keys.settings_of(m))
+                    .arg(keys.settings())
+                    .arg(m)
+                    .ignore();
+            }
+        }
+    }
     bounded::<()>(t, prune.query_async(conn)).await?;
+    shared.inner().settings.apply(changes);
     apply(shared, others, overrides);
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Snapshots of every breaker and bulkhead: what an operator or a test looks at.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::breaker::core::{pct, Core};
@@ -10,6 +11,7 @@ use crate::metrics::limit::AdaptiveMetrics;
 use crate::metrics::retry::RetryMetrics;
 use crate::metrics::shadow::ShadowMetrics;
 use crate::registry::{registry, KeyedNames};
+use crate::settings::SettingInForce;
 use crate::state::State;
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -140,6 +142,28 @@ pub struct BreakerMetrics {
     /// What shadow settings would have done on these calls, while a shadow is set
     /// ([`Breaker::set_shadow`](crate::Breaker::set_shadow), issue 29).
     pub shadow: Option<ShadowMetrics>,
+    // Settings outside the code (issue 29).
+    /// Every setting in force, with the code's value and where the one in force came from
+    /// (`code`, `env`, `file`, `admin`, `fleet`).
+    ///
+    /// ```
+    /// use fusebox_runtime::{Breaker, Source};
+    /// let b = Breaker::builder("settings-metrics-doc").build_detached().unwrap();
+    /// b.change_settings([("failure_rate", "80")], Source::Admin, None).unwrap();
+    /// let m = b.metrics();
+    /// let over: Vec<_> = m.settings.iter().filter(|s| s.overridden()).map(|s| s.key).collect();
+    /// assert_eq!(over, ["failure_rate"]);
+    /// ```
+    pub settings: Arc<[SettingInForce]>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            rename = "settings_change_expires_in_s",
+            serialize_with = "crate::metrics::export::json::opt_secs"
+        )
+    )]
+    /// Time left of a live settings change given a duration (admin `for`, fleet TTL).
+    pub settings_change_expires_in: Option<Duration>,
 }
 
 /// Why calls were refused: the breaker's own three reasons, then a full bulkhead and the timeout.
@@ -181,8 +205,8 @@ impl BreakerMetrics {
         core.settle_ramp(now);
         let c = &core.counters;
         let load = |a: &AtomicU64| a.load(Relaxed);
-        let totals = core.window.totals(now);
-        let [p50, p95, p99] = core.window.latency(now).quantiles([0.50, 0.95, 0.99]);
+        let (totals, latency) = core.with_window(|w| (w.totals(now), w.latency(now)));
+        let [p50, p95, p99] = latency.quantiles([0.50, 0.95, 0.99]);
         let (succeeded, failed, ignored) = (load(&c.succeeded), load(&c.failed), load(&c.ignored));
         let (timed_out, panicked, cancelled) =
             (load(&c.timeouts), load(&c.panicked), load(&c.cancelled));
@@ -234,6 +258,8 @@ impl BreakerMetrics {
             conflicts: load(&c.conflicts),
             stale_served: load(&c.stale_served),
             shadow: ShadowMetrics::of(core),
+            settings: core.settings_in_force(now),
+            settings_change_expires_in: core.settings_change_expires_in(now),
         }
     }
 
@@ -264,6 +290,9 @@ pub struct BulkheadMetrics {
     pub conflicts: u64,
     /// For `limit = "adaptive"`: its bounds, latencies and recent history.
     pub adaptive: Option<AdaptiveMetrics>,
+    // Settings outside the code (issue 29).
+    /// Every setting in force, with the code's value and where the one in force came from.
+    pub settings: Arc<[SettingInForce]>,
 }
 
 impl BulkheadMetrics {
@@ -278,6 +307,7 @@ impl BulkheadMetrics {
             rejected: i.rejected.load(Relaxed),
             conflicts: i.conflicts.load(Relaxed),
             adaptive: AdaptiveMetrics::of(b),
+            settings: b.settings_shared(),
         }
     }
 }

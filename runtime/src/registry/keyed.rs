@@ -412,7 +412,11 @@ fn is_idle(b: &Breaker) -> bool {
     let core = &b.0;
     // A ramp whose time is up is over, even if no call came since to end it.
     core.settle_ramp(core.clock().now());
-    core.word().plain_closed() && core.window.totals(core.clock().now()).calls == 0
+    // Plain closed, live settings or not (`live.rs`): a key overridden by a pattern is evicted too.
+    let w = core.word();
+    w.state() == crate::state::State::Closed
+        && !w.ramping()
+        && core.with_window(|win| win.totals(core.clock().now()).calls) == 0
 }
 
 #[cfg(all(test, not(loom)))]

@@ -12,6 +12,7 @@
 
 pub mod key_name;
 pub(crate) mod keyed;
+mod overrides;
 mod register;
 pub(crate) mod scope;
 pub(crate) mod sites;
@@ -52,6 +53,11 @@ pub struct Registry {
     /// its hook), so a test scope's retries draw on budgets of its own.
     pub(crate) retry_budgets: Arc<Budgets>,
     events: Events,
+    /// The start's overrides applied so far (issue 29, `overrides.rs`), for names made later.
+    overrides: RwLock<Vec<crate::settings::overrides::Entry>>,
+    overrides_writer: Mutex<()>,
+    /// Whether any override was applied: a name made before that reads nothing more.
+    has_overrides: std::sync::atomic::AtomicBool,
     /// True for the process-wide registry only: it defers to the test scope entered on the
     /// calling thread; a scope's own registry never defers further.
     #[cfg(feature = "testing")]
@@ -91,6 +97,9 @@ impl Registry {
                 Arc::default()
             },
             events,
+            overrides: RwLock::new(Vec::new()),
+            overrides_writer: Mutex::new(()),
+            has_overrides: std::sync::atomic::AtomicBool::new(false),
             #[cfg(feature = "testing")]
             defers_to_scope,
         }

@@ -47,7 +47,9 @@ impl Registry {
             return match family.get(hash, key) {
                 Found::Own(b) => checked(b, &config),
                 Found::Missing => {
-                    checked(family.insert(hash, config.clone(), &here.events), &config)
+                    let b = family.insert(hash, config.clone(), &here.events);
+                    here.override_new_breaker(&b);
+                    checked(b, &config)
                 }
             };
         }
@@ -59,7 +61,9 @@ impl Registry {
             return checked(b.clone(), &config);
         }
         let b = Breaker::with_events(config, here.events.clone());
-        map.insert(b.0.config().name.clone(), b.clone());
+        map.insert(b.0.code_config().name.clone(), b.clone());
+        drop(map);
+        here.override_new_breaker(&b);
         b
     }
 
@@ -170,13 +174,15 @@ impl Registry {
             Ok(b) => b,
             Err(missing) => {
                 let (hash, config) = *missing;
-                family.insert(hash, config, &here.events)
+                let b = family.insert(hash, config, &here.events);
+                here.override_new_breaker(&b);
+                b
             }
         };
         if vouching.is_some_and(|t| family.vouched(t)) {
             return b;
         }
-        if !b.0.config().same_settings(template) {
+        if !b.0.code_config().same_settings(template) {
             let wanted = template.with_key(b.config().key().unwrap_or_default());
             return checked(b, &wanted);
         }
@@ -222,19 +228,21 @@ impl Registry {
         }
         let b = Bulkhead::new(config);
         map.insert(b.0.config.name.clone(), b.clone());
+        drop(map);
+        here.override_new_bulkhead(&b);
         b
     }
 }
 
 fn checked(existing: Breaker, wanted: &BreakerConfig) -> Breaker {
-    if existing.0.config() != wanted {
+    if existing.0.code_config() != wanted {
         let before = existing.0.counters.conflicts.fetch_add(1, Relaxed);
         // A conflicting keyed call site meets this on every call: log the 1st, 2nd, 4th, 8th...
         // occurrence, so the ERROR stays loud without flooding the log; metrics count them all.
         if before == 0 || before.is_power_of_two() {
             tracing::error!(
                 breaker = %wanted.name(),
-                kept = ?existing.0.config(),
+                kept = ?existing.0.code_config(),
                 ignored = ?wanted,
                 conflicts = before + 1,
                 "circuit breaker registered twice with different settings; keeping the first"

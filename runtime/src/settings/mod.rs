@@ -8,8 +8,13 @@
 
 mod builder;
 mod config;
+pub(crate) mod in_force;
+pub(crate) mod overrides;
 mod text;
 
 pub use builder::BreakerBuilder;
 pub use config::BreakerConfig;
+pub use fusebox_settings::Source;
 pub use fusebox_settings::{HalfOpenPolicy, SlowRule, WindowKind};
+pub use in_force::SettingInForce;
+pub use overrides::{Applied, AppliedTo, GuardKind, OverrideError, Overrides, Undeclared};

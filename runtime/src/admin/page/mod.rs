@@ -22,6 +22,7 @@ const PAGE: &str = concat!(
     // One strict-mode block: its functions and bindings stay out of the global object.
     "<script>\n'use strict';\n{\n",
     include_str!("render.js"),
+    include_str!("settings.js"),
     include_str!("retry.js"),
     include_str!("shadow.js"),
     include_str!("page.js"),

@@ -99,6 +99,7 @@ function render() {
   place($('h-rows'), pools.map(bulkheadRow));
   const keep = new Set(wanted.concat(pools.map((p) => rows.get('h:' + p.name))));
   for (const [id, tr] of rows) if (!keep.has(tr)) rows.delete(id);
+  renderSettings();
   renderRetries();
 }
 

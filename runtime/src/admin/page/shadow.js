@@ -4,7 +4,7 @@
 // each refresh. Values go into the DOM through textContent only.
 
 const SHADOW_VERBS = {
-  promote: ['Promote', 'The shadow ends and its settings are returned for the service to apply; the live settings are not changed by this.'],
+  promote: ['Promote', 'The shadow ends and its settings become the live ones (a live change from the admin source, until cleared).'],
   drop: ['Drop', 'The shadow ends; the live settings are not changed.'],
 };
 

@@ -374,7 +374,36 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
         }
     });
     super::shadow::visit(m, sink);
+    per_overridden(sink, m);
     per_extra(sink, m);
+}
+
+pub(crate) const OVERRIDDEN: Family = fam(
+    "fusebox_setting_overridden",
+    Kind::Gauge,
+    "1 for each setting of a breaker or bulkhead whose value in force is not the code's, labelled by the setting and where its value came from (env, file, admin, fleet); settings at the code's value have no sample.",
+);
+
+/// Issue 29: one sample per overridden setting, breakers then bulkheads.
+fn per_overridden(sink: &mut dyn Sink, m: &Metrics) {
+    sink.family(&OVERRIDDEN);
+    for b in &m.breakers {
+        for s in b.settings.iter().filter(|s| s.overridden()) {
+            let mut labels = breaker_labels(b);
+            labels.extend([("setting", s.key), ("source", s.source.as_str())]);
+            sink.sample(&OVERRIDDEN, &labels, Num::Int(1));
+        }
+    }
+    for h in &m.bulkheads {
+        for s in h.settings.iter().filter(|s| s.overridden()) {
+            let labels = [
+                ("bulkhead", h.name.as_str()),
+                ("setting", s.key),
+                ("source", s.source.as_str()),
+            ];
+            sink.sample(&OVERRIDDEN, &labels, Num::Int(1));
+        }
+    }
 }
 
 /// The samples a higher layer added, each family announced once before its samples.

@@ -1,0 +1,504 @@
+//! Live settings (issue 29): a breaker's settings changed while it runs, over the code's.
+//!
+//! The code's [`BreakerConfig`] stays in `Core::config` (the registry compares call sites with
+//! it, so an override is never a "registered twice" conflict). An override is a [`Layer`]: the
+//! settings in force, checked whole, each setting's source, and what returns when it lapses
+//! (the start's overrides under a live change, or the code's). While a layer is set, the state
+//! word carries `Word::LIVE`, so admission leaves the plain-closed fast path; the slow path
+//! marks the admission, the caller (`call.rs`) holds an `Arc` of the layer for the call, and
+//! the permit reads its settings by reference, so the call is measured (timeout, slow bound)
+//! under the settings that admitted it to its end.
+//!
+//! What a change does, documented for users in `docs/guide/settings.md`:
+//! - the state is kept (an open breaker stays open until its deadline; the next open period
+//!   is the new `open_for`);
+//! - a new threshold (`failure_rate`, `min_calls`, the slow rule's rate) is judged at the next
+//!   call that is judged, on the window as it is;
+//! - a new window kind or size starts a new, empty window; calls still in flight from before
+//!   record into the window that admitted them, which no longer judges anything;
+//! - calls in flight finish under the timeout and slow bound that admitted them.
+//!
+//! A live change given `for` a time lapses lazily, as a forced state does: on admission (a
+//! layered breaker always takes the slow path) and when metrics are read.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fusebox_settings::{ConfigError, Source, WindowKind};
+
+use super::core::{Admission, Core, NEVER};
+use super::Breaker;
+use crate::clock::nanos;
+use crate::settings::in_force::{self, SettingInForce};
+use crate::settings::BreakerConfig;
+use crate::state::Word;
+use crate::sync::atomic::Ordering::*;
+use crate::sync::lock;
+use crate::window::Window;
+
+/// The settings in force over the code's, and where each came from.
+pub(crate) struct Layer {
+    /// The settings in force, under the code's name.
+    pub(crate) config: BreakerConfig,
+    /// A window of its own when the window's kind or size is not the code's.
+    pub(crate) window: Option<Arc<Window>>,
+    /// Every setting in force with its source.
+    pub(crate) settings: Arc<[SettingInForce]>,
+    /// The pairs this layer gave over the one below, and their source.
+    pub(crate) given: Vec<(String, String)>,
+    pub(crate) source: Source,
+    /// When this layer lapses (clock nanoseconds), `NEVER` when held.
+    pub(crate) until: u64,
+    /// What returns when it lapses: the start's overrides, or `None` for the code's.
+    pub(crate) below: Option<Arc<Layer>>,
+}
+
+/// A breaker's live settings: the layer in force, if any. 8 bytes, no allocation while none
+/// is set (a null pointer), so a keyed breaker stays within its memory budget.
+pub(crate) struct Live {
+    #[cfg(not(loom))]
+    layer: arc_swap::ArcSwapOption<Layer>,
+    // Under loom a mutex, so the model sees every swap.
+    #[cfg(loom)]
+    layer: crate::sync::Mutex<Option<Arc<Layer>>>,
+}
+
+impl Live {
+    pub(crate) fn new() -> Live {
+        Live {
+            #[cfg(not(loom))]
+            layer: arc_swap::ArcSwapOption::const_empty(),
+            #[cfg(loom)]
+            layer: crate::sync::Mutex::new(None),
+        }
+    }
+    /// The layer in force.
+    pub(crate) fn get(&self) -> Option<Arc<Layer>> {
+        #[cfg(not(loom))]
+        return self.layer.load_full();
+        #[cfg(loom)]
+        return lock(&self.layer).clone();
+    }
+    fn set(&self, next: Option<Arc<Layer>>) {
+        #[cfg(not(loom))]
+        self.layer.store(next);
+        #[cfg(loom)]
+        {
+            *lock(&self.layer) = next;
+        }
+    }
+}
+
+/// The settings a reader acts on: the code's, or a layer's it holds.
+pub(crate) enum Config<'a> {
+    Code(&'a BreakerConfig),
+    Live(Arc<Layer>),
+}
+
+impl std::ops::Deref for Config<'_> {
+    type Target = BreakerConfig;
+    fn deref(&self) -> &BreakerConfig {
+        match self {
+            Config::Code(c) => c,
+            Config::Live(l) => &l.config,
+        }
+    }
+}
+
+/// Set in an admission's generation by the slow path while live settings are in force: a
+/// generation never reaches bit 63 (it is the state word shifted right), and a mark in it keeps
+/// `Admission` the size it was, so the closed path moves nothing more.
+const LIVE_MARK: u64 = 1 << 63;
+
+impl Admission {
+    /// This admission, marked as made under live settings.
+    pub(crate) fn marked_live(self) -> Admission {
+        match self {
+            Admission::Normal(g) => Admission::Normal(g | LIVE_MARK),
+            Admission::Trial(g) => Admission::Trial(g | LIVE_MARK),
+            Admission::Probe(g) => Admission::Probe(g | LIVE_MARK),
+            Admission::Unrecorded(g) => Admission::Unrecorded(g | LIVE_MARK),
+        }
+    }
+
+    /// The admission without its mark, and whether it had one.
+    #[inline]
+    pub(crate) fn take_live(self) -> (Admission, bool) {
+        let strip = |g: u64| g & !LIVE_MARK;
+        let live = match self {
+            Admission::Normal(g)
+            | Admission::Trial(g)
+            | Admission::Probe(g)
+            | Admission::Unrecorded(g) => g & LIVE_MARK != 0,
+        };
+        if !live {
+            return (self, false);
+        }
+        let a = match self {
+            Admission::Normal(g) => Admission::Normal(strip(g)),
+            Admission::Trial(g) => Admission::Trial(strip(g)),
+            Admission::Probe(g) => Admission::Probe(strip(g)),
+            Admission::Unrecorded(g) => Admission::Unrecorded(strip(g)),
+        };
+        (a, true)
+    }
+}
+
+impl Core {
+    /// The settings in force while the word says live ones are (`Core::config`'s slow side).
+    #[cold]
+    pub(crate) fn live_config(&self) -> Config<'_> {
+        match self.live.get() {
+            Some(l) => Config::Live(l),
+            None => Config::Code(self.code_config()),
+        }
+    }
+
+    /// The window calls are judged in now.
+    pub(crate) fn with_window<R>(&self, f: impl FnOnce(&Window) -> R) -> R {
+        if !self.word().live() {
+            return f(&self.window);
+        }
+        match self.live.get().and_then(|l| l.window.clone()) {
+            Some(w) => f(&w),
+            None => f(&self.window),
+        }
+    }
+
+    /// Every setting in force at `now` (a change past its time lapses first).
+    pub(crate) fn settings_in_force(&self, now: u64) -> Arc<[SettingInForce]> {
+        self.lapse_live(now);
+        match self.live.get() {
+            Some(l) => l.settings.clone(),
+            None => in_force::of_code(self.code_config().settings()),
+        }
+    }
+
+    /// Time left of a live change given a duration.
+    pub(crate) fn settings_change_expires_in(&self, now: u64) -> Option<Duration> {
+        let l = self.live.get()?;
+        (l.until != NEVER).then(|| Duration::from_nanos(l.until.saturating_sub(now)))
+    }
+
+    /// Ends a layer past its `until` (lazily, as forced states lapse): its `below` returns.
+    pub(crate) fn lapse_live(&self, now: u64) {
+        let Some(l) = self.live.get() else { return };
+        if l.until > now {
+            return;
+        }
+        tracing::warn!(
+            breaker = %self.code_config().name,
+            source = %l.source,
+            settings = ?l.given,
+            "circuit breaker settings change lapsed; the settings below it return"
+        );
+        self.install(Some(&l), l.below.clone(), now);
+    }
+
+    /// Puts `next` in force if the layer is still `expected` (by address).
+    fn install(&self, expected: Option<&Arc<Layer>>, next: Option<Arc<Layer>>, now: u64) -> bool {
+        let _rare = lock(&self.rare);
+        let cur = self.live.get();
+        let same = match (&cur, expected) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            return false;
+        }
+        let window_of = |l: &Option<Arc<Layer>>| l.as_ref().and_then(|l| l.window.clone());
+        let (old, new) = (window_of(&cur), window_of(&next));
+        let kept = match (&old, &new) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !kept {
+            // A new window kind or size starts a new window.
+            if new.is_none() {
+                self.window.reset(now);
+            }
+        }
+        let live = next.is_some();
+        self.live.set(next);
+        // Under the lock, as transitions store the word: none can overwrite the flag.
+        if live {
+            self.word.fetch_or(Word::LIVE, AcqRel);
+        } else {
+            self.word.fetch_and(!Word::LIVE, AcqRel);
+        }
+        true
+    }
+
+    /// A layer of `pairs` from `source` over `below` (or the code's), checked whole.
+    #[allow(clippy::too_many_arguments)]
+    fn layer(
+        &self,
+        below: Option<Arc<Layer>>,
+        sources: &[(String, Source)],
+        pairs: Vec<(String, String)>,
+        source: Source,
+        until: u64,
+    ) -> Result<Layer, ConfigError> {
+        let keyed = by_key(&pairs, source, sources);
+        let base = below
+            .as_ref()
+            .map_or(self.code_config().settings(), |b| b.config.settings());
+        let settings = base.with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+        let config = BreakerConfig {
+            settings,
+            ..self.code_config().clone()
+        };
+        let kind = config.window();
+        let window = if kind == self.code_config().window() {
+            None
+        } else {
+            // Kept when the layer in force or the one below already judges in a window of
+            // this kind and size: only a new kind or size starts a new window.
+            let same = |l: &Arc<Layer>| (l.config.window() == kind).then(|| l.window.clone());
+            let reuse = self
+                .live
+                .get()
+                .and_then(|l| same(&l))
+                .or_else(|| below.as_ref().and_then(same))
+                .flatten();
+            Some(reuse.unwrap_or_else(|| Arc::new(Window::new(kind, self.clock().now()))))
+        };
+        let code = self.code_config().settings().to_text();
+        let settings = in_force::attribute(
+            &code,
+            below.as_ref().map(|b| &b.settings[..]),
+            config.settings().to_text(),
+            &keyed,
+            source,
+        );
+        Ok(Layer {
+            config,
+            window,
+            settings: settings.into(),
+            given: pairs,
+            source,
+            until,
+            below,
+        })
+    }
+}
+
+/// The window kind of `kind`, as an operator reads it in a log line.
+fn window_text(kind: WindowKind) -> String {
+    match kind {
+        WindowKind::Time(d) => format!("window = {}", fusebox_settings::duration_text(d)),
+        WindowKind::Calls(n) => format!("window_calls = {n}"),
+    }
+}
+
+impl Breaker {
+    /// Every setting in force, with the code's value and where the one in force came from
+    /// (issue 29): the code, the start's overrides (environment, file), or a live change
+    /// (admin, fleet).
+    ///
+    /// ```
+    /// use fusebox_runtime::{Breaker, Source};
+    /// let b = Breaker::builder("in-force-breaker-doc").build_detached().unwrap();
+    /// b.change_settings([("failure_rate", "80")], Source::Admin, None).unwrap();
+    /// let rate = b.settings_in_force().into_iter().find(|s| s.key == "failure_rate").unwrap();
+    /// assert_eq!((rate.value.as_str(), rate.code.as_deref(), rate.source), ("80", Some("50"), Source::Admin));
+    /// ```
+    pub fn settings_in_force(&self) -> Vec<SettingInForce> {
+        self.0.settings_in_force(self.0.clock().now()).to_vec()
+    }
+
+    /// The settings in force (the code's, or an override's), under the breaker's name.
+    ///
+    /// ```
+    /// use fusebox_runtime::{Breaker, Source};
+    /// let b = Breaker::builder("config-in-force-doc").build_detached().unwrap();
+    /// b.change_settings([("timeout", "2s")], Source::Admin, None).unwrap();
+    /// assert_eq!(b.config_in_force().timeout(), Some(std::time::Duration::from_secs(2)));
+    /// assert_eq!(b.config().timeout(), None, "`config` stays the code's");
+    /// ```
+    pub fn config_in_force(&self) -> BreakerConfig {
+        let core = &*self.0;
+        core.lapse_live(core.clock().now());
+        core.config().clone()
+    }
+
+    /// Changes settings while the breaker runs (issue 29): `pairs` as the attribute writes
+    /// them, each read as if written in the attribute over the settings in force below this
+    /// change (the start's overrides, else the code's), checked whole by the settings table;
+    /// a bad one changes nothing and is the error. Replaces the previous live change, if any.
+    /// `for_` lapses it (lazily, as a forced state's), and the settings below return.
+    ///
+    /// Calls in flight finish under the settings that admitted them; the state is kept; a new
+    /// threshold is judged at the next call; a new window kind or size starts a new window.
+    /// Logged at WARN. The admin router and the fleet call this.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::{Breaker, ConfigError, Source};
+    /// let b = Breaker::builder("change-doc").timeout(Duration::from_millis(800)).build_detached().unwrap();
+    /// let e = b.change_settings([("failure_rate", "0")], Source::Admin, None).unwrap_err();
+    /// assert!(matches!(e, ConfigError::OutOfRange { field: "failure_rate", .. }));
+    /// b.change_settings([("timeout", "2s")], Source::Admin, Some(Duration::from_secs(60))).unwrap();
+    /// assert_eq!(b.config_in_force().timeout(), Some(Duration::from_secs(2)));
+    /// b.clear_settings_change();
+    /// assert_eq!(b.config_in_force().timeout(), Some(Duration::from_millis(800)));
+    /// ```
+    pub fn change_settings<K, V>(
+        &self,
+        pairs: impl IntoIterator<Item = (K, V)>,
+        source: Source,
+        for_: Option<Duration>,
+    ) -> Result<(), ConfigError>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let pairs: Vec<(String, String)> = pairs
+            .into_iter()
+            .map(|(k, v)| (k.as_ref().trim().to_owned(), v.as_ref().trim().to_owned()))
+            .collect();
+        let core = &*self.0;
+        let now = core.clock().now();
+        loop {
+            core.lapse_live(now);
+            let cur = core.live.get();
+            let below = start_layer(&cur);
+            let until = for_.map_or(NEVER, |d| now.saturating_add(nanos(d)));
+            let layer = core.layer(below, &[], pairs.clone(), source, until)?;
+            let window = window_text(layer.config.window());
+            if core.install(cur.as_ref(), Some(Arc::new(layer)), now) {
+                tracing::warn!(
+                    breaker = %core.code_config().name,
+                    %source,
+                    settings = ?pairs,
+                    r#for = ?for_,
+                    %window,
+                    "circuit breaker settings changed while running"
+                );
+                return Ok(());
+            }
+        }
+    }
+
+    /// Ends the live change (admin or fleet), if any: the start's overrides, else the code's
+    /// settings, return. Returns whether one was in force (the example of
+    /// [`change_settings`](Self::change_settings) ends one).
+    pub fn clear_settings_change(&self) -> bool {
+        self.clear_change_where(is_change)
+    }
+
+    /// Ends the live change if it came from `source` (the fleet lifting its own).
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn clear_change_from(&self, source: Source) -> bool {
+        self.clear_change_where(|l| is_change(l) && l.source == source)
+    }
+
+    fn clear_change_where(&self, which: impl Fn(&Layer) -> bool) -> bool {
+        let core = &*self.0;
+        let now = core.clock().now();
+        loop {
+            let cur = core.live.get();
+            let Some(l) = cur.as_ref().filter(|l| which(l)) else {
+                return false;
+            };
+            if core.install(Some(l), l.below.clone(), now) {
+                tracing::warn!(breaker = %core.code_config().name, "circuit breaker settings change ended");
+                return true;
+            }
+        }
+    }
+
+    /// Sets the start's overrides (environment or file): the layer a live change lies on and
+    /// returns to. A live change in force is made again over the new start layer.
+    pub(crate) fn override_at_start(
+        &self,
+        pairs: Vec<(String, String)>,
+        sources: Vec<(String, Source)>,
+        source: Source,
+    ) -> Result<(), ConfigError> {
+        let core = &*self.0;
+        let now = core.clock().now();
+        loop {
+            let cur = core.live.get();
+            let start = if pairs.is_empty() {
+                None
+            } else {
+                Some(Arc::new(core.layer(
+                    None,
+                    &sources,
+                    pairs.clone(),
+                    source,
+                    NEVER,
+                )?))
+            };
+            let next = match cur.as_ref().filter(|l| is_change(l)) {
+                Some(change) => Some(Arc::new(core.layer(
+                    start,
+                    &[],
+                    change.given.clone(),
+                    change.source,
+                    change.until,
+                )?)),
+                None => start,
+            };
+            if core.install(cur.as_ref(), next, now) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A live change of `pairs` checked over the settings below it, without applying it.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    pub(crate) fn check_change(&self, pairs: &[(String, String)]) -> Result<(), ConfigError> {
+        let below = start_layer(&self.0.live.get());
+        let base = below
+            .as_ref()
+            .map_or(self.0.code_config().settings(), |b| b.config.settings());
+        base.with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .map(drop)
+    }
+
+    /// The pairs a start override would give, checked without applying them.
+    pub(crate) fn check_overrides(&self, pairs: &[(String, String)]) -> Result<(), ConfigError> {
+        let pairs = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        self.0
+            .code_config()
+            .settings()
+            .with_overrides(pairs)
+            .map(drop)
+    }
+}
+
+/// A live change (admin, fleet) rather than the start's overrides.
+fn is_change(l: &Layer) -> bool {
+    matches!(l.source, Source::Admin | Source::Fleet)
+}
+
+/// The start's layer under `cur`: `cur` itself when it is the start's, else its `below`.
+fn start_layer(cur: &Option<Arc<Layer>>) -> Option<Arc<Layer>> {
+    match cur {
+        Some(l) if is_change(l) => l.below.clone(),
+        other => other.clone(),
+    }
+}
+
+/// Each given key's source: `sources`' where it says, else `source`.
+fn by_key(
+    pairs: &[(String, String)],
+    source: Source,
+    sources: &[(String, Source)],
+) -> Vec<(String, Source)> {
+    pairs
+        .iter()
+        .map(|(k, _)| {
+            let s = sources
+                .iter()
+                .rev()
+                .find(|(sk, _)| sk == k)
+                .map_or(source, |(_, s)| *s);
+            (k.clone(), s)
+        })
+        .collect()
+}

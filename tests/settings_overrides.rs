@@ -1,0 +1,349 @@
+//! Issue 29, settings outside the code, at start: overrides by name and by pattern, from the
+//! environment and from a file, of annotated breakers and bulkheads, checked by the settings
+//! table; what is in force and where it came from in `metrics()`, the JSON and Prometheus.
+//!
+//! The tests of this binary share the global registry: each uses names of its own.
+
+mod common;
+
+use std::time::Duration;
+
+use common::DepError;
+use fusebox::settings::{GuardKind, Overrides, Source};
+use fusebox::{breaker, bulkhead, metrics, registry, ConfigError, Rejection};
+
+#[breaker(name = "ov-payments", timeout = "800ms")]
+#[bulkhead(name = "ov-payments-pool", pool = 4)]
+async fn pay(takes: Duration) -> Result<(), DepError> {
+    tokio::time::sleep(takes).await;
+    Ok(())
+}
+
+fn setting(settings: &[fusebox::settings::SettingInForce], key: &str) -> (String, Source) {
+    let s = settings
+        .iter()
+        .find(|s| s.key == key)
+        .unwrap_or_else(|| panic!("no `{key}` in {settings:?}"));
+    (s.value.clone(), s.source)
+}
+
+#[tokio::test(start_paused = true)]
+async fn env_overrides_of_an_annotated_breaker_and_bulkhead_are_in_force_with_their_source() {
+    // Used before the overrides: the call site holds its breaker already.
+    pay(Duration::from_millis(10)).await.unwrap();
+    match pay(Duration::from_millis(1500)).await {
+        Err(DepError::Unavailable(Rejection::TimedOut { .. })) => {}
+        other => panic!("the code's 800 ms timeout first: {other:?}"),
+    }
+    // The one test of this binary that reads the real environment.
+    std::env::set_var(
+        "FUSEBOX_BREAKER_PAYMENTS",
+        "ov-payments; timeout=2s; failure_rate=30",
+    );
+    std::env::set_var("FUSEBOX_BULKHEAD", "ov-payments-pool; pool=8");
+    let applied = registry()
+        .apply_overrides(&Overrides::from_env().unwrap())
+        .unwrap();
+    let names: Vec<&str> = applied.applied.iter().map(|a| a.name.as_str()).collect();
+    assert!(names.contains(&"ov-payments") && names.contains(&"ov-payments-pool"));
+
+    // The next calls honour them: 1.5 s is within the new timeout, 8 slots.
+    pay(Duration::from_millis(1500)).await.unwrap();
+    assert_eq!(registry().bulkhead("ov-payments-pool").unwrap().pool(), 8);
+
+    let m = metrics();
+    let b = &m.breaker("ov-payments").unwrap().settings;
+    assert_eq!(setting(b, "timeout"), ("2s".into(), Source::Env));
+    assert_eq!(setting(b, "failure_rate"), ("30".into(), Source::Env));
+    // Not derived from the timeout any more once a threshold is given, as in the attribute.
+    assert_eq!(setting(b, "open_for"), ("30s".into(), Source::Code));
+    let t = b.iter().find(|s| s.key == "timeout").unwrap();
+    assert_eq!(t.code.as_deref(), Some("800ms"));
+    let h = &m.bulkhead("ov-payments-pool").unwrap().settings;
+    assert_eq!(setting(h, "pool"), ("8".into(), Source::Env));
+    assert_eq!(setting(h, "max_wait"), ("0ms".into(), Source::Code));
+
+    // The JSON says the same.
+    let json = serde_json::to_value(&m).unwrap();
+    let breaker = json["breakers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "ov-payments")
+        .unwrap();
+    let timeout = breaker["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "timeout")
+        .unwrap();
+    assert_eq!(
+        timeout,
+        &serde_json::json!({"key": "timeout", "value": "2s", "code": "800ms", "source": "env"})
+    );
+    let pool = json["bulkheads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "ov-payments-pool")
+        .unwrap();
+    assert!(pool["settings"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!({"key": "pool", "value": "8", "code": "4", "source": "env"})));
+
+    // Prometheus: one sample per overridden setting.
+    let text = m.to_prometheus();
+    assert!(text.contains(
+        r#"fusebox_setting_overridden{breaker="ov-payments",setting="timeout",source="env"} 1"#
+    ));
+    assert!(text.contains(
+        r#"fusebox_setting_overridden{bulkhead="ov-payments-pool",setting="pool",source="env"} 1"#
+    ));
+    assert!(!text.contains(r#"breaker="ov-payments",setting="open_for""#));
+}
+
+#[breaker(name = "ov-keyed", key = tenant, window_calls = 10)]
+async fn by_tenant(tenant: &str) -> Result<(), DepError> {
+    let _ = tenant;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_file_pattern_reaches_every_key_of_a_keyed_breaker_made_before_or_after() {
+    by_tenant("early").await.unwrap();
+    let file: Overrides = toml::from_str(
+        r#"
+        [breakers."ov-keyed/*"]
+        failure_rate = 30
+        min_calls = 5
+        [breakers."ov-keyed/vip"]
+        failure_rate = 90
+        "#,
+    )
+    .unwrap();
+    let applied = registry().apply_overrides(&file).unwrap();
+    assert!(applied.applied.iter().any(|a| a.name == "ov-keyed/early"));
+    // `ov-keyed/vip` has no breaker yet: reported, and kept for when it comes.
+    assert!(applied.undeclared.iter().any(|u| u.name == "ov-keyed/vip"));
+    by_tenant("late").await.unwrap();
+    by_tenant("vip").await.unwrap();
+    for (key, rate) in [("early", "30"), ("late", "30"), ("vip", "90")] {
+        let b = registry().breaker(&format!("ov-keyed/{key}")).unwrap();
+        let s = b.settings_in_force();
+        assert_eq!(
+            setting(&s, "failure_rate"),
+            (rate.into(), Source::File),
+            "{key}"
+        );
+        assert_eq!(
+            setting(&s, "min_calls"),
+            ("5".into(), Source::File),
+            "{key}"
+        );
+        assert_eq!(
+            setting(&s, "window_calls"),
+            ("10".into(), Source::Code),
+            "{key}"
+        );
+        assert_eq!(b.config().failure_rate(), 50, "the code's config is kept");
+    }
+    // Not a conflict: the call site's settings are still the breaker's code settings.
+    assert_eq!(metrics().breaker("ov-keyed/late").unwrap().conflicts, 0);
+}
+
+#[breaker(name = "ov-bad", window_calls = 10)]
+#[bulkhead(name = "ov-bad-pool", pool = 4)]
+async fn guarded() -> Result<(), DepError> {
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bad_override_of_each_kind_is_a_typed_error_naming_breaker_key_and_value() {
+    guarded().await.unwrap();
+    let apply = |name: &str, kind: GuardKind, pairs: &[(&str, &str)]| {
+        let o = match kind {
+            GuardKind::Breaker => Overrides::new().breaker(name, pairs.to_vec(), Source::Env),
+            _ => Overrides::new().bulkhead(name, pairs.to_vec(), Source::Env),
+        };
+        registry().apply_overrides(&o).unwrap_err()
+    };
+    // A value out of range.
+    let e = apply("ov-bad", GuardKind::Breaker, &[("failure_rate", "0")]);
+    assert_eq!(
+        (e.target, e.name.as_str(), e.key.as_str(), e.value.as_str()),
+        (GuardKind::Breaker, "ov-bad", "failure_rate", "0")
+    );
+    assert!(matches!(
+        e.reason,
+        ConfigError::OutOfRange {
+            field: "failure_rate",
+            ..
+        }
+    ));
+    assert!(
+        e.to_string().contains("`failure_rate` = 0 is out of range"),
+        "{e}"
+    );
+    // A value that is not a duration.
+    let e = apply("ov-bad", GuardKind::Breaker, &[("timeout", "soon")]);
+    assert_eq!((e.key.as_str(), e.value.as_str()), ("timeout", "soon"));
+    assert!(matches!(e.reason, ConfigError::BadDuration { .. }));
+    // A key that is no setting.
+    let e = apply("ov-bad", GuardKind::Breaker, &[("failure_rat", "30")]);
+    assert!(matches!(e.reason, ConfigError::UnknownSetting { .. }));
+    assert_eq!(e.key, "failure_rat");
+    // A rule between keys, against the code's settings: min_calls above window_calls = 10.
+    let e = apply("ov-bad", GuardKind::Breaker, &[("min_calls", "50")]);
+    assert_eq!(
+        (e.name.as_str(), e.key.as_str(), e.value.as_str()),
+        ("ov-bad", "min_calls", "50")
+    );
+    assert!(matches!(
+        e.reason,
+        ConfigError::OutOfRange {
+            field: "min_calls",
+            ..
+        }
+    ));
+    // A pattern's bad override names the breaker it met, and the pattern.
+    let e = apply("ov-bad*", GuardKind::Breaker, &[("slow", "1s")]);
+    assert_eq!(
+        (e.name.as_str(), e.given_as.as_deref()),
+        ("ov-bad", Some("ov-bad*"))
+    );
+    assert!(matches!(
+        e.reason,
+        ConfigError::OutOfRange {
+            field: "slow_rate",
+            ..
+        }
+    ));
+    // Bulkheads: out of range, and a key a running bulkhead does not change.
+    let e = apply("ov-bad-pool", GuardKind::Bulkhead, &[("pool", "0")]);
+    assert_eq!(
+        (e.target, e.name.as_str(), e.key.as_str(), e.value.as_str()),
+        (GuardKind::Bulkhead, "ov-bad-pool", "pool", "0")
+    );
+    let e = apply(
+        "ov-bad-pool",
+        GuardKind::Bulkhead,
+        &[("max_wait", "a while")],
+    );
+    assert!(matches!(e.reason, ConfigError::BadDuration { .. }));
+    let e = apply("ov-bad-pool", GuardKind::Bulkhead, &[("timeout", "1s")]);
+    assert!(matches!(e.reason, ConfigError::UnknownSetting { .. }));
+    let e = apply("ov-bad-pool", GuardKind::Bulkhead, &[("limit", "adaptive")]);
+    assert!(
+        matches!(e.reason, ConfigError::OutOfRange { field: "limit", .. }),
+        "{e}"
+    );
+    // The environment's own format.
+    let e = Overrides::from_vars([("FUSEBOX_BREAKER_X", "ov-bad; failure_rate")]).unwrap_err();
+    assert_eq!(
+        (e.name.as_str(), e.key.as_str()),
+        ("ov-bad", "failure_rate")
+    );
+    let e = Overrides::from_vars([("FUSEBOX_BULKHEAD", "ov-bad-pool; pool=lots")]).unwrap_err();
+    assert_eq!(
+        (e.target, e.key.as_str(), e.value.as_str()),
+        (GuardKind::Bulkhead, "pool", "lots")
+    );
+    let e = Overrides::from_vars([("FUSEBOX_BREAKER", "; timeout=1s")]).unwrap_err();
+    assert!(matches!(e.reason, ConfigError::BadName { .. }));
+
+    // All or nothing: a good override beside a bad one is not applied either.
+    let o = Overrides::new()
+        .breaker("ov-bad", [("failure_rate", "70")], Source::File)
+        .bulkhead("ov-bad-pool", [("pool", "0")], Source::File);
+    assert!(registry().apply_overrides(&o).is_err());
+    let b = registry().breaker("ov-bad").unwrap();
+    assert_eq!(b.config_in_force().failure_rate(), 50);
+    assert!(b.settings_in_force().iter().all(|s| !s.overridden()));
+}
+
+#[tokio::test]
+async fn an_override_for_a_name_no_code_declares_is_reported() {
+    let o = Overrides::from_vars([
+        ("FUSEBOX_BREAKER_TYPO", "ov-paymnets; timeout=2s"),
+        ("FUSEBOX_BULKHEAD_TYPO", "ov-nowhere-pool; pool=3"),
+    ])
+    .unwrap();
+    let applied = registry().apply_overrides(&o).unwrap();
+    let undeclared: Vec<(GuardKind, &str)> = applied
+        .undeclared
+        .iter()
+        .map(|u| (u.target, u.name.as_str()))
+        .collect();
+    assert_eq!(
+        undeclared,
+        [
+            (GuardKind::Breaker, "ov-paymnets"),
+            (GuardKind::Bulkhead, "ov-nowhere-pool")
+        ]
+    );
+    assert!(applied.applied.is_empty());
+    assert_eq!(applied.undeclared[0].source, Source::Env);
+}
+
+#[breaker(name = "ov-derived", timeout = "800ms")]
+async fn derived() -> Result<(), DepError> {
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_override_is_read_as_if_written_in_the_attribute() {
+    derived().await.unwrap();
+    let b = registry().breaker("ov-derived").unwrap();
+    let code = b.config().clone();
+    assert_eq!(
+        code.slow().unwrap().bound,
+        Duration::from_millis(400),
+        "derived"
+    );
+    // A new timeout: everything it derives follows it.
+    let o = Overrides::new().breaker("ov-derived", [("timeout", "2s")], Source::File);
+    registry().apply_overrides(&o).unwrap();
+    let now = b.config_in_force();
+    assert_eq!(now.slow().unwrap().bound, Duration::from_secs(1));
+    let s = b.settings_in_force();
+    assert_eq!(setting(&s, "slow"), ("1s".into(), Source::File));
+    // A threshold given ends the derived detection, as in the attribute: shown as `off`.
+    let o = Overrides::new().breaker("ov-derived", [("failure_rate", "80")], Source::Env);
+    registry().apply_overrides(&o).unwrap();
+    let now = b.config_in_force();
+    assert_eq!(
+        (now.failure_rate(), now.timeout()),
+        (80, Some(Duration::from_secs(2)))
+    );
+    assert_eq!(now.slow(), None);
+    let s = b.settings_in_force();
+    assert_eq!(setting(&s, "slow"), ("off".into(), Source::Env));
+    assert_eq!(setting(&s, "timeout"), ("2s".into(), Source::File));
+}
+
+#[breaker(name = "ov-scoped", window_calls = 4)]
+async fn scoped() -> Result<(), DepError> {
+    Ok(())
+}
+
+#[cfg(feature = "testing")]
+#[tokio::test(start_paused = true)]
+async fn inside_a_testing_scope_overrides_apply_to_the_scopes_registry() {
+    scoped().await.unwrap();
+    let global = registry().breaker("ov-scoped").unwrap();
+    {
+        let _scope = fusebox::testing::scope();
+        scoped().await.unwrap();
+        let o = Overrides::new().breaker("ov-scoped", [("failure_rate", "90")], Source::Env);
+        registry().apply_overrides(&o).unwrap();
+        let here = registry().breaker("ov-scoped").unwrap();
+        assert!(!here.ptr_eq(&global));
+        assert_eq!(here.config_in_force().failure_rate(), 90);
+    }
+    assert_eq!(
+        global.config_in_force().failure_rate(),
+        50,
+        "the global one untouched"
+    );
+}
