@@ -122,7 +122,11 @@ async fn an_operator_sets_sees_promotes_and_drops_a_shadow_over_http() {
     assert_eq!(promoted["promoted"]["name"], name);
     assert!(b.shadow().is_none());
     assert_eq!(b.config().failure_rate(), 50, "the code's settings");
-    assert_eq!(b.config_in_force().failure_rate(), 20, "the promoted ones, in force");
+    assert_eq!(
+        b.config_in_force().failure_rate(),
+        20,
+        "the promoted ones, in force"
+    );
     b.clear_settings_change();
     assert_eq!(b.config_in_force().failure_rate(), 50);
 

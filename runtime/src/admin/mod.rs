@@ -54,8 +54,8 @@ mod fleet;
 mod handlers;
 mod page;
 mod query;
-mod shadow;
 mod settings;
+mod shadow;
 
 use std::fmt;
 use std::sync::Arc;

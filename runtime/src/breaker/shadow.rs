@@ -392,10 +392,14 @@ impl Breaker {
         let shadow = self.0.shadow.take()?;
         let candidate = shadow.config().clone();
         match self.change_settings(candidate.settings().to_text(), Source::Admin, None) {
-            Ok(()) => tracing::info!(breaker = %self.0.code_config().name, "shadow settings promoted: now the live ones"),
+            Ok(()) => {
+                tracing::info!(breaker = %self.0.code_config().name, "shadow settings promoted: now the live ones")
+            }
             // The candidate was checked when set; a failure here is a rule between keys the
             // text form cannot carry, reported rather than applied halfway.
-            Err(e) => tracing::error!(breaker = %self.0.code_config().name, error = %e, "shadow settings could not be promoted"),
+            Err(e) => {
+                tracing::error!(breaker = %self.0.code_config().name, error = %e, "shadow settings could not be promoted")
+            }
         }
         Some(candidate)
     }
