@@ -62,7 +62,7 @@ async fn scenario(c: Client, admin: String, b: Breaker) {
     // The start's override is listed: setting, value, the code's, and where it came from.
     let row = wait(
         &c,
-        "//tbody[@id='s-rows']/tr[td[2]='page-payments' and td[3]='min_calls']",
+        "//tbody[@id='cfg-rows']/tr[td[2]='page-payments' and td[3]='min_calls']",
     )
     .await;
     let text = row.text().await.unwrap();
@@ -72,14 +72,14 @@ async fn scenario(c: Client, admin: String, b: Breaker) {
     );
 
     // The form changes one; the row appears, from `admin`, and the breaker has it.
-    fill(&c, "s-name", "page-payments").await;
-    fill(&c, "s-key", "failure_rate").await;
-    fill(&c, "s-value", "80").await;
-    fill(&c, "s-for", "10m").await;
-    click(&c, "#s-form button[type=submit]").await;
+    fill(&c, "cfg-name", "page-payments").await;
+    fill(&c, "cfg-key", "failure_rate").await;
+    fill(&c, "cfg-value", "80").await;
+    fill(&c, "cfg-for", "10m").await;
+    click(&c, "#cfg-form button[type=submit]").await;
     let row = wait(
         &c,
-        "//tbody[@id='s-rows']/tr[td[3]='failure_rate' and td[4]='80' and starts-with(td[6],'admin')]",
+        "//tbody[@id='cfg-rows']/tr[td[3]='failure_rate' and td[4]='80' and starts-with(td[6],'admin')]",
     )
     .await;
     let text = row.text().await.unwrap();
@@ -87,8 +87,8 @@ async fn scenario(c: Client, admin: String, b: Breaker) {
     assert_eq!(b.config_in_force().failure_rate(), 80);
 
     // A bad value is refused with the table's words, and nothing changes.
-    fill(&c, "s-value", "0").await;
-    click(&c, "#s-form button[type=submit]").await;
+    fill(&c, "cfg-value", "0").await;
+    click(&c, "#cfg-form button[type=submit]").await;
     c.wait()
         .at_most(std::time::Duration::from_secs(10))
         .for_element(Locator::XPath(

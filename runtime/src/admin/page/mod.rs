@@ -89,4 +89,16 @@ mod tests {
         assert!(!PAGE.contains("document.cookie"));
         assert!(!PAGE.contains("?token"));
     }
+
+    #[test]
+    fn every_id_on_the_page_is_unique() {
+        // Panels are written in separate files; two with the same id would make one of them
+        // fill the other's table (`getElementById` returns the first).
+        let mut seen = std::collections::HashSet::new();
+        for part in PAGE.split(" id=\"").skip(1) {
+            let id = &part[..part.find('"').unwrap_or(0)];
+            assert!(seen.insert(id), "id `{id}` appears twice on the page");
+        }
+        assert!(seen.len() > 20, "the page's ids were found: {}", seen.len());
+    }
 }

@@ -14,9 +14,9 @@ function renderSettings() {
       }
     }
   }
-  $('s-count').textContent = '(' + list.length + ')';
-  $('s-empty').hidden = list.length > 0;
-  $('s-rows').replaceChildren(...list.map(settingRow));
+  $('cfg-count').textContent = '(' + list.length + ')';
+  $('cfg-empty').hidden = list.length > 0;
+  $('cfg-rows').replaceChildren(...list.map(settingRow));
 }
 
 function settingRow(o) {
@@ -35,11 +35,11 @@ function settingRow(o) {
   btn.type = 'button';
   btn.setAttribute('aria-label', 'Change ' + o.s.key + ' of ' + o.name);
   btn.addEventListener('click', () => {
-    $('s-kind').value = o.kind;
-    $('s-name').value = o.name;
-    $('s-key').value = o.s.key;
-    $('s-value').value = o.s.value;
-    $('s-value').focus();
+    $('cfg-kind').value = o.kind;
+    $('cfg-name').value = o.name;
+    $('cfg-key').value = o.s.key;
+    $('cfg-value').value = o.s.value;
+    $('cfg-value').focus();
   });
   cell(tr, 'Actions').append(btn);
   return tr;
@@ -67,9 +67,9 @@ async function changeSetting(kind, name, key, value, expiry) {
   poll();
 }
 
-$('s-form').addEventListener('submit', (e) => {
+$('cfg-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const v = (id) => $(id).value.trim();
-  if (!v('s-name') || !v('s-key') || !v('s-value')) return;
-  changeSetting(v('s-kind'), v('s-name'), v('s-key'), v('s-value'), v('s-for'));
+  if (!v('cfg-name') || !v('cfg-key') || !v('cfg-value')) return;
+  changeSetting(v('cfg-kind'), v('cfg-name'), v('cfg-key'), v('cfg-value'), v('cfg-for'));
 });
