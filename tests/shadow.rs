@@ -274,9 +274,13 @@ async fn a_bad_candidate_is_a_typed_error_naming_the_key_and_leaves_the_shadow_a
 }
 
 #[tokio::test(start_paused = true)]
-async fn promoting_returns_the_candidate_and_ends_the_shadow_without_touching_the_live_settings() {
-    let live = Breaker::builder("shadow-promote").build_detached().unwrap();
+async fn promoting_puts_the_candidate_whole_in_force_and_keeps_the_codes_settings() {
+    let live = Breaker::builder("shadow-promote")
+        .timeout(ms(800))
+        .build_detached()
+        .unwrap();
     assert!(live.promote_shadow().is_none());
+    // A builder is a candidate whole: this one has no timeout, which text could not carry.
     live.set_shadow(
         Breaker::builder("whatever")
             .failure_rate(20)
@@ -289,7 +293,13 @@ async fn promoting_returns_the_candidate_and_ends_the_shadow_without_touching_th
         ("shadow-promote", 20)
     );
     assert!(live.shadow().is_none());
-    assert_eq!(live.config().failure_rate(), 50);
+    let in_force = live.config_in_force();
+    assert_eq!(in_force.failure_rate(), 20);
+    assert_eq!(in_force.timeout(), None, "the candidate's settings, whole");
+    assert_eq!(in_force.settings(), candidate.settings());
+    assert_eq!(live.config().timeout(), Some(ms(800)), "the code's, kept");
+    assert!(live.clear_settings_change());
+    assert_eq!(live.config_in_force().timeout(), Some(ms(800)));
 }
 
 #[tokio::test(start_paused = true)]
@@ -313,9 +323,26 @@ async fn calls_the_live_breaker_refuses_are_seen_and_the_shadow_may_refuse_them_
         (r.calls_seen, r.would_have_refused, r.state),
         (12, 7, State::Open)
     );
-    // A looser shadow would have let them through: seen, not refused, not judged.
-    live.set_shadow([("failure_rate", "100"), ("min_calls", "100")])
-        .unwrap();
+    // A looser shadow would have let them through: seen, not refused, not judged. Pairs are
+    // layered on the live settings: a 10-call window cannot hold 100 calls, so the candidate
+    // says which window it judges in.
+    let e = live.set_shadow([("min_calls", "100")]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            fusebox::settings::ConfigError::OutOfRange {
+                field: "min_calls",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    live.set_shadow([
+        ("failure_rate", "100"),
+        ("min_calls", "100"),
+        ("window", "30s"),
+    ])
+    .unwrap();
     for _ in 0..3 {
         let _: Result<(), Error<&str>> = live.call(async { Ok(()) }).await;
     }

@@ -20,10 +20,12 @@ pub struct Call<'a> {
 
 /// Asks `b` to admit one call.
 pub fn admit(b: &Breaker) -> Result<Call<'_>, Rejection> {
-    let a = b.0.admit()?;
+    // The live mark taken and the layer held, as the call path does.
+    let (a, live) = b.0.admit()?.take_live();
     let trial = matches!(a, Admission::Trial(_) | Admission::Probe(_));
+    let layer = if live { b.0.live.get() } else { None };
     Ok(Call {
-        permit: Permit::new(&b.0, a),
+        permit: Permit::under(&b.0, a, layer),
         trial,
     })
 }

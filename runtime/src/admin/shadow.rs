@@ -4,8 +4,8 @@
 //!
 //! | route | does |
 //! |---|---|
-//! | `POST /shadow/set/{name}?trip_p95=500ms&failure_rate=20[&by=alice]` | [`set_shadow`](crate::breaker::Breaker::set_shadow) with those settings pairs (every other key at its default) |
-//! | `POST /shadow/promote/{name}[?by=alice]` | [`promote_shadow`](crate::breaker::Breaker::promote_shadow): ends the shadow, answers its settings |
+//! | `POST /shadow/set/{name}?trip_p95=500ms&failure_rate=20[&by=alice]` | [`set_shadow`](crate::breaker::Breaker::set_shadow) with those settings pairs (layered on the settings in force) |
+//! | `POST /shadow/promote/{name}[?by=alice]` | [`promote_shadow`](crate::breaker::Breaker::promote_shadow): ends the shadow, its settings now the live ones (a live change), answers them |
 //! | `POST /shadow/drop/{name}[?by=alice]` | [`drop_shadow`](crate::breaker::Breaker::drop_shadow) |
 //! | `POST /breakers/{name}/shadow?...`, `/breakers/{name}/shadow/promote`, `/breakers/{name}/shadow/drop` | the same, with the name first |
 //!

@@ -297,7 +297,7 @@ where
 fn refused_by_bulkhead(core: &Core, bulkhead: &Option<&Bulkhead>, permit: Permit<'_>) {
     // Every slot held by one of our calls already slow: the refusal is slowness the window
     // would otherwise never see (issue 26, derived slow rule only).
-    let behind_slow = core.config().settings().refusals_count_as_slow()
+    let behind_slow = permit.config().settings().refusals_count_as_slow()
         && bulkhead.is_some_and(|b| core.slow_in_flight() >= b.pool() as u64);
     permit.finish(if behind_slow {
         Ended::FullBehindSlow

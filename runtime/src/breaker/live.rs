@@ -24,7 +24,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fusebox_settings::{ConfigError, Source, WindowKind};
+use fusebox_settings::{ConfigError, Settings, Source, WindowKind};
 
 use super::core::{Admission, Core, NEVER};
 use super::Breaker;
@@ -240,12 +240,18 @@ impl Core {
         pairs: Vec<(String, String)>,
         source: Source,
         until: u64,
+        exact: Option<&Settings>,
     ) -> Result<Layer, ConfigError> {
         let keyed = by_key(&pairs, source, sources);
         let base = below
             .as_ref()
             .map_or(self.code_config().settings(), |b| b.config.settings());
-        let settings = base.with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+        // `exact`: settings already checked whole (a promoted shadow's), which text layered
+        // on `base` could not carry (a setting turned off has no text).
+        let settings = match exact {
+            Some(s) => s.clone(),
+            None => base.with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?,
+        };
         let config = BreakerConfig {
             settings,
             ..self.code_config().clone()
@@ -359,6 +365,18 @@ impl Breaker {
             .into_iter()
             .map(|(k, v)| (k.as_ref().trim().to_owned(), v.as_ref().trim().to_owned()))
             .collect();
+        self.change_settings_to(pairs, None, source, for_)
+    }
+
+    /// [`change_settings`](Self::change_settings) with `pairs` naming what changed and, when
+    /// given, `exact` the whole settings to put in force (a promoted shadow's).
+    pub(crate) fn change_settings_to(
+        &self,
+        pairs: Vec<(String, String)>,
+        exact: Option<&Settings>,
+        source: Source,
+        for_: Option<Duration>,
+    ) -> Result<(), ConfigError> {
         let core = &*self.0;
         let now = core.clock().now();
         loop {
@@ -366,7 +384,7 @@ impl Breaker {
             let cur = core.live.get();
             let below = start_layer(&cur);
             let until = for_.map_or(NEVER, |d| now.saturating_add(nanos(d)));
-            let layer = core.layer(below, &[], pairs.clone(), source, until)?;
+            let layer = core.layer(below, &[], pairs.clone(), source, until, exact)?;
             let window = window_text(layer.config.window());
             if core.install(cur.as_ref(), Some(Arc::new(layer)), now) {
                 tracing::warn!(
@@ -431,6 +449,7 @@ impl Breaker {
                     pairs.clone(),
                     source,
                     NEVER,
+                    None,
                 )?))
             };
             let next = match cur.as_ref().filter(|l| is_change(l)) {
@@ -440,6 +459,7 @@ impl Breaker {
                     change.given.clone(),
                     change.source,
                     change.until,
+                    None,
                 )?)),
                 None => start,
             };

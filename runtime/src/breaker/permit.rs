@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio::time::{sleep_until, Instant, Sleep};
 
 use super::core::{bump, Admission, Core};
-use super::half_open::{Late, TrialEnd, TrialResult};
+use super::half_open::{trial_timeout_of, Late, TrialEnd, TrialResult};
 use super::live::Layer;
 use crate::settings::BreakerConfig;
 use crate::window::{Sample, Ticket, Totals, Window};
@@ -144,7 +144,7 @@ impl<'a> Permit<'a> {
     }
 
     /// The settings this call runs under.
-    fn config(&self) -> &BreakerConfig {
+    pub(super) fn config(&self) -> &BreakerConfig {
         match &self.layer {
             Some(l) => &l.config,
             None => self.core.code_config(),
@@ -172,7 +172,7 @@ impl<'a> Permit<'a> {
 
     fn timeout(&self) -> Option<Duration> {
         if self.trial {
-            Some(self.core.trial_timeout())
+            Some(trial_timeout_of(self.config()))
         } else {
             self.config().timeout()
         }
@@ -483,7 +483,7 @@ impl Permit<'_> {
         };
         let core = self.core;
         let ran = Instant::now().saturating_duration_since(start);
-        let late = if ran >= core.trial_timeout() {
+        let late = if ran >= trial_timeout_of(self.config()) {
             Late::TimedOut
         } else if self.config().half_open_slow().is_some_and(|b| ran >= b) {
             Late::Slow

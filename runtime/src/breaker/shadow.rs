@@ -376,7 +376,8 @@ impl Breaker {
 
     /// Ends the shadow and makes its candidate settings the live ones (a live change from
     /// the admin source, with no expiry: [`change_settings`](Breaker::change_settings));
-    /// returns them, `None` without a shadow. The code's settings return with
+    /// returns them, `None` without a shadow (or, logged at ERROR, when they could not be put
+    /// in force: the shadow is then kept). The code's settings return with
     /// [`clear_settings_change`](Breaker::clear_settings_change).
     ///
     /// ```
@@ -389,19 +390,26 @@ impl Breaker {
     /// assert!(live.shadow().is_none());
     /// ```
     pub fn promote_shadow(&self) -> Option<BreakerConfig> {
-        let shadow = self.0.shadow.take()?;
-        let candidate = shadow.config().clone();
-        match self.change_settings(candidate.settings().to_text(), Source::Admin, None) {
+        let candidate = self.0.shadow.get()?.config().clone();
+        let given = candidate
+            .settings()
+            .to_text()
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        // The candidate's settings whole, not as text layered on those in force: a setting
+        // it turns off has no text. The shadow ends only once its settings are in force.
+        match self.change_settings_to(given, Some(candidate.settings()), Source::Admin, None) {
             Ok(()) => {
-                tracing::info!(breaker = %self.0.code_config().name, "shadow settings promoted: now the live ones")
+                self.0.shadow.take();
+                tracing::info!(breaker = %self.0.code_config().name, "shadow settings promoted: now the live ones");
+                Some(candidate)
             }
-            // The candidate was checked when set; a failure here is a rule between keys the
-            // text form cannot carry, reported rather than applied halfway.
             Err(e) => {
-                tracing::error!(breaker = %self.0.code_config().name, error = %e, "shadow settings could not be promoted")
+                tracing::error!(breaker = %self.0.code_config().name, error = %e, "shadow settings could not be promoted: the shadow is kept");
+                None
             }
         }
-        Some(candidate)
     }
 
     /// Ends the shadow, returning its last report; `None` without one. The live breaker is

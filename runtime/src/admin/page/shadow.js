@@ -97,7 +97,7 @@ async function shadowAct(verb, name, query) {
   if (verb === 'promote') {
     let p = null;
     try { p = JSON.parse(text).promoted; } catch (e) { p = null; }
-    flash('Promoted the shadow of ' + name + ': ' + candidateText(p) + ' — apply these settings where the service reads them.');
+    flash('Promoted the shadow of ' + name + ': now the live settings (' + candidateText(p) + ').');
   } else {
     flash(verb === 'set' ? 'Shadow settings set on ' + name + '.' : 'Dropped the shadow of ' + name + '.');
   }

@@ -15,7 +15,7 @@ pub(crate) use episode::{Episode, Late, Rule, TrialEnd, TrialResult, Verdict};
 use super::core::{Admission, Core, Rare};
 use super::events::{Reason, Transition};
 use crate::error::Rejection;
-use crate::settings::HalfOpenPolicy;
+use crate::settings::{BreakerConfig, HalfOpenPolicy};
 use crate::state::{State, Word};
 use crate::sync::lock;
 
@@ -109,10 +109,15 @@ impl Core {
     /// The timeout of a trial: the configured one, or else the half-open sampling period,
     /// so that a hung trial can never hold a breaker in half-open forever.
     pub(crate) fn trial_timeout(&self) -> Duration {
-        let c = self.config();
-        c.half_open_timeout().unwrap_or(match c.half_open() {
-            HalfOpenPolicy::Share { window, .. } => window,
-            HalfOpenPolicy::Calls(_) => c.open_for(),
-        })
+        trial_timeout_of(&self.config())
     }
+}
+
+/// The timeout of a trial under settings `c`: a trial's permit asks with the settings that
+/// admitted it, so a live change does not move the timeout of a trial in flight.
+pub(crate) fn trial_timeout_of(c: &BreakerConfig) -> Duration {
+    c.half_open_timeout().unwrap_or(match c.half_open() {
+        HalfOpenPolicy::Share { window, .. } => window,
+        HalfOpenPolicy::Calls(_) => c.open_for(),
+    })
 }
