@@ -158,7 +158,13 @@ impl Word {
     /// Plain closed, not ramping: every call goes through without a clock read.
     #[inline]
     pub(crate) fn plain_closed(self) -> bool {
-        self.0 & (CODE_MASK | Word::LIVE) == State::Closed.code()
+        self.plain(State::Closed)
+    }
+    /// In `state` under its own code (not ramping, recording), without live settings: one mask
+    /// and compare, the test of each state's fast path.
+    #[inline]
+    pub(crate) fn plain(self, state: State) -> bool {
+        self.0 & (CODE_MASK | Word::LIVE) == state.code()
     }
     /// Closed and still ramping: a share of calls is refused.
     pub(crate) fn ramping(self) -> bool {

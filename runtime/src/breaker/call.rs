@@ -9,11 +9,12 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use super::core::Core;
+use super::core::{Admission, Core};
 use super::outcome::Outcome;
-use super::permit::{Drive, Outcome as Ended, Permit};
+use super::permit::{success_at_once, Drive, FirstPoll, Outcome as Ended, Permit};
 use crate::bulkhead::{Bulkhead, BulkheadPermit};
 use crate::error::{Error, Rejection};
+use crate::state::State;
 
 /// How a call through fusebox ended, as the generated code needs to know it.
 #[derive(Debug)]
@@ -134,6 +135,7 @@ pin_project! {
     /// Order of one call: breaker admission, then bulkhead slot, then timeout, then the call.
     /// A call that answers in its first poll is admitted, run and recorded in that poll
     /// without storing its permit.
+    #[project = CallProj]
     pub(crate) struct Call<'a, F, C, M> {
         // First, so it is dropped first: a dropped call ends before its outcome is recorded
         // (the permit's `Drop`), as with a call dropped while it waits.
@@ -171,6 +173,18 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<M::Output> {
         let mut this = self.project();
         let core = *this.core;
+        // The two common cases, written out: plain closed, and refused while open.
+        if matches!(this.stage, Stage::Admit) {
+            let w = core.word();
+            if w.plain_closed() && this.bulkhead.is_none() {
+                return closed_first_poll(this, w.generation(), cx);
+            }
+            if w.plain(State::Open) {
+                if let Some(r) = core.refuse_while_open() {
+                    return Poll::Ready(M::finish(refused(core, this.fut, r)));
+                }
+            }
+        }
         loop {
             match std::mem::replace(this.stage, Stage::Done) {
                 Stage::Admit => {
@@ -179,11 +193,7 @@ where
                     let (admission, live) = match core.admit() {
                         Ok(a) => a.take_live(),
                         Err(r) => {
-                            this.fut.set(None);
-                            if let Some(shadow) = core.shadow.watching() {
-                                shadow.refused();
-                            }
-                            return Poll::Ready(M::finish(Completion::Failed(Error::Rejected(r))));
+                            return Poll::Ready(M::finish(refused(core, this.fut.as_mut(), r)))
                         }
                     };
                     let layer = if live { core.live.get() } else { None };
@@ -293,6 +303,84 @@ where
     }
 }
 
+/// The closed path, the common case written out: a call admitted by a plain closed word of
+/// generation `gen` (one load), with no bulkhead. Polled first without a permit; one that
+/// answers then is settled without one (`success_at_once` for a success), and only a call that
+/// waits builds its permit and timers, as `Permit::poll_drive` would have at that point.
+#[inline]
+fn closed_first_poll<'a, T, E, F, C, M>(
+    this: CallProj<'_, 'a, F, C, M>,
+    gen: u64,
+    cx: &mut Context<'_>,
+) -> Poll<M::Output>
+where
+    F: Future<Output = Result<T, E>>,
+    C: FnOnce(&Result<T, E>) -> Outcome,
+    M: Finish<T, E>,
+{
+    let core = *this.core;
+    let mut fut = this.fut;
+    let Some(call) = fut.as_mut().as_pin_mut() else {
+        unreachable!("a call's future is there until it ends");
+    };
+    // A panic in this poll unwinds through the guard, which records it as the permit would.
+    let guard = FirstPoll { core, gen };
+    let polled = call.poll(cx);
+    std::mem::forget(guard);
+    match polled {
+        Poll::Ready(result) => {
+            fut.set(None);
+            let Some(classify) = this.classify.take() else {
+                unreachable!("a call is classified once");
+            };
+            let outcome = classify(&result);
+            if let (Ok(_), Outcome::Success) = (&result, outcome) {
+                if core.shadow.watching().is_none() {
+                    success_at_once(core, gen);
+                    let Ok(v) = result else { unreachable!() };
+                    return Poll::Ready(M::finish(Completion::Ok(v)));
+                }
+            }
+            let permit = Permit::new(core, Admission::Normal(gen));
+            Poll::Ready(M::finish(settle_classified(core, permit, result, outcome)))
+        }
+        Poll::Pending => {
+            let mut permit = Permit::new(core, Admission::Normal(gen));
+            let mut drive = Drive::First;
+            match permit.waited::<std::convert::Infallible>(&mut drive, cx) {
+                Poll::Ready(Err(after)) => {
+                    fut.set(None);
+                    Poll::Ready(M::finish(settle(
+                        core,
+                        permit,
+                        Err(after),
+                        this.classify.take(),
+                    )))
+                }
+                Poll::Ready(Ok(never)) => match never {},
+                Poll::Pending => {
+                    *this.stage = Stage::Running {
+                        permit,
+                        slot: None,
+                        drive,
+                    };
+                    Poll::Pending
+                }
+            }
+        }
+    }
+}
+
+/// Refused by the breaker: the call is dropped unpolled, and a shadow hears of the refusal.
+#[inline]
+fn refused<F, T, E>(core: &Core, mut fut: Pin<&mut Option<F>>, r: Rejection) -> Completion<T, E> {
+    fut.set(None);
+    if let Some(shadow) = core.shadow.watching() {
+        shadow.refused();
+    }
+    Completion::Failed(Error::Rejected(r))
+}
+
 /// Admitted by the breaker, refused by a full bulkhead: recorded as such (never a failure).
 fn refused_by_bulkhead(core: &Core, bulkhead: &Option<&Bulkhead>, permit: Permit<'_>) {
     // Every slot held by one of our calls already slow: the refusal is slowness the window
@@ -335,6 +423,18 @@ where
         Some(classify) => classify(&result),
         None => unreachable!("a call is classified once"),
     };
+    settle_classified(core, permit, result, outcome)
+}
+
+/// Records a call that answered, as `outcome` classified it, and turns it into its
+/// `Completion`.
+#[inline]
+fn settle_classified<T, E>(
+    core: &Core,
+    permit: Permit<'_>,
+    result: Result<T, E>,
+    outcome: Outcome,
+) -> Completion<T, E> {
     let (ended, completion) = match (result, outcome) {
         // An `Ok` counted as a failure is still the caller's answer: no fallback.
         (Ok(v), o) => (

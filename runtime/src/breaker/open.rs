@@ -19,6 +19,7 @@ use super::core::{Admission, Core};
 use super::events::Reason;
 use super::half_open::{Episode, TrialEnd, TrialResult};
 use crate::clock::nanos;
+use crate::error::Rejection;
 use crate::state::State;
 use crate::sync::atomic::{AtomicU64, Ordering::*};
 use crate::sync::lock;
@@ -51,6 +52,29 @@ impl Core {
         self.open
             .next_probe
             .store(now.saturating_add(probe_every), Relaxed);
+    }
+
+    /// The open refusal, the common case written out for `call.rs`: the word was plain `Open`
+    /// (no live settings), the period has not ended and no probe is due. `None`: anything else,
+    /// which the general path (`admit`) decides. One clock read, the refusal counter, the
+    /// name's clone: nothing else that the general path would do for it is skipped (the stuck
+    /// check runs once the episode is old enough to be stuck).
+    #[inline]
+    pub(crate) fn refuse_while_open(&self) -> Option<Rejection> {
+        let now = self.clock().now();
+        let deadline = self.open.deadline();
+        if now >= deadline {
+            return None;
+        }
+        let settings = self.code_config().settings();
+        if settings.probe_every().is_some() && now >= self.open.next_probe.load(Relaxed) {
+            return None;
+        }
+        if self.stuck.unhealthy_nanos(now) >= Some(nanos(settings.alert_after())) {
+            self.check_stuck(now);
+        }
+        let retry = Duration::from_nanos(deadline - now);
+        Some(self.rejection(State::Open, Some(retry)))
     }
 
     /// While open, before the period ends: a probe, if `probe_every` is set and one is due.

@@ -94,8 +94,7 @@ pub(crate) struct Permit<'a> {
 }
 
 impl<'a> Permit<'a> {
-    /// A permit under the code's settings (the loom hooks: no live settings there).
-    #[cfg_attr(not(loom), allow(dead_code))]
+    /// A permit under the code's settings.
     pub(crate) fn new(core: &'a Core, a: Admission) -> Permit<'a> {
         Permit::under(core, a, None)
     }
@@ -162,12 +161,7 @@ impl<'a> Permit<'a> {
     /// Judges `t` unless a live change moved judging to another window since admission.
     #[inline]
     fn judge(&self, t: Totals) {
-        if (self.layer.is_some() || self.core.word().live())
-            && !std::ptr::eq(self.window(), self.core.with_window(|w| w as *const Window))
-        {
-            return;
-        }
-        self.core.judge(self.gen, t);
+        judge_in(self.core, self.window(), self.layer.is_some(), self.gen, t);
     }
 
     fn timeout(&self) -> Option<Duration> {
@@ -206,12 +200,7 @@ impl<'a> Permit<'a> {
                 if let Poll::Ready(v) = self.poll_call(fut, cx) {
                     return Poll::Ready(Ok(v));
                 }
-                *drive = self.start_timing();
-                // The call was just polled (and holds this task's waker): only the timer is.
-                match drive {
-                    Drive::Timed(t) => self.poll_timer(t, cx),
-                    _ => Poll::Pending,
-                }
+                self.waited(drive, cx)
             }
             Drive::Untimed => self.poll_call(fut, cx).map(Ok),
             Drive::Timed(t) => {
@@ -220,6 +209,20 @@ impl<'a> Permit<'a> {
                 }
                 self.poll_timer(t, cx)
             }
+        }
+    }
+
+    /// The call returned `Pending` from its first poll: its timers start, and the timer is
+    /// polled (the call was just polled and holds this task's waker).
+    pub(crate) fn waited<T>(
+        &mut self,
+        drive: &mut Drive,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<T, Duration>> {
+        *drive = self.start_timing();
+        match drive {
+            Drive::Timed(t) => self.poll_timer(t, cx),
+            _ => Poll::Pending,
         }
     }
 
@@ -493,6 +496,54 @@ impl Permit<'_> {
         // Late either way is slow, as a trial that answered that late would be.
         bump(&core.counters.slow);
         TrialEnd::Abandoned(late)
+    }
+}
+
+/// Judges `t`, recorded into `window` by a call of generation `gen` (`layered`: admitted under
+/// live settings), unless a live change moved judging to another window since admission.
+#[inline]
+fn judge_in(core: &Core, window: &Window, layered: bool, gen: u64, t: Totals) {
+    if (layered || core.word().live())
+        && !std::ptr::eq(window, core.with_window(|w| w as *const Window))
+    {
+        return;
+    }
+    core.judge(gen, t);
+}
+
+/// The closed path without a permit (`call.rs`): a normal call admitted by a plain closed
+/// word of generation `gen` that succeeded within its first poll. What `record` does for it
+/// (`record_answered_at_once`) while the word is still that plain closed generation, without
+/// building a permit; anything else (a transition, live settings since) takes the permit's path.
+#[inline]
+pub(crate) fn success_at_once(core: &Core, gen: u64) {
+    let w = core.word();
+    // Latency zero is slow only under a zero bound, which the settings refuse (`zero_ok:
+    // false` on every slow key and on `timeout`); a derived one could round to zero.
+    let zero_slow = || {
+        let slow = core.code_config().settings().slow();
+        slow.is_some_and(|r| r.bound.is_zero())
+    };
+    if !w.plain_closed() || w.generation() != gen || zero_slow() {
+        return Permit::new(core, Admission::Normal(gen)).finish(Outcome::Success);
+    }
+    bump(&core.counters.succeeded);
+    if let Some(t) = core.window.record_success(|| core.clock().now()) {
+        judge_in(core, &core.window, false, gen, t);
+    }
+}
+
+/// Records a panic of a call polled without a permit (`call.rs`'s closed path), as the
+/// permit's `Drop` would: armed across the call's first poll only, so an unwind through it is
+/// the call's own panic. Disarmed by `mem::forget` once the poll returns.
+pub(crate) struct FirstPoll<'a> {
+    pub(crate) core: &'a Core,
+    pub(crate) gen: u64,
+}
+
+impl Drop for FirstPoll<'_> {
+    fn drop(&mut self) {
+        Permit::new(self.core, Admission::Normal(self.gen)).finish(Outcome::Panicked);
     }
 }
 

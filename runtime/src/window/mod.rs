@@ -22,6 +22,15 @@ pub(crate) struct Sample {
     pub(crate) latency: Duration,
 }
 
+impl Sample {
+    /// A success that answered within its first poll: not timed, so latency zero, never slow.
+    pub(crate) const ANSWERED_AT_ONCE: Sample = Sample {
+        failed: false,
+        slow: false,
+        latency: Duration::ZERO,
+    };
+}
+
 /// Where a sample went, so a call first counted as slow in flight can later add its failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ticket {
@@ -75,6 +84,16 @@ impl Window {
         match self {
             Window::Count(w) => w.record(s),
             Window::Time(w) => w.record(now(), s),
+        }
+    }
+
+    /// Records [`Sample::ANSWERED_AT_ONCE`] (the closed path's common case); the totals come
+    /// back only when there is something to judge.
+    #[inline]
+    pub(crate) fn record_success(&self, now: impl FnOnce() -> u64) -> Option<Totals> {
+        match self {
+            Window::Count(w) => w.record(Sample::ANSWERED_AT_ONCE).1,
+            Window::Time(w) => w.record_success(now()),
         }
     }
 

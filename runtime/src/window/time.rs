@@ -196,6 +196,20 @@ impl TimeWindow {
         (Ticket::Time(epoch), judge.then(|| self.totals_now()))
     }
 
+    /// Records a success that answered at once (latency zero, not slow): `record` for it,
+    /// written out for the closed path. The totals come back only when it must be judged.
+    #[inline]
+    pub(crate) fn record_success(&self, now: u64) -> Option<Totals> {
+        let since = self.since_origin(now);
+        let head = self.head.load(Acquire);
+        if since.wrapping_sub(head.wrapping_mul(self.slot_nanos)) >= self.slot_nanos {
+            // A new slot (or an old one): the general path turns it over.
+            return self.record(now, Sample::ANSWERED_AT_ONCE).1;
+        }
+        self.slot(head).calls.fetch_add(1, Relaxed);
+        self.armed.load(Relaxed).then(|| self.totals_now())
+    }
+
     /// Adds a call's final failure and moves its latency from the slow bound to the real one.
     pub(crate) fn amend(&self, epoch: u64, failed: bool, from_bucket: usize, to_bucket: usize) {
         if epoch.saturating_add(SLOTS) <= self.head.load(Acquire) {
