@@ -43,3 +43,49 @@ async fn a_panic_caught_by_the_caller_counts_as_a_panic_not_a_cancellation() {
         assert_eq!((m.panicked, m.cancelled), (1, 0), "timeout {timeout:?}");
     }
 }
+
+/// A call through a breaker and a bulkhead that panics after waiting, caught by the caller:
+/// the bulkhead slot stays with the call until the caller drops it (the call's future, which
+/// may still hold the dependency's connection, is dropped then too), and the panic is counted.
+#[tokio::test(start_paused = true)]
+async fn a_caught_panic_keeps_the_bulkhead_slot_until_the_call_is_dropped() {
+    use fusebox_runtime::Bulkhead;
+    for first_poll in [true, false] {
+        let b = Breaker::builder("reg-caught-panic-slot")
+            .build_detached()
+            .unwrap();
+        let pool = Bulkhead::builder("reg-caught-panic-slot")
+            .pool(2)
+            .build_detached()
+            .unwrap();
+        let mut call = Box::pin(b.call_in(&pool, async move {
+            if !first_poll {
+                tokio::task::yield_now().await;
+            }
+            if true {
+                panic!("dependency client bug");
+            }
+            Ok::<(), ()>(())
+        }));
+        let mut panicked = poll_once_catching(&mut call).await;
+        if !first_poll {
+            assert!(!panicked, "the first poll waits");
+            assert_eq!(pool.in_flight(), 1, "a waiting call holds its slot");
+            panicked = poll_once_catching(&mut call).await;
+        }
+        assert!(panicked, "the panic reached the caller");
+        assert_eq!(
+            pool.in_flight(),
+            1,
+            "the slot is the call's until it is dropped (first poll: {first_poll})"
+        );
+        drop(call);
+        assert_eq!(pool.in_flight(), 0, "dropping the call frees its slot");
+        let m = b.metrics();
+        assert_eq!(
+            (m.panicked, m.cancelled),
+            (1, 0),
+            "first poll: {first_poll}"
+        );
+    }
+}

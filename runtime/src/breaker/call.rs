@@ -186,6 +186,38 @@ where
             }
         }
         loop {
+            // Polled in place, not moved out for the poll: a panic in the call leaves the
+            // permit and the slot in the call, dropped after the call's future (field order).
+            if let Stage::Running {
+                permit,
+                slot,
+                drive,
+            } = &mut *this.stage
+            {
+                let first = matches!(drive, Drive::First);
+                let Some(fut) = this.fut.as_mut().as_pin_mut() else {
+                    unreachable!("a call's future is there until it ends");
+                };
+                let ended = match permit.poll_drive(fut, drive, cx) {
+                    Poll::Ready(ended) => ended,
+                    Poll::Pending => {
+                        if let (true, Some(s)) = (first, &*slot) {
+                            // An adaptive pool times its slot from here, as the permit does.
+                            s.start();
+                        }
+                        return Poll::Pending;
+                    }
+                };
+                let Stage::Running { permit, slot, .. } =
+                    std::mem::replace(this.stage, Stage::Done)
+                else {
+                    unreachable!("matched above");
+                };
+                this.fut.set(None);
+                let c = settle(core, permit, ended, this.classify.take());
+                drop(slot);
+                return Poll::Ready(M::finish(c));
+            }
             match std::mem::replace(this.stage, Stage::Done) {
                 Stage::Admit => {
                     // Live settings (`live.rs`) go with the permit for the call; `None` on the
@@ -218,7 +250,17 @@ where
                             }
                         },
                     };
-                    // The common case, whole in this poll: nothing stored if it answers now.
+                    if slot.is_some() {
+                        // Polled in place from here, so that a panic in the call leaves the slot
+                        // with the call, released when the call is dropped, not before.
+                        *this.stage = Stage::Running {
+                            permit,
+                            slot,
+                            drive: Drive::First,
+                        };
+                        continue;
+                    }
+                    // Whole in this poll without a slot: nothing stored if it answers now.
                     let mut drive = Drive::First;
                     let Some(fut) = this.fut.as_mut().as_pin_mut() else {
                         unreachable!("a call's future is there until it ends");
@@ -231,17 +273,12 @@ where
                             }
                             this.fut.set(None);
                             let c = settle(core, permit, ended, this.classify.take());
-                            drop(slot);
                             return Poll::Ready(M::finish(c));
                         }
                         Poll::Pending => {
-                            if let Some(s) = &slot {
-                                // An adaptive pool times its slot from here, as the permit does.
-                                s.start();
-                            }
                             *this.stage = Stage::Running {
                                 permit,
-                                slot,
+                                slot: None,
                                 drive,
                             };
                             return Poll::Pending;
@@ -268,35 +305,7 @@ where
                         return Poll::Ready(M::finish(Completion::Failed(Error::Rejected(r))));
                     }
                 },
-                Stage::Running {
-                    mut permit,
-                    slot,
-                    mut drive,
-                } => {
-                    let first = matches!(drive, Drive::First);
-                    let Some(fut) = this.fut.as_mut().as_pin_mut() else {
-                        unreachable!("a call's future is there until it ends");
-                    };
-                    match permit.poll_drive(fut, &mut drive, cx) {
-                        Poll::Ready(ended) => {
-                            this.fut.set(None);
-                            let c = settle(core, permit, ended, this.classify.take());
-                            drop(slot);
-                            return Poll::Ready(M::finish(c));
-                        }
-                        Poll::Pending => {
-                            if let (true, Some(s)) = (first, &slot) {
-                                s.start();
-                            }
-                            *this.stage = Stage::Running {
-                                permit,
-                                slot,
-                                drive,
-                            };
-                            return Poll::Pending;
-                        }
-                    }
-                }
+                Stage::Running { .. } => unreachable!("a running call is polled in place"),
                 Stage::Done => panic!("a breaker call was polled after it completed"),
             }
         }
