@@ -27,6 +27,17 @@ async fn post(url: &str) -> (StatusCode, String) {
     (resp.status(), resp.text().await.unwrap())
 }
 
+async fn delete(url: &str) -> (StatusCode, String) {
+    let resp = Client::new()
+        .delete(url)
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .unwrap();
+    (resp.status(), resp.text().await.unwrap())
+}
+
 async fn get(url: &str) -> String {
     let resp = Client::new()
         .get(url)
@@ -146,6 +157,60 @@ async fn a_fleet_override_from_the_admin_router_is_applied_listed_and_gauged() {
         );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
+
+    // A fleet-wide settings change, then its end fleet-wide by DELETE: this instance's code
+    // settings are back at once, and Redis lists nothing that a later read could re-apply.
+    let set = Breaker::builder("fleet-admin-set")
+        .failure_rate(50)
+        .build()
+        .unwrap();
+    let rate = |b: &Breaker| {
+        let s = b.settings_in_force();
+        let r = s.iter().find(|s| s.key == "failure_rate").unwrap();
+        format!("{}/{}", r.value, r.source)
+    };
+    let (status, body) = post(&format!(
+        "{base}/settings/breaker/fleet-admin-set?failure_rate=80&scope=fleet&for=10m&by=dave"
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while rate(&set) != "80/fleet" {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "fleet change not applied within 3 s: {}",
+            rate(&set)
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let (status, body) = delete(&format!(
+        "{base}/settings/breaker/fleet-admin-set?scope=fleet&by=dave"
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let ended: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (ended["scope"].as_str(), ended["ended"].as_bool()),
+        (Some("fleet"), Some(true))
+    );
+    assert_eq!(rate(&set), "50/code", "ended here at once");
+    // Two reads of the fleet later it has not come back.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(rate(&set), "50/code", "not re-applied from Redis");
+    let (status, body) = delete(&format!(
+        "{base}/settings/breaker/fleet-admin-set?scope=fleet"
+    ))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["ended"],
+        false
+    );
+    let (status, _) = delete(&format!(
+        "{base}/settings/breaker/fleet-admin-set?scope=planet"
+    ))
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 
     fleet.leave().await;
     assert!(fleet::status().is_none());

@@ -1,6 +1,6 @@
 //! Issue 29, fleet-wide settings changes against a real `redis-server`: two instances (this
 //! test binary re-run as children, `fleet_child`) take one change and its expiry, also with
-//! Redis gone. Real processes run on real time: every wait has a deadline and polls.
+//! Redis gone, and its end asked on one of them. Real processes run on real time: every wait has a deadline and polls.
 #![cfg(feature = "redis")]
 
 mod fleet_support;
@@ -117,6 +117,36 @@ fn a_fleet_settings_change_expires_on_time_with_redis_gone() {
 }
 
 #[test]
+fn a_fleet_settings_change_ended_on_one_instance_ends_on_every_instance() {
+    let Some(redis) = RedisServer::start("settings-end") else {
+        return;
+    };
+    let mut f = fleet(&redis, "settings-end");
+    assert_eq!(
+        f[0].ask("change breaker search failure_rate=80,timeout=2s 60000 erin"),
+        "sent"
+    );
+    both(&mut f, "settings", CHANGED, secs(3.0));
+    let ended = Instant::now();
+    assert_eq!(f[1].ask("end breaker search erin"), "ended true");
+    assert_eq!(
+        f[1].ask("settings"),
+        CODE,
+        "ended at once where it was asked"
+    );
+    for at in both(&mut f, "settings", CODE, secs(3.0)) {
+        assert!(at - ended <= secs(2.5), "ended after {:?}", at - ended);
+    }
+    assert!(f[0]
+        .log_text()
+        .contains("fleet settings change ended fleet-wide"));
+    assert_eq!(f[0].ask("end breaker search erin"), "ended false");
+    // Nothing comes back from Redis: a second read later, still the code's settings.
+    std::thread::sleep(secs(1.5));
+    both(&mut f, "settings", CODE, secs(1.0));
+}
+
+#[test]
 #[ignore = "run by the tests above as a child process"]
 fn fleet_child() {
     let (Ok(url), Ok(service), Ok(id)) = (
@@ -225,6 +255,17 @@ mod child {
                     let for_ = Duration::from_millis(ms.parse().unwrap_or(1000));
                     match fleet.change_settings(kind, name, pairs, for_, by).await {
                         Ok(()) => "sent".into(),
+                        Err(e) => format!("err {e}"),
+                    }
+                }
+                ["end", kind, name, by] => {
+                    let kind = if *kind == "breaker" {
+                        GuardKind::Breaker
+                    } else {
+                        GuardKind::Bulkhead
+                    };
+                    match fleet.end_settings_change(kind, name, by).await {
+                        Ok(ended) => format!("ended {ended}"),
                         Err(e) => format!("err {e}"),
                     }
                 }

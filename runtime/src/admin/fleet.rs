@@ -109,3 +109,29 @@ pub(super) async fn settings(
         Err(e) => (StatusCode::BAD_GATEWAY, format!("{e}\n")).into_response(),
     }
 }
+
+/// `DELETE /settings/{kind}/{name}?scope=fleet&by=alice`: ends a fleet-wide settings change on
+/// every instance.
+pub(super) async fn end_settings(
+    kind: crate::settings::GuardKind,
+    name: &str,
+    q: &Query,
+) -> Response {
+    let Some(fleet) = current() else {
+        return not_joined();
+    };
+    let by = q.get("by").unwrap_or("admin router");
+    match fleet.end_settings(kind, name, by).await {
+        Ok(ended) => json(&serde_json::json!({
+            "scope": "fleet",
+            "kind": kind,
+            "name": name,
+            "ended": ended,
+            "by": by,
+        })),
+        Err(e @ FleetError::LinkDown { .. }) => {
+            (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response()
+        }
+        Err(e) => (StatusCode::BAD_GATEWAY, format!("{e}\n")).into_response(),
+    }
+}

@@ -25,6 +25,7 @@
 //! | `POST /settings/bulkhead/{name}?pool=40[&max_wait=20ms][&for=10m]` | the same for a bulkhead |
 //! | `DELETE /settings/{breaker,bulkhead}/{name}` | ends the change: the start's overrides, else the code's settings, return |
 //! | `POST /settings/{breaker,bulkhead}/{name}?...&scope=fleet&for=10m&by=alice` | (feature `redis`) the change on every instance, expiring after `for` |
+//! | `DELETE /settings/{breaker,bulkhead}/{name}?scope=fleet[&by=alice]` | (feature `redis`) ends the fleet's change on every instance (here at once, elsewhere at the next read); answers `ended` |
 //!
 //! In `/actions/{verb}/{name}` the whole rest of the path is the name, so it is never ambiguous.
 //! The older `/breakers/{name}/open` answers 409 when `{name}/open` is itself a breaker (a keyed

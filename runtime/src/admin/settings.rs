@@ -1,6 +1,6 @@
 //! Live settings on the admin router (issue 29): `POST /settings/{breaker|bulkhead}/{name}?key=value&...[&for=10m][&by=alice]`
 //! changes settings while running, `DELETE` on the same path ends the change; with
-//! `scope=fleet` (feature `redis`) the change goes to every instance through Redis.
+//! `scope=fleet` (feature `redis`) the change, or its end, goes to every instance through Redis.
 //!
 //! The settings are the query's pairs (no handler reads a body), each checked by the settings
 //! table over the settings in force below the change (the start's overrides, else the code's);
@@ -139,6 +139,16 @@ pub(super) async fn end(
     let Some((kind, name)) = target(&path) else {
         return not_found().await;
     };
+    match q.get("scope") {
+        None | Some("local") => {}
+        #[cfg(feature = "redis")]
+        Some("fleet") => return super::fleet::end_settings(kind, name, &q).await,
+        #[cfg(not(feature = "redis"))]
+        Some("fleet") => {
+            return bad_request("scope=fleet needs fusebox's `redis` feature\n".into())
+        }
+        Some(_) => return bad_request("scope must be `local` or `fleet`\n".into()),
+    }
     let by = who(&q, &ext);
     let r = match kind {
         GuardKind::Breaker => registry()

@@ -88,7 +88,28 @@ impl Applied {
             }
             self.ids.insert(m, r.id);
         }
+        // A change Redis no longer lists was ended fleet-wide (`Fleet::end_settings_change`,
+        // `DELETE ...?scope=fleet`) or has expired: it ends here too (an expired one has ended,
+        // or ends now, on this instance's clock within a read of its TTL).
+        for (m, _) in self.ids.iter().filter(|(m, _)| !listed.contains_key(*m)) {
+            if end_here(m) {
+                tracing::warn!(member = %m, "fleet settings change ended fleet-wide");
+            }
+        }
         self.ids.retain(|m, id| listed.get(m) == Some(id));
+    }
+}
+
+/// Ends the fleet's settings change of `member` on this instance, if one is in force.
+fn end_here(member: &str) -> bool {
+    match member.split_once(':') {
+        Some(("breaker", name)) => registry()
+            .breaker(name)
+            .is_some_and(|b| b.clear_change_from(Source::Fleet)),
+        Some((_, name)) => registry()
+            .bulkhead(name)
+            .is_some_and(|b| b.clear_change_from(Source::Fleet)),
+        None => false,
     }
 }
 
@@ -97,16 +118,7 @@ impl Applied {
     /// settings below each return.
     pub(crate) fn release_all(&mut self) {
         for m in self.ids.keys() {
-            let done = match m.split_once(':') {
-                Some(("breaker", name)) => registry()
-                    .breaker(name)
-                    .is_some_and(|b| b.clear_change_from(Source::Fleet)),
-                Some((_, name)) => registry()
-                    .bulkhead(name)
-                    .is_some_and(|b| b.clear_change_from(Source::Fleet)),
-                None => false,
-            };
-            if done {
+            if end_here(m) {
                 tracing::info!(member = %m, "fleet settings change lifted: this instance left the fleet");
             }
         }
@@ -219,6 +231,82 @@ impl Shared {
                 cause: LinkFault::TimedOut { after: bound },
             }),
         }
+    }
+}
+
+impl Shared {
+    /// Ends the fleet-wide settings change of `name`: its record leaves Redis, and every
+    /// instance ends it at its next read (this one at once). True if a change was listed.
+    pub(crate) async fn end_settings(
+        &self,
+        kind: GuardKind,
+        name: &str,
+        by: &str,
+    ) -> Result<bool, FleetError> {
+        let Some(mut conn) = self.conn() else {
+            return Err(FleetError::LinkDown {
+                cause: LinkFault::NotUp {
+                    state: self.link(),
+                    last_error: self.inner().last_error.clone(),
+                },
+            });
+        };
+        let m = member(kind, name);
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .cmd("DEL")
+            .arg(self.keys.settings_of(&m))
+            .cmd("SREM")
+            .arg(self.keys.settings())
+            .arg(&m)
+            .ignore();
+        let bound = self.op_timeout();
+        let listed = match tokio::time::timeout(bound, pipe.query_async::<(u64,)>(&mut conn)).await
+        {
+            Ok(Ok((deleted,))) => deleted > 0,
+            Ok(Err(e)) => {
+                return Err(FleetError::LinkDown {
+                    cause: LinkFault::of(&e, bound),
+                })
+            }
+            Err(_) => {
+                return Err(FleetError::LinkDown {
+                    cause: LinkFault::TimedOut { after: bound },
+                })
+            }
+        };
+        let here = end_here(&m);
+        tracing::warn!(
+            %kind,
+            name,
+            by = %by.trim(),
+            listed,
+            ended_here = here,
+            "fleet settings change ended on every instance"
+        );
+        Ok(listed || here)
+    }
+}
+
+impl super::Fleet {
+    /// Ends the fleet-wide settings change of `name` (a breaker or a bulkhead) before its
+    /// expiry: its record leaves Redis, this instance's settings below it return at once and
+    /// every other live instance's at its next read (within the fleet's sync interval). True if
+    /// a change was in force; `Ok(false)` when there was none to end.
+    ///
+    /// ```no_run
+    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// use fusebox_runtime::GuardKind;
+    /// let ended = fleet.end_settings_change(GuardKind::Breaker, "payments", "alice").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn end_settings_change(
+        &self,
+        kind: GuardKind,
+        name: &str,
+        by: &str,
+    ) -> Result<bool, FleetError> {
+        self.shared.end_settings(kind, name, by).await
     }
 }
 
