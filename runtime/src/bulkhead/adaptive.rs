@@ -28,8 +28,10 @@ pub(crate) const HISTORY: usize = 64;
 /// The limit's moving parts, shared by every handle of one bulkhead.
 pub(crate) struct Adaptive {
     pub(crate) clock: Clock,
-    pub(crate) min: usize,
-    pub(crate) max: usize,
+    /// The bounds in force (`min_pool`, `max_pool`): the code's, or a live change's
+    /// (`live.rs`, issue 29), stored under `state`'s lock and read by the window that closes.
+    min: AtomicUsize,
+    max: AtomicUsize,
     /// Latency summed over the open window, in nanoseconds.
     sum: AtomicU64,
     /// Calls ended in the open window.
@@ -62,8 +64,8 @@ impl Adaptive {
         history.push_back((0, start));
         Adaptive {
             clock,
-            min,
-            max,
+            min: AtomicUsize::new(min),
+            max: AtomicUsize::new(max),
             sum: AtomicU64::new(0),
             ended: AtomicU64::new(0),
             opened: AtomicU64::new(0),
@@ -76,6 +78,37 @@ impl Adaptive {
                 restore: 0.0,
                 history,
             }),
+        }
+    }
+
+    /// `(min_pool, max_pool)` in force.
+    pub(crate) fn bounds(&self) -> (usize, usize) {
+        (self.min.load(Relaxed), self.max.load(Relaxed))
+    }
+
+    /// Settings changed while running (`live.rs`): the bounds become `min..=max`, and the
+    /// limit starts again from `start` when given (a changed `pool`), else stays where the
+    /// algorithm had it; either way within the new bounds. The long-term latency is kept.
+    pub(crate) fn rebound(
+        &self,
+        limit: &AtomicUsize,
+        start: Option<usize>,
+        min: usize,
+        max: usize,
+    ) {
+        let mut est = crate::sync::lock(&self.state);
+        self.min.store(min, Relaxed);
+        self.max.store(max, Relaxed);
+        let from = start.map_or(est.limit, |s| s as f64);
+        est.limit = from.clamp(min as f64, max as f64);
+        est.restore = 0.0;
+        let new = est.limit as usize;
+        if limit.swap(new, Relaxed) != new {
+            self.changes.fetch_add(1, Relaxed);
+            if est.history.len() == HISTORY {
+                est.history.pop_front();
+            }
+            est.history.push_back((self.clock.now(), new));
         }
     }
 
@@ -119,7 +152,8 @@ impl Adaptive {
         let sum = self.sum.swap(0, Relaxed);
         self.opened.store(now, Relaxed);
         let old = limit.load(Relaxed);
-        let new = est.window(sum as f64 / n as f64, in_flight, self.min, self.max);
+        let (min, max) = self.bounds();
+        let new = est.window(sum as f64 / n as f64, in_flight, min, max);
         if new == old {
             return;
         }
@@ -131,7 +165,7 @@ impl Adaptive {
         est.history.push_back((now, new));
         let (short_ms, long_ms) = (est.short / 1e6, est.long / 1e6);
         drop(est);
-        if new == self.min && old > self.min {
+        if new == min && old > min {
             tracing::warn!(
                 bulkhead = name,
                 from = old,
@@ -197,6 +231,30 @@ impl Estimate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_bounds_keep_the_limit_where_the_algorithm_had_it_within_them() {
+        let a = Adaptive::new(8, 2, 20);
+        let limit = AtomicUsize::new(15);
+        crate::sync::lock(&a.state).limit = 15.0;
+        a.rebound(&limit, None, 2, 10);
+        assert_eq!((limit.load(Relaxed), a.bounds()), (10, (2, 10)));
+        a.rebound(&limit, None, 2, 30);
+        assert_eq!(
+            limit.load(Relaxed),
+            10,
+            "a higher ceiling does not raise it"
+        );
+        a.rebound(&limit, Some(4), 2, 30);
+        assert_eq!(
+            limit.load(Relaxed),
+            4,
+            "a new start is where it starts again"
+        );
+        a.rebound(&limit, None, 6, 30);
+        assert_eq!(limit.load(Relaxed), 6, "a higher floor lifts it");
+        assert_eq!(a.changes.load(Relaxed), 3);
+    }
 
     fn est(limit: f64) -> Estimate {
         Estimate {

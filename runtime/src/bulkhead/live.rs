@@ -4,9 +4,10 @@
 //! The pool's slots are one atomic `limit` and its wait one atomic `max_wait`, so a change is
 //! two stores: calls holding a slot keep it (a smaller pool admits again once enough of them
 //! ended), waiters are woken to look at a larger pool at once, and a wait already started keeps
-//! the deadline it started with. An adaptive limit's kind and bounds, read by its algorithm
-//! from the code, are not changed while running: an override of `limit`, `min_pool`,
-//! `max_pool` or an adaptive `pool` is refused with the reason.
+//! the deadline it started with. An adaptive limit takes new bounds (`min_pool`, `max_pool`)
+//! under its algorithm's lock, and a new `pool` as the limit it starts again from; the limit
+//! is kept within the bounds in force. The limit's kind (`limit`: fixed or adaptive) is the
+//! code's: changing it is refused with the reason, as are an adaptive's bounds on a fixed pool.
 //!
 //! A change given `for` a time lapses on the first look after it (a wait, `metrics()`,
 //! `settings_in_force`) and by a timer task when made inside a tokio runtime.
@@ -35,7 +36,7 @@ pub(crate) struct Layer {
 
 /// The keys a running bulkhead changes.
 const LIVE_KEYS: &str =
-    "a running bulkhead changes `pool` (of a fixed limit) and `max_wait`; an adaptive limit's kind and bounds are the code's";
+    "a running bulkhead changes `pool` and `max_wait`, and an adaptive one `min_pool` and `max_pool`; the limit's kind (fixed or adaptive) is the code's";
 
 impl Bulkhead {
     /// Every setting in force, with the code's value and where the one in force came from.
@@ -227,8 +228,12 @@ impl Bulkhead {
         let base = below.as_ref().map_or(code, |b| &b.config);
         let adaptive = code.limit != PoolLimit::Fixed;
         for (k, v) in &given {
-            let fixed_only = k == "pool" && adaptive;
-            if !(k == "pool" || k == "max_wait") || fixed_only {
+            let live = match k.as_str() {
+                "pool" | "max_wait" => true,
+                "min_pool" | "max_pool" => adaptive,
+                _ => false,
+            };
+            if !live {
                 // A key that is not a bulkhead's at all keeps the table's own error.
                 if fusebox_settings::BULKHEAD_KEYS.contains(&k.as_str()) {
                     return Err(ConfigError::OutOfRange {
@@ -268,12 +273,26 @@ impl Bulkhead {
     fn install(&self, next: Option<Arc<Layer>>) {
         let p = &*self.0;
         let config = next.as_ref().map_or(&p.config, |l| &l.config);
-        if p.adaptive.is_none() {
-            let before = p.limit.swap(config.pool, AcqRel);
-            if config.pool > before {
-                // Waiters look again at once: a larger pool has room now.
-                p.freed.notify_waiters();
+        let before = p.limit.load(Acquire);
+        match (&p.adaptive, config.limit) {
+            (None, _) => p.limit.store(config.pool, Release),
+            (Some(a), PoolLimit::Adaptive { min_pool, max_pool }) => {
+                // A changed `pool` is where the limit starts again; otherwise it stays where
+                // the algorithm had it, within the bounds in force.
+                let was = p
+                    .live
+                    .load()
+                    .as_ref()
+                    .map_or(p.config.pool, |l| l.config.pool);
+                let start = (config.pool != was).then_some(config.pool);
+                a.rebound(&p.limit, start, min_pool, max_pool);
             }
+            // The kind is the code's (`layer` refuses a change of it).
+            (Some(_), _) => {}
+        }
+        if p.limit.load(Acquire) > before {
+            // Waiters look again at once: a larger pool has room now.
+            p.freed.notify_waiters();
         }
         p.max_wait.store(nanos(config.max_wait), Relaxed);
         p.live.store(next);

@@ -71,11 +71,12 @@ impl AdaptiveMetrics {
     pub(crate) fn of(b: &Bulkhead) -> Option<AdaptiveMetrics> {
         let a = b.0.adaptive.as_ref()?;
         let now = a.clock.now();
+        let (min_pool, max_pool) = a.bounds();
         let est = lock(&a.state);
         let latency = |ns: f64| (ns > 0.0).then(|| Duration::from_nanos(ns as u64));
         Some(AdaptiveMetrics {
-            min_pool: a.min,
-            max_pool: a.max,
+            min_pool,
+            max_pool,
             changes: a.changes.load(Relaxed),
             short_latency: latency(est.short),
             long_latency: latency(est.long),
