@@ -9,9 +9,10 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use super::core::{Admission, Core};
+use super::closed::{closed_first_poll, Polled};
+use super::core::Core;
 use super::outcome::Outcome;
-use super::permit::{success_at_once, Drive, FirstPoll, Outcome as Ended, Permit};
+use super::permit::{Drive, Outcome as Ended, Permit};
 use crate::bulkhead::{Bulkhead, BulkheadPermit};
 use crate::error::{Error, Rejection};
 use crate::state::State;
@@ -177,7 +178,18 @@ where
         if matches!(this.stage, Stage::Admit) {
             let w = core.word();
             if w.plain_closed() && this.bulkhead.is_none() {
-                return closed_first_poll(this, w.generation(), cx);
+                let first = closed_first_poll(core, w.generation(), this.fut, this.classify, cx);
+                return match first {
+                    Polled::Answered(c) => Poll::Ready(M::finish(c)),
+                    Polled::Waits(permit, drive) => {
+                        *this.stage = Stage::Running {
+                            permit,
+                            slot: None,
+                            drive,
+                        };
+                        Poll::Pending
+                    }
+                };
             }
             if w.plain(State::Open) {
                 if let Some(r) = core.refuse_while_open() {
@@ -312,74 +324,6 @@ where
     }
 }
 
-/// The closed path, the common case written out: a call admitted by a plain closed word of
-/// generation `gen` (one load), with no bulkhead. Polled first without a permit; one that
-/// answers then is settled without one (`success_at_once` for a success), and only a call that
-/// waits builds its permit and timers, as `Permit::poll_drive` would have at that point.
-#[inline]
-fn closed_first_poll<'a, T, E, F, C, M>(
-    this: CallProj<'_, 'a, F, C, M>,
-    gen: u64,
-    cx: &mut Context<'_>,
-) -> Poll<M::Output>
-where
-    F: Future<Output = Result<T, E>>,
-    C: FnOnce(&Result<T, E>) -> Outcome,
-    M: Finish<T, E>,
-{
-    let core = *this.core;
-    let mut fut = this.fut;
-    let Some(call) = fut.as_mut().as_pin_mut() else {
-        unreachable!("a call's future is there until it ends");
-    };
-    // A panic in this poll unwinds through the guard, which records it as the permit would.
-    let guard = FirstPoll { core, gen };
-    let polled = call.poll(cx);
-    std::mem::forget(guard);
-    match polled {
-        Poll::Ready(result) => {
-            fut.set(None);
-            let Some(classify) = this.classify.take() else {
-                unreachable!("a call is classified once");
-            };
-            let outcome = classify(&result);
-            if let (Ok(_), Outcome::Success) = (&result, outcome) {
-                if core.shadow.watching().is_none() {
-                    success_at_once(core, gen);
-                    let Ok(v) = result else { unreachable!() };
-                    return Poll::Ready(M::finish(Completion::Ok(v)));
-                }
-            }
-            let permit = Permit::new(core, Admission::Normal(gen));
-            Poll::Ready(M::finish(settle_classified(core, permit, result, outcome)))
-        }
-        Poll::Pending => {
-            let mut permit = Permit::new(core, Admission::Normal(gen));
-            let mut drive = Drive::First;
-            match permit.waited::<std::convert::Infallible>(&mut drive, cx) {
-                Poll::Ready(Err(after)) => {
-                    fut.set(None);
-                    Poll::Ready(M::finish(settle(
-                        core,
-                        permit,
-                        Err(after),
-                        this.classify.take(),
-                    )))
-                }
-                Poll::Ready(Ok(never)) => match never {},
-                Poll::Pending => {
-                    *this.stage = Stage::Running {
-                        permit,
-                        slot: None,
-                        drive,
-                    };
-                    Poll::Pending
-                }
-            }
-        }
-    }
-}
-
 /// Refused by the breaker: the call is dropped unpolled, and a shadow hears of the refusal.
 #[inline]
 fn refused<F, T, E>(core: &Core, mut fut: Pin<&mut Option<F>>, r: Rejection) -> Completion<T, E> {
@@ -405,7 +349,7 @@ fn refused_by_bulkhead(core: &Core, bulkhead: &Option<&Bulkhead>, permit: Permit
 
 /// Records how a driven call ended and turns it into its `Completion`.
 #[inline]
-fn settle<T, E, C>(
+pub(super) fn settle<T, E, C>(
     core: &Core,
     permit: Permit<'_>,
     ended: Result<Result<T, E>, std::time::Duration>,
@@ -438,7 +382,7 @@ where
 /// Records a call that answered, as `outcome` classified it, and turns it into its
 /// `Completion`.
 #[inline]
-fn settle_classified<T, E>(
+pub(super) fn settle_classified<T, E>(
     core: &Core,
     permit: Permit<'_>,
     result: Result<T, E>,

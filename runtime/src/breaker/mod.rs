@@ -1,6 +1,7 @@
 //! The [`Breaker`] handle: one shared state machine per name.
 
 mod call;
+mod closed;
 pub(crate) mod core;
 pub(crate) mod events;
 mod forced;

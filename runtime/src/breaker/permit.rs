@@ -502,49 +502,13 @@ impl Permit<'_> {
 /// Judges `t`, recorded into `window` by a call of generation `gen` (`layered`: admitted under
 /// live settings), unless a live change moved judging to another window since admission.
 #[inline]
-fn judge_in(core: &Core, window: &Window, layered: bool, gen: u64, t: Totals) {
+pub(super) fn judge_in(core: &Core, window: &Window, layered: bool, gen: u64, t: Totals) {
     if (layered || core.word().live())
         && !std::ptr::eq(window, core.with_window(|w| w as *const Window))
     {
         return;
     }
     core.judge(gen, t);
-}
-
-/// The closed path without a permit (`call.rs`): a normal call admitted by a plain closed
-/// word of generation `gen` that succeeded within its first poll. What `record` does for it
-/// (`record_answered_at_once`) while the word is still that plain closed generation, without
-/// building a permit; anything else (a transition, live settings since) takes the permit's path.
-#[inline]
-pub(crate) fn success_at_once(core: &Core, gen: u64) {
-    let w = core.word();
-    // Latency zero is slow only under a zero bound, which the settings refuse (`zero_ok:
-    // false` on every slow key and on `timeout`); a derived one could round to zero.
-    let zero_slow = || {
-        let slow = core.code_config().settings().slow();
-        slow.is_some_and(|r| r.bound.is_zero())
-    };
-    if !w.plain_closed() || w.generation() != gen || zero_slow() {
-        return Permit::new(core, Admission::Normal(gen)).finish(Outcome::Success);
-    }
-    bump(&core.counters.succeeded);
-    if let Some(t) = core.window.record_success(|| core.clock().now()) {
-        judge_in(core, &core.window, false, gen, t);
-    }
-}
-
-/// Records a panic of a call polled without a permit (`call.rs`'s closed path), as the
-/// permit's `Drop` would: armed across the call's first poll only, so an unwind through it is
-/// the call's own panic. Disarmed by `mem::forget` once the poll returns.
-pub(crate) struct FirstPoll<'a> {
-    pub(crate) core: &'a Core,
-    pub(crate) gen: u64,
-}
-
-impl Drop for FirstPoll<'_> {
-    fn drop(&mut self) {
-        Permit::new(self.core, Admission::Normal(self.gen)).finish(Outcome::Panicked);
-    }
 }
 
 impl Drop for Permit<'_> {

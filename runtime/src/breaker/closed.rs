@@ -1,0 +1,117 @@
+//! The closed path, the common case written out (issue 28): a call admitted by a plain closed
+//! word with no bulkhead is polled before any permit is built, and a success in that first
+//! poll is recorded without one. Everything here is what the general path (`call.rs`'s
+//! `Call`, `permit.rs`'s `Permit`) does for that case, step for step; anything unusual (a
+//! transition since admission, live settings, a shadow, a call that waits) is handed to it.
+//!
+//! Why a path of its own: a call through a healthy breaker is the one every user pays for on
+//! every request, and the permit's general bookkeeping (trials, probes, timers, live layers)
+//! cost it ~200 instructions it never used (BENCHMARKS.md).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::call::{settle, settle_classified, Completion};
+use super::core::{bump, Admission, Core};
+use super::outcome::Outcome;
+use super::permit::{judge_in, Drive, Outcome as Ended, Permit};
+
+/// How the first poll of a closed call went.
+pub(super) enum Polled<'a, T, E> {
+    /// It answered (or its timer ended it at once): recorded, and handed back.
+    Answered(Completion<T, E>),
+    /// It waits: its permit and timers, for the caller to keep beside the call.
+    Waits(Permit<'a>, Drive),
+}
+
+/// The closed path, the common case written out: a call admitted by a plain closed word of
+/// generation `gen` (one load), with no bulkhead. Polled first without a permit; one that
+/// answers then is settled without one (`success_at_once` for a success), and only a call that
+/// waits builds its permit and timers, as `Permit::poll_drive` would have at that point.
+#[inline]
+pub(super) fn closed_first_poll<'a, T, E, F, C>(
+    core: &'a Core,
+    gen: u64,
+    mut fut: Pin<&mut Option<F>>,
+    classify: &mut Option<C>,
+    cx: &mut Context<'_>,
+) -> Polled<'a, T, E>
+where
+    F: Future<Output = Result<T, E>>,
+    C: FnOnce(&Result<T, E>) -> Outcome,
+{
+    let Some(call) = fut.as_mut().as_pin_mut() else {
+        unreachable!("a call's future is there until it ends");
+    };
+    // A panic in this poll unwinds through the guard, which records it as the permit would.
+    let guard = PanicGuard { core, gen };
+    let polled = call.poll(cx);
+    std::mem::forget(guard);
+    match polled {
+        Poll::Ready(result) => {
+            fut.set(None);
+            let Some(classify) = classify.take() else {
+                unreachable!("a call is classified once");
+            };
+            let outcome = classify(&result);
+            if let (Ok(_), Outcome::Success) = (&result, outcome) {
+                if core.shadow.watching().is_none() {
+                    success_at_once(core, gen);
+                    let Ok(v) = result else { unreachable!() };
+                    return Polled::Answered(Completion::Ok(v));
+                }
+            }
+            let permit = Permit::new(core, Admission::Normal(gen));
+            Polled::Answered(settle_classified(core, permit, result, outcome))
+        }
+        Poll::Pending => {
+            let mut permit = Permit::new(core, Admission::Normal(gen));
+            let mut drive = Drive::First;
+            match permit.waited::<std::convert::Infallible>(&mut drive, cx) {
+                Poll::Ready(Err(after)) => {
+                    fut.set(None);
+                    Polled::Answered(settle(core, permit, Err(after), classify.take()))
+                }
+                Poll::Ready(Ok(never)) => match never {},
+                Poll::Pending => Polled::Waits(permit, drive),
+            }
+        }
+    }
+}
+
+/// The closed path without a permit (`call.rs`): a normal call admitted by a plain closed
+/// word of generation `gen` that succeeded within its first poll. What `record` does for it
+/// (`record_answered_at_once`) while the word is still that plain closed generation, without
+/// building a permit; anything else (a transition, live settings since) takes the permit's path.
+#[inline]
+pub(crate) fn success_at_once(core: &Core, gen: u64) {
+    let w = core.word();
+    // Latency zero is slow only under a zero bound, which the settings refuse (`zero_ok:
+    // false` on every slow key and on `timeout`); a derived one could round to zero.
+    let zero_slow = || {
+        let slow = core.code_config().settings().slow();
+        slow.is_some_and(|r| r.bound.is_zero())
+    };
+    if !w.plain_closed() || w.generation() != gen || zero_slow() {
+        return Permit::new(core, Admission::Normal(gen)).finish(Ended::Success);
+    }
+    bump(&core.counters.succeeded);
+    if let Some(t) = core.window.record_success(|| core.clock().now()) {
+        judge_in(core, &core.window, false, gen, t);
+    }
+}
+
+/// Records a panic of a call polled without a permit (`call.rs`'s closed path), as the
+/// permit's `Drop` would: armed across the call's first poll only, so an unwind through it is
+/// the call's own panic. Disarmed by `mem::forget` once the poll returns.
+pub(crate) struct PanicGuard<'a> {
+    pub(crate) core: &'a Core,
+    pub(crate) gen: u64,
+}
+
+impl Drop for PanicGuard<'_> {
+    fn drop(&mut self) {
+        Permit::new(self.core, Admission::Normal(self.gen)).finish(Ended::Panicked);
+    }
+}
