@@ -8,6 +8,7 @@ mod config;
 mod live;
 mod permit;
 mod pool;
+mod slots;
 
 use std::fmt;
 use std::future::Future;
@@ -118,7 +119,7 @@ impl Bulkhead {
     }
     /// Calls in flight now.
     pub fn in_flight(&self) -> usize {
-        self.0.taken.load(Relaxed)
+        self.0.slots.taken()
     }
 
     /// Takes a slot, waiting at most `max_wait`; `Rejection::Full` when none frees up. An
@@ -169,24 +170,10 @@ impl Bulkhead {
     /// Takes a slot if one is free, without waiting and without counting a rejection.
     pub(crate) fn try_acquire_now(&self) -> Option<BulkheadPermit<'_>> {
         let inner = &*self.0;
-        let mut cur = inner.taken.load(Relaxed);
-        let limit = inner.limit.load(Relaxed);
-        loop {
-            if cur >= limit {
-                return None;
-            }
-            match inner
-                .taken
-                .compare_exchange_weak(cur, cur + 1, Acquire, Relaxed)
-            {
-                Ok(_) => break,
-                Err(actual) => cur = actual,
-            }
-        }
-        inner.admitted.fetch_add(1, Relaxed);
+        let taken = inner.slots.try_take(inner.limit.load(Relaxed))?;
         // Read first: the peak rarely moves, and a plain load keeps the line shared.
-        if cur + 1 > inner.peak.load(Relaxed) {
-            inner.peak.fetch_max(cur + 1, Relaxed);
+        if taken > inner.peak.load(Relaxed) {
+            inner.peak.fetch_max(taken, Relaxed);
         }
         Some(BulkheadPermit::taken(inner))
     }

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::pool::Pool;
-use crate::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::Release};
+use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// A slot in a bulkhead's pool, released on drop.
 #[must_use = "the slot is released as soon as the permit is dropped"]
@@ -43,7 +43,7 @@ impl<'a> BulkheadPermit<'a> {
 
 impl Drop for BulkheadPermit<'_> {
     fn drop(&mut self) {
-        let in_flight = self.pool.taken.fetch_sub(1, Release);
+        let in_flight = self.pool.slots.give_back();
         if let Some(a) = &self.pool.adaptive {
             a.ended(
                 &self.pool.limit,

@@ -8,6 +8,7 @@ use tokio::sync::Notify;
 use super::adaptive::Adaptive;
 use super::config::BulkheadConfig;
 use super::live::Layer;
+use super::slots::Slots;
 use crate::sync::atomic::{AtomicU64, AtomicUsize};
 use crate::sync::Mutex;
 use fusebox_settings::PoolLimit;
@@ -15,8 +16,9 @@ use fusebox_settings::PoolLimit;
 /// Shared by every clone of a [`Bulkhead`](super::Bulkhead) of one name.
 pub(crate) struct Pool {
     pub(crate) config: BulkheadConfig,
-    /// Calls in flight: one atomic the loom model checker can see (a semaphore it cannot).
-    pub(super) taken: AtomicUsize,
+    /// Calls in flight and calls ever admitted, in one atomic the loom model checker can see
+    /// (a semaphore it cannot): `slots.rs`.
+    pub(crate) slots: Slots,
     /// Slots there are now: the pool, or the adaptive limit (read with one relaxed load,
     /// as a fixed pool's field would be).
     pub(crate) limit: AtomicUsize,
@@ -26,7 +28,6 @@ pub(crate) struct Pool {
     pub(super) freed: Notify,
     pub(crate) peak: AtomicUsize,
     pub(crate) rejected: AtomicU64,
-    pub(crate) admitted: AtomicU64,
     pub(crate) conflicts: AtomicU64,
     /// How long a call may wait for a slot now, in nanoseconds (`live.rs` changes it).
     pub(crate) max_wait: AtomicU64,
@@ -45,7 +46,7 @@ impl Pool {
             _ => None,
         };
         Pool {
-            taken: AtomicUsize::new(0),
+            slots: Slots::new(),
             limit: AtomicUsize::new(config.pool),
             adaptive,
             freed: Notify::new(),
@@ -55,7 +56,6 @@ impl Pool {
             config,
             peak: AtomicUsize::new(0),
             rejected: AtomicU64::new(0),
-            admitted: AtomicU64::new(0),
             conflicts: AtomicU64::new(0),
         }
     }

@@ -303,7 +303,7 @@ impl BulkheadMetrics {
             pool: b.pool(),
             in_flight: b.in_flight(),
             peak: i.peak.load(Relaxed),
-            admitted: i.admitted.load(Relaxed),
+            admitted: i.slots.admitted(),
             rejected: i.rejected.load(Relaxed),
             conflicts: i.conflicts.load(Relaxed),
             adaptive: AdaptiveMetrics::of(b),
