@@ -230,8 +230,10 @@ where
                 drop(slot);
                 return Poll::Ready(M::finish(c));
             }
-            match std::mem::replace(this.stage, Stage::Done) {
-                Stage::Admit => {
+            if matches!(this.stage, Stage::Admit) {
+                // `Admit` holds nothing: forgotten, so no drop glue runs for it.
+                std::mem::forget(std::mem::replace(this.stage, Stage::Done));
+                {
                     // Live settings (`live.rs`) go with the permit for the call; `None` on the
                     // plain closed path.
                     let (admission, live) = match core.admit() {
@@ -297,6 +299,8 @@ where
                         }
                     }
                 }
+            }
+            match std::mem::replace(this.stage, Stage::Done) {
                 Stage::Waiting(permit, mut waiting) => match waiting.as_mut().poll(cx) {
                     Poll::Pending => {
                         *this.stage = Stage::Waiting(permit, waiting);
@@ -317,7 +321,9 @@ where
                         return Poll::Ready(M::finish(Completion::Failed(Error::Rejected(r))));
                     }
                 },
-                Stage::Running { .. } => unreachable!("a running call is polled in place"),
+                Stage::Admit | Stage::Running { .. } => {
+                    unreachable!("admitted above, or polled in place")
+                }
                 Stage::Done => panic!("a breaker call was polled after it completed"),
             }
         }
@@ -325,7 +331,7 @@ where
 }
 
 /// Refused by the breaker: the call is dropped unpolled, and a shadow hears of the refusal.
-#[inline]
+#[inline(always)]
 fn refused<F, T, E>(core: &Core, mut fut: Pin<&mut Option<F>>, r: Rejection) -> Completion<T, E> {
     fut.set(None);
     if let Some(shadow) = core.shadow.watching() {
