@@ -85,29 +85,36 @@ pub(super) struct Rare {
     pub(super) opened_in_a_row: u32,
 }
 
+/// In declaration order (`repr(C)`), so that what every call reads and what every call
+/// writes sit on different cache lines: the state word, each state's figures and the window's
+/// head first (read by every call, written rarely), then the settings (read-only, 216 bytes:
+/// wider than a cache line), then the lock and the lifetime counters (a success or a refusal
+/// bumps one). Left to the compiler, the counters began 32 bytes after the window's head, and
+/// every success's bump took the line the other cores read the head from.
+#[repr(C)]
 pub(crate) struct Core {
-    /// Read through [`Core::config`] only: the one place settings come from.
-    config: BreakerConfig,
     pub(super) word: AtomicU64,
     /// When the current state began (virtual nanos). Also the start of a half-open episode and
     /// of a ramp, which begin with their state.
     state_since: AtomicU64,
     pub(super) open: Open,
-    pub(super) ramp: Ramp,
     pub(super) forced: Forced,
     pub(super) stuck: Stuck,
-    pub(crate) window: Window,
-    pub(super) rare: Mutex<Rare>,
-    pub(crate) counters: Counters,
-    pub(super) events: Events,
+    pub(super) ramp: Ramp,
     /// This breaker's calls in flight already past the slow bound (marked slow in flight):
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
     /// Bounded by calls in flight, so `u32`.
     slow_in_flight: AtomicU32,
+    pub(crate) window: Window,
     /// A candidate configuration judged beside this one (issue 29, `shadow.rs`).
     pub(crate) shadow: ShadowSlot,
     /// Settings changed while running (issue 29, `live.rs`): read only while the word says so.
     pub(crate) live: Live,
+    pub(super) events: Events,
+    /// Read through [`Core::config`] only: the one place settings come from.
+    config: BreakerConfig,
+    pub(super) rare: Mutex<Rare>,
+    pub(crate) counters: Counters,
 }
 
 /// The result of asking to make a call.
