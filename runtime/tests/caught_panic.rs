@@ -89,3 +89,38 @@ async fn a_caught_panic_keeps_the_bulkhead_slot_until_the_call_is_dropped() {
         );
     }
 }
+
+/// A call polled again after its panic was caught is not run a second time: it says it was
+/// polled after it completed, and the breaker counted the one panic.
+#[tokio::test(start_paused = true)]
+async fn a_call_polled_again_after_a_caught_panic_does_not_run_twice() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let b = Breaker::builder("reg-caught-panic-again")
+        .build_detached()
+        .unwrap();
+    for first_poll in [true, false] {
+        let runs = AtomicUsize::new(0);
+        let mut call = Box::pin(b.call(async {
+            if !first_poll {
+                tokio::task::yield_now().await;
+            }
+            runs.fetch_add(1, SeqCst);
+            if true {
+                panic!("dependency client bug");
+            }
+            Ok::<(), ()>(())
+        }));
+        if !first_poll {
+            assert!(!poll_once_catching(&mut call).await, "the first poll waits");
+        }
+        assert!(poll_once_catching(&mut call).await);
+        assert!(
+            poll_once_catching(&mut call).await,
+            "polled again, it says so"
+        );
+        assert_eq!(runs.load(SeqCst), 1, "the wrapped future ran once");
+        drop(call);
+    }
+    let m = b.metrics();
+    assert_eq!((m.panicked, m.cancelled, m.calls), (2, 0, 2));
+}

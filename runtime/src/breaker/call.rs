@@ -178,6 +178,10 @@ where
         if matches!(this.stage, Stage::Admit) {
             let w = core.word();
             if w.plain_closed() && this.bulkhead.is_none() {
+                // Done while it is polled, as on the general path: a call polled again after
+                // its panic was caught says so rather than running twice. (`Admit` holds
+                // nothing: forgotten, no drop glue.)
+                std::mem::forget(std::mem::replace(this.stage, Stage::Done));
                 let first = closed_first_poll(core, w.generation(), this.fut, this.classify, cx);
                 return match first {
                     Polled::Answered(c) => Poll::Ready(M::finish(c)),
@@ -206,6 +210,12 @@ where
                 drive,
             } = &mut *this.stage
             {
+                // Polled again after its panic was caught: as an `async fn` would, say so
+                // rather than poll the future that panicked.
+                assert!(
+                    !permit.panicked(),
+                    "a breaker call was polled after it panicked"
+                );
                 let first = matches!(drive, Drive::First);
                 let Some(fut) = this.fut.as_mut().as_pin_mut() else {
                     unreachable!("a call's future is there until it ends");

@@ -125,6 +125,11 @@ impl<'a> Permit<'a> {
         }
     }
 
+    /// The wrapped future panicked in a poll (and the caller caught it): `in_poll` was left set.
+    pub(crate) fn panicked(&self) -> bool {
+        self.in_poll
+    }
+
     /// When the call was first seen waiting (`None`: it answered in its first poll).
     pub(crate) fn started(&self) -> Option<Instant> {
         self.start
