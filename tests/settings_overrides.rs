@@ -124,8 +124,9 @@ async fn a_file_pattern_reaches_every_key_of_a_keyed_breaker_made_before_or_afte
     .unwrap();
     let applied = registry().apply_overrides(&file).unwrap();
     assert!(applied.applied.iter().any(|a| a.name == "ov-keyed/early"));
-    // `ov-keyed/vip` has no breaker yet: reported, and kept for when it comes.
-    assert!(applied.undeclared.iter().any(|u| u.name == "ov-keyed/vip"));
+    // `ov-keyed/vip` has no breaker yet, but the code declares `ov-keyed`'s keys: kept for
+    // when it comes, and not reported.
+    assert!(applied.undeclared.is_empty(), "{:?}", applied.undeclared);
     by_tenant("late").await.unwrap();
     by_tenant("vip").await.unwrap();
     for (key, rate) in [("early", "30"), ("late", "30"), ("vip", "90")] {
@@ -150,6 +151,44 @@ async fn a_file_pattern_reaches_every_key_of_a_keyed_breaker_made_before_or_afte
     }
     // Not a conflict: the call site's settings are still the breaker's code settings.
     assert_eq!(metrics().breaker("ov-keyed/late").unwrap().conflicts, 0);
+}
+
+#[breaker(name = "ov-keyed-unused", key = tenant, trip_p95 = "300ms", timeout = "1s")]
+async fn by_tenant_unused(tenant: u32) -> Result<(), DepError> {
+    let _ = tenant;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn overrides_of_a_keyed_breaker_no_key_of_which_was_called_are_checked_and_declared() {
+    // No key of `ov-keyed-unused` was ever called: its site's template is known from the start.
+    let ok =
+        Overrides::from_vars([("FUSEBOX_BREAKER", "ov-keyed-unused/*; failure_rate=70")]).unwrap();
+    let applied = registry().apply_overrides(&ok).unwrap();
+    assert!(applied.undeclared.is_empty(), "{:?}", applied.undeclared);
+    // A name no code declares is still reported.
+    let typo =
+        Overrides::from_vars([("FUSEBOX_BREAKER", "ov-keyed-unsued/*; failure_rate=70")]).unwrap();
+    let applied = registry().apply_overrides(&typo).unwrap();
+    assert_eq!(applied.undeclared.len(), 1);
+    assert_eq!(applied.undeclared[0].name, "ov-keyed-unsued/*");
+    // A value the template's settings refuse as a whole fails now, at start, naming the keys:
+    // a second slow rule beside the code's `trip_p95`.
+    let bad = Overrides::from_vars([("FUSEBOX_BREAKER", "ov-keyed-unused/*; slow=200ms")]).unwrap();
+    let e = registry().apply_overrides(&bad).unwrap_err();
+    assert_eq!(
+        (e.name.as_str(), e.given_as.as_deref()),
+        ("ov-keyed-unused/*", None),
+        "{e}"
+    );
+    assert!(e.to_string().contains("slow"), "{e}");
+    // The good one reaches a key called later.
+    by_tenant_unused(7).await.unwrap();
+    let b = registry().breaker("ov-keyed-unused/7").unwrap();
+    assert_eq!(
+        setting(&b.settings_in_force(), "failure_rate"),
+        ("70".into(), Source::Env)
+    );
 }
 
 #[breaker(name = "ov-bad", window_calls = 10)]

@@ -75,8 +75,16 @@ fn keyed(
         let #var = {
             const NAME: &str = #name;
             const SETTINGS: #pv::Settings = #settings;
+            fn config() -> #pv::BreakerConfig {
+                #config
+            }
+            // Known from the start, so overrides at start are checked against its keys'
+            // template and count as declared (`name/*`).
+            #[#pv::linkme::distributed_slice(#pv::KEYED_BREAKER_SITES)]
+            #[linkme(crate = #pv::linkme)]
+            static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
             static TEMPLATE: #pv::KeyedSite = #pv::KeyedSite::new();
-            #pv::keyed_breaker(&TEMPLATE, || #config, #key_use)
+            #pv::keyed_breaker(&TEMPLATE, config, #key_use)
         };
     };
     Handle {

@@ -130,7 +130,9 @@ pub mod __private {
         BreakerKey, ErrorOnly, Fallback, FallbackReturn, FromRejection, KeyedSite, ResultErr,
         RetryArgument, RetrySite, SyncFallback, WithArguments,
     };
-    pub use crate::registry::sites::{BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES};
+    pub use crate::registry::sites::{
+        BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES, KEYED_BREAKER_SITES,
+    };
     pub use crate::retry::{Backoff, BudgetConfig, Retry, RetryBuilder};
     pub use crate::settings::BreakerConfig;
     // The settings generated code builds, already checked at compile time.

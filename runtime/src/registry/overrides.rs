@@ -9,7 +9,9 @@ use super::{read, write, Registry};
 use crate::breaker::Breaker;
 use crate::bulkhead::Bulkhead;
 use crate::settings::overrides::Entry;
-use crate::settings::{Applied, AppliedTo, GuardKind, OverrideError, Overrides, Undeclared};
+use crate::settings::{
+    Applied, AppliedTo, BreakerConfig, GuardKind, OverrideError, Overrides, Undeclared,
+};
 
 /// The pairs every entry matching `name` gives, the least specific first so that the most
 /// specific one's value of a key wins (then the one given last), with each key's source.
@@ -125,6 +127,22 @@ impl Registry {
                 .map_err(|r| blame(GuardKind::Breaker, &matching, b.name(), r))?;
             plan_b.push((b, pairs, sources, source));
         }
+        // The keyed sites' templates: an override of their keys is checked against the
+        // template now, at start, rather than when a key is first called.
+        let templates = keyed_templates();
+        for t in &templates {
+            for name in key_names_touched(&overrides.entries, &t.name) {
+                let (pairs, _, matching, _) = resolve(&rules, GuardKind::Breaker, &name);
+                // The stand-in key is named as every key of the family.
+                let shown = match name.strip_suffix(STAND_IN) {
+                    Some(family) => format!("{family}*"),
+                    None => name.clone(),
+                };
+                t.settings()
+                    .with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                    .map_err(|r| blame(GuardKind::Breaker, &matching, &shown, r))?;
+            }
+        }
         let mut plan_h = Vec::new();
         for h in &bulkheads {
             let (pairs, sources, matching, source) = resolve(&rules, GuardKind::Bulkhead, h.name());
@@ -153,7 +171,12 @@ impl Registry {
         }
         for e in &overrides.entries {
             let declared = match e.target {
-                GuardKind::Breaker => breakers.iter().any(|b| e.matches(b.name())),
+                GuardKind::Breaker => {
+                    breakers.iter().any(|b| e.matches(b.name()))
+                        || templates.iter().any(|t| {
+                            !key_names_touched(std::slice::from_ref(e), &t.name).is_empty()
+                        })
+                }
                 GuardKind::Bulkhead => bulkheads.iter().any(|b| e.matches(b.name())),
             };
             if !declared {
@@ -206,4 +229,38 @@ impl Registry {
             tracing::error!(error = %e, "override refused for a new bulkhead; the code's settings are kept");
         }
     }
+}
+
+/// A key no real key equals (`key_name.rs` percent-encodes control characters, so no key in a
+/// name holds a NUL): what a pattern over every key of a family is checked as.
+const STAND_IN: &str = "\u{0}";
+
+/// The template of every `#[breaker(key = ...)]` site, once per name (the first site's).
+fn keyed_templates() -> Vec<BreakerConfig> {
+    let mut seen: Vec<BreakerConfig> = Vec::new();
+    for site in super::sites::KEYED_BREAKER_SITES {
+        if !seen.iter().any(|c| &*c.name == site.name) {
+            seen.push((site.config)());
+        }
+    }
+    seen
+}
+
+/// The names of the keys of `family` that `entries` give settings to: each exact key named
+/// (`payments/eu`), and one stand-in for every key a pattern covers (`payments/*`, `*`), whose
+/// key no real key can equal.
+fn key_names_touched(entries: &[Entry], family: &str) -> Vec<String> {
+    let prefix = format!("{family}/");
+    let stand_in = format!("{prefix}{STAND_IN}");
+    let mut names = Vec::new();
+    for e in entries.iter().filter(|e| e.target == GuardKind::Breaker) {
+        if !e.name.contains('*') {
+            if e.name.starts_with(&prefix) && !names.contains(&e.name) {
+                names.push(e.name.clone());
+            }
+        } else if e.matches(&stand_in) && !names.contains(&stand_in) {
+            names.push(stand_in.clone());
+        }
+    }
+    names
 }

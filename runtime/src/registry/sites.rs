@@ -6,7 +6,9 @@
 //!
 //! linkme rather than inventory: the list is built by the linker, with no code running before
 //! `main` (inventory registers through life-before-main constructors) and nothing to walk at
-//! run time but a slice. Keyed sites are not listed (their keys are unknown until called).
+//! run time but a slice. Keyed sites are listed apart (`KEYED_BREAKER_SITES`): their keys are
+//! unknown until called, so no breaker is made for them, but overrides at start know their
+//! templates.
 
 use linkme::distributed_slice;
 
@@ -34,6 +36,12 @@ pub struct BulkheadSite {
 /// Every `#[breaker]` site with a static name in the program.
 #[distributed_slice]
 pub static BREAKER_SITES: [BreakerSite];
+
+/// Every `#[breaker(key = ...)]` site in the program: the template its keys' breakers are
+/// made from (named without a key). Never made into breakers itself; overrides applied at start
+/// are checked against it and count as declared for its keys (`payments/*`).
+#[distributed_slice]
+pub static KEYED_BREAKER_SITES: [BreakerSite];
 
 /// Every `#[bulkhead]` site in the program.
 #[distributed_slice]
