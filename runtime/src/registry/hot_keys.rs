@@ -1,0 +1,257 @@
+//! The keys each thread used last at each keyed call site: a small per-thread table from
+//! (site, key) to the key's breaker, so a repeated key skips the SipHash, the shard's
+//! `arc-swap` load and the map probe (about 250 instructions of a keyed call).
+//!
+//! - **Never stale.** An entry holds the family's [`generation`](super::keyed::Family) at the
+//!   time it was looked up; every removal of a key (eviction at `max_keys`, `evict`,
+//!   `evict_keys`) gives the family a new generation, so entries made before it are ignored.
+//!   Generations are unique in the process, so an entry also never matches another family.
+//! - **Only what the full lookup would return.** An entry is made only for a key's own breaker
+//!   whose settings are the site's (vouched or compared): the overflow breaker, a conflict to
+//!   count and log, and test scopes' registries always take the full lookup.
+//! - **A key is taken in on its second miss.** A pair of slots remembers the last key that
+//!   missed there (its hash only, a plain store); the key that misses again is taken in. So a
+//!   stream of ever new keys (or more keys than slots, in turn) costs a hash and a store per
+//!   call, not a breaker's reference count taken and dropped.
+//! - **Attacker-chosen keys cost a miss, not more.** The slot is picked by a cheap unkeyed
+//!   hash, so crafted keys can at worst share slots and miss: the full lookup (SipHash with a
+//!   random seed) still takes them, and the table is a fixed size per thread.
+//! - **Per thread, so no call writes a line another thread reads** (beyond the breaker itself).
+
+use std::cell::RefCell;
+
+use crate::breaker::Breaker;
+
+/// Slots per thread, in pairs (a key may sit in either slot of its pair).
+const SLOTS: usize = 128;
+
+struct Slot {
+    /// The hash of site and key: most misses differ here, before the key is compared.
+    tag: u64,
+    /// Address of the call site's `KeyedSite`.
+    site: usize,
+    generation: u64,
+    breaker: Breaker,
+}
+
+struct Hot {
+    slots: [Option<Slot>; SLOTS],
+    /// Per pair, the tag of the last key that missed there.
+    missed: [u64; SLOTS / 2],
+}
+
+thread_local! {
+    static HOT: RefCell<Hot> = const {
+        RefCell::new(Hot {
+            slots: [const { None }; SLOTS],
+            missed: [0; SLOTS / 2],
+        })
+    };
+}
+
+/// The hash of site and key (a multiply-xor, 8 bytes at a time), and the first slot of the
+/// key's pair.
+#[inline]
+fn place(site: usize, key: &[u8]) -> (u64, usize) {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (site as u64).wrapping_mul(K) ^ key.len() as u64;
+    let mut chunks = key.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    }
+    let mut w = [0u8; 8];
+    w[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    (h, (h >> 40) as usize % (SLOTS / 2) * 2)
+}
+
+#[inline]
+fn holds(slot: &Option<Slot>, tag: u64, site: usize, generation: u64, key: &[u8]) -> bool {
+    slot.as_ref().is_some_and(|s| {
+        s.tag == tag
+            && s.site == site
+            && s.generation == generation
+            && s.breaker.config().key().map(str::as_bytes) == Some(key)
+    })
+}
+
+/// The breaker this thread found last for `key` at `site`, if the family is still at
+/// `generation`.
+#[inline]
+pub(crate) fn get(site: usize, generation: u64, key: &[u8]) -> Option<Breaker> {
+    HOT.try_with(|hot| {
+        let hot = hot.try_borrow().ok()?;
+        let (tag, i) = place(site, key);
+        let slot = [i, i + 1]
+            .into_iter()
+            .find(|&j| holds(&hot.slots[j], tag, site, generation, key))?;
+        hot.slots[slot].as_ref().map(|s| s.breaker.clone())
+    })
+    .ok()
+    .flatten()
+}
+
+/// After a miss: remembers `breaker` for `key` at `site` (generation read before the lookup
+/// that found it) if the key missed here last time too, else notes the miss. The newest goes
+/// first in its pair; the one it displaces moves to the second slot.
+pub(crate) fn missed(site: usize, generation: u64, key: &[u8], breaker: &Breaker) {
+    // Dropped after the table is released: a breaker's drop never runs inside the borrow.
+    let displaced = HOT.try_with(|hot| {
+        let mut hot = hot.try_borrow_mut().ok()?;
+        let (tag, i) = place(site, key);
+        if std::mem::replace(&mut hot.missed[i / 2], tag) != tag {
+            return None;
+        }
+        let fresh = Slot {
+            tag,
+            site,
+            generation,
+            breaker: breaker.clone(),
+        };
+        let first = hot.slots[i].replace(fresh);
+        let stale = |s: &Slot| s.site == site && s.generation != generation;
+        match first {
+            Some(s) if !stale(&s) => hot.slots[i + 1].replace(s),
+            other => other,
+        }
+    });
+    drop(displaced);
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::registry::keyed::KeyedSite;
+    use crate::registry::{registry, Key};
+    use crate::settings::{BreakerBuilder, BreakerConfig};
+
+    /// A call at `site` with an integer key, as generated code makes it.
+    fn call(site: &'static KeyedSite, template: fn() -> BreakerConfig, key: u64) -> Breaker {
+        let key = Key {
+            form: crate::registry::key_form::KeyForm::Unsigned(key),
+            display: &key,
+        };
+        registry().keyed_site(site, template, key)
+    }
+
+    /// Three calls: the key is taken in on its second miss, so the third is answered here.
+    fn warm(site: &'static KeyedSite, template: fn() -> BreakerConfig, key: u64) -> Breaker {
+        let b = call(site, template, key);
+        for _ in 0..2 {
+            assert!(call(site, template, key).ptr_eq(&b));
+        }
+        b
+    }
+
+    #[test]
+    fn an_evicted_key_gets_a_fresh_breaker_not_the_remembered_one() {
+        static SITE: KeyedSite = KeyedSite::new();
+        let template = || BreakerBuilder::new("hk-evict").config().unwrap();
+        let old = warm(&SITE, template, 1);
+        assert!(registry().evict("hk-evict/1"));
+        let fresh = call(&SITE, template, 1);
+        assert!(!fresh.ptr_eq(&old));
+        let listed = registry().breaker("hk-evict/1").expect("listed");
+        assert!(listed.ptr_eq(&fresh));
+        assert!(warm(&SITE, template, 1).ptr_eq(&fresh));
+    }
+
+    #[test]
+    fn a_key_swept_at_max_keys_is_not_answered_from_memory() {
+        static SITE: KeyedSite = KeyedSite::new();
+        let template = || {
+            BreakerBuilder::new("hk-sweep")
+                .max_keys(1)
+                .config()
+                .unwrap()
+        };
+        let old = warm(&SITE, template, 1);
+        // Key 2 finds the cap: idle key 1 is swept to make room.
+        let two = call(&SITE, template, 2);
+        assert_eq!(two.name(), "hk-sweep/2");
+        assert!(registry().breaker("hk-sweep/1").is_none(), "swept");
+        let again = call(&SITE, template, 1);
+        assert!(!again.ptr_eq(&old), "not the swept breaker");
+        let listed = registry().breaker(again.name()).expect("listed");
+        assert!(listed.ptr_eq(&again));
+    }
+
+    #[test]
+    fn overflowing_keys_and_conflicts_are_counted_on_every_call() {
+        static SITE: KeyedSite = KeyedSite::new();
+        let template = || BreakerBuilder::new("hk-full").max_keys(1).config().unwrap();
+        warm(&SITE, template, 1).force_open();
+        for _ in 0..5 {
+            assert_eq!(call(&SITE, template, 2).name(), "hk-full/_overflow");
+        }
+        let names = registry().keyed_names();
+        let full = names.iter().find(|k| k.name == "hk-full").unwrap();
+        assert_eq!(full.overflowed, 5);
+
+        static OTHER: KeyedSite = KeyedSite::new();
+        let first = BreakerBuilder::new("hk-conflict")
+            .window_calls(3)
+            .config()
+            .unwrap();
+        let kept = registry().keyed(&first, &7);
+        let other = || {
+            BreakerBuilder::new("hk-conflict")
+                .window_calls(5)
+                .config()
+                .unwrap()
+        };
+        for _ in 0..4 {
+            assert!(
+                call(&OTHER, other, 7).ptr_eq(&kept),
+                "the first settings are kept"
+            );
+        }
+        assert_eq!(
+            kept.0
+                .counters
+                .conflicts
+                .load(std::sync::atomic::Ordering::Relaxed),
+            4
+        );
+    }
+
+    fn breaker(key: &str) -> Breaker {
+        Breaker::detached(
+            BreakerBuilder::new("hot-keys")
+                .config()
+                .unwrap()
+                .with_key(key),
+        )
+    }
+
+    #[test]
+    fn a_key_is_found_at_its_site_and_generation_only() {
+        let a = breaker("a");
+        missed(1, 7, b"a", &a);
+        assert!(get(1, 7, b"a").is_none(), "taken in on its second miss");
+        missed(1, 7, b"a", &a);
+        assert!(get(1, 7, b"a").is_some_and(|b| b.ptr_eq(&a)));
+        assert!(get(1, 8, b"a").is_none(), "a later generation");
+        assert!(get(2, 7, b"a").is_none(), "another site");
+        assert!(get(1, 7, b"b").is_none(), "another key");
+    }
+
+    #[test]
+    fn two_keys_of_one_pair_are_both_kept() {
+        let mut keys = (0..10_000).map(|n| n.to_string());
+        let first = keys.next().unwrap();
+        let second = keys.find(|k| place(3, k.as_bytes()).1 == place(3, first.as_bytes()).1);
+        let second = second.expect("a key in the same pair");
+        let (a, b) = (breaker(&first), breaker(&second));
+        for _ in 0..2 {
+            missed(3, 1, first.as_bytes(), &a);
+        }
+        for _ in 0..2 {
+            missed(3, 1, second.as_bytes(), &b);
+        }
+        assert!(get(3, 1, first.as_bytes()).is_some_and(|x| x.ptr_eq(&a)));
+        assert!(get(3, 1, second.as_bytes()).is_some_and(|x| x.ptr_eq(&b)));
+    }
+}
