@@ -25,12 +25,31 @@ use crate::breaker::Breaker;
 /// Slots per thread, in pairs (a key may sit in either slot of its pair).
 const SLOTS: usize = 128;
 
+/// A key as this table compares it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Probe<'a> {
+    /// An integer key, by value (its magnitude, and whether it is negative): found without
+    /// writing its digits. Its entry's breaker is the one its digits name.
+    Int(u64, bool),
+    /// A plain key's bytes (see `key_name`): equal to its breaker's key.
+    Text(&'a [u8]),
+}
+
+/// What an entry keeps of its key.
+#[derive(PartialEq, Eq)]
+enum Kept {
+    Int(u64, bool),
+    /// The breaker's own key: compared with the probe's bytes.
+    Text,
+}
+
 struct Slot {
     /// The hash of site and key: most misses differ here, before the key is compared.
     tag: u64,
     /// Address of the call site's `KeyedSite`.
     site: usize,
     generation: u64,
+    key: Kept,
     breaker: Breaker,
 }
 
@@ -49,38 +68,56 @@ thread_local! {
     };
 }
 
+const K: u64 = 0x9e37_79b9_7f4a_7c15;
+
 /// The hash of site and key (a multiply-xor, 8 bytes at a time), and the first slot of the
 /// key's pair.
 #[inline]
-fn place(site: usize, key: &[u8]) -> (u64, usize) {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = (site as u64).wrapping_mul(K) ^ key.len() as u64;
-    let mut chunks = key.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+fn place(site: usize, key: Probe<'_>) -> (u64, usize) {
+    let mut h = (site as u64).wrapping_mul(K);
+    match key {
+        Probe::Int(n, minus) => h = (h ^ n ^ u64::from(minus)).wrapping_mul(K),
+        Probe::Text(bytes) => {
+            h = (h ^ !(bytes.len() as u64)).wrapping_mul(K);
+            let mut chunks = bytes.chunks_exact(8);
+            for c in &mut chunks {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(c);
+                h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+            }
+            // Byte by byte: a call to `memcpy` for at most 7 bytes costs more.
+            let last = chunks
+                .remainder()
+                .iter()
+                .rev()
+                .fold(0u64, |w, b| w << 8 | u64::from(*b));
+            h = (h ^ last).wrapping_mul(K);
+        }
     }
-    let mut w = [0u8; 8];
-    w[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K);
-    (h, (h >> 40) as usize % (SLOTS / 2) * 2)
+    h ^= h >> 32;
+    (h, (h as usize) % (SLOTS / 2) * 2)
 }
 
 #[inline]
-fn holds(slot: &Option<Slot>, tag: u64, site: usize, generation: u64, key: &[u8]) -> bool {
+fn holds(slot: &Option<Slot>, tag: u64, site: usize, generation: u64, key: Probe<'_>) -> bool {
     slot.as_ref().is_some_and(|s| {
         s.tag == tag
             && s.site == site
             && s.generation == generation
-            && s.breaker.config().key().map(str::as_bytes) == Some(key)
+            && match (key, &s.key) {
+                (Probe::Int(n, minus), Kept::Int(m, kept_minus)) => n == *m && minus == *kept_minus,
+                (Probe::Text(bytes), Kept::Text) => {
+                    s.breaker.config().key().map(str::as_bytes) == Some(bytes)
+                }
+                _ => false,
+            }
     })
 }
 
 /// The breaker this thread found last for `key` at `site`, if the family is still at
 /// `generation`.
 #[inline]
-pub(crate) fn get(site: usize, generation: u64, key: &[u8]) -> Option<Breaker> {
+pub(crate) fn get(site: usize, generation: u64, key: Probe<'_>) -> Option<Breaker> {
     HOT.try_with(|hot| {
         let hot = hot.try_borrow().ok()?;
         let (tag, i) = place(site, key);
@@ -95,8 +132,9 @@ pub(crate) fn get(site: usize, generation: u64, key: &[u8]) -> Option<Breaker> {
 
 /// After a miss: remembers `breaker` for `key` at `site` (generation read before the lookup
 /// that found it) if the key missed here last time too, else notes the miss. The newest goes
-/// first in its pair; the one it displaces moves to the second slot.
-pub(crate) fn missed(site: usize, generation: u64, key: &[u8], breaker: &Breaker) {
+/// first in its pair; the one it displaces moves to the second slot. The caller checked that
+/// `breaker` is the key's own (its key is the key's digits or bytes).
+pub(crate) fn missed(site: usize, generation: u64, key: Probe<'_>, breaker: &Breaker) {
     // Dropped after the table is released: a breaker's drop never runs inside the borrow.
     let displaced = HOT.try_with(|hot| {
         let mut hot = hot.try_borrow_mut().ok()?;
@@ -108,6 +146,10 @@ pub(crate) fn missed(site: usize, generation: u64, key: &[u8], breaker: &Breaker
             tag,
             site,
             generation,
+            key: match key {
+                Probe::Int(n, minus) => Kept::Int(n, minus),
+                Probe::Text(_) => Kept::Text,
+            },
             breaker: breaker.clone(),
         };
         let first = hot.slots[i].replace(fresh);
@@ -143,6 +185,39 @@ mod tests {
             assert!(call(site, template, key).ptr_eq(&b));
         }
         b
+    }
+
+    /// A call at `site` with a text key handed over as it is.
+    fn call_text(site: &'static KeyedSite, template: fn() -> BreakerConfig, key: &str) -> Breaker {
+        let key = Key {
+            form: crate::registry::key_form::KeyForm::Str(key),
+            display: &key,
+        };
+        registry().keyed_site(site, template, key)
+    }
+
+    #[test]
+    fn text_keys_are_remembered_plain_and_an_encoded_key_never_matches() {
+        static SITE: KeyedSite = KeyedSite::new();
+        let template = || BreakerBuilder::new("hk-text").config().unwrap();
+        let host = call_text(&SITE, template, "db-1:5432");
+        for _ in 0..3 {
+            assert!(call_text(&SITE, template, "db-1:5432").ptr_eq(&host));
+        }
+        assert!(
+            call(&SITE, template, 5).ptr_eq(&call_text(&SITE, template, "5")),
+            "the integer 5 and the text 5 are one key"
+        );
+        for _ in 0..3 {
+            assert_eq!(call_text(&SITE, template, "a/b").name(), "hk-text/a%2Fb");
+        }
+        // The name form of `a/b`, given as a key, is a key of its own.
+        for _ in 0..3 {
+            assert_eq!(
+                call_text(&SITE, template, "a%2Fb").name(),
+                "hk-text/a%252Fb"
+            );
+        }
     }
 
     #[test]
@@ -229,29 +304,41 @@ mod tests {
     #[test]
     fn a_key_is_found_at_its_site_and_generation_only() {
         let a = breaker("a");
-        missed(1, 7, b"a", &a);
-        assert!(get(1, 7, b"a").is_none(), "taken in on its second miss");
-        missed(1, 7, b"a", &a);
-        assert!(get(1, 7, b"a").is_some_and(|b| b.ptr_eq(&a)));
-        assert!(get(1, 8, b"a").is_none(), "a later generation");
-        assert!(get(2, 7, b"a").is_none(), "another site");
-        assert!(get(1, 7, b"b").is_none(), "another key");
+        let key = Probe::Text(b"a");
+        missed(1, 7, key, &a);
+        assert!(get(1, 7, key).is_none(), "taken in on its second miss");
+        missed(1, 7, key, &a);
+        assert!(get(1, 7, key).is_some_and(|b| b.ptr_eq(&a)));
+        assert!(get(1, 8, key).is_none(), "a later generation");
+        assert!(get(2, 7, key).is_none(), "another site");
+        assert!(get(1, 7, Probe::Text(b"b")).is_none(), "another key");
+        let seven = breaker("-7");
+        for _ in 0..2 {
+            missed(1, 7, Probe::Int(7, true), &seven);
+        }
+        assert!(get(1, 7, Probe::Int(7, true)).is_some_and(|b| b.ptr_eq(&seven)));
+        assert!(get(1, 7, Probe::Int(7, false)).is_none(), "7 is not -7");
     }
 
     #[test]
     fn two_keys_of_one_pair_are_both_kept() {
         let mut keys = (0..10_000).map(|n| n.to_string());
         let first = keys.next().unwrap();
-        let second = keys.find(|k| place(3, k.as_bytes()).1 == place(3, first.as_bytes()).1);
+        let at = |k: &String| place(3, Probe::Text(k.as_bytes())).1;
+        let second = keys.find(|k| at(k) == at(&first));
         let second = second.expect("a key in the same pair");
         let (a, b) = (breaker(&first), breaker(&second));
+        let (one, two) = (
+            Probe::Text(first.as_bytes()),
+            Probe::Text(second.as_bytes()),
+        );
         for _ in 0..2 {
-            missed(3, 1, first.as_bytes(), &a);
+            missed(3, 1, one, &a);
         }
         for _ in 0..2 {
-            missed(3, 1, second.as_bytes(), &b);
+            missed(3, 1, two, &b);
         }
-        assert!(get(3, 1, first.as_bytes()).is_some_and(|x| x.ptr_eq(&a)));
-        assert!(get(3, 1, second.as_bytes()).is_some_and(|x| x.ptr_eq(&b)));
+        assert!(get(3, 1, one).is_some_and(|x| x.ptr_eq(&a)));
+        assert!(get(3, 1, two).is_some_and(|x| x.ptr_eq(&b)));
     }
 }

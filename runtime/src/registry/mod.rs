@@ -66,6 +66,8 @@ pub struct Registry {
     /// calling thread; a scope's own registry never defers further.
     #[cfg(feature = "testing")]
     defers_to_scope: bool,
+    /// The process-wide registry: the one whose keyed call sites keep recent keys per thread.
+    global: bool,
 }
 
 /// Per-process seeded, fast: names come from code, not from requests (keys are hashed with
@@ -106,6 +108,7 @@ impl Registry {
             has_overrides: std::sync::atomic::AtomicBool::new(false),
             #[cfg(feature = "testing")]
             defers_to_scope,
+            global: defers_to_scope,
         }
     }
 

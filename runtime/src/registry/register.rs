@@ -9,7 +9,7 @@ use std::fmt::{self, Write as _};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use super::hot_keys;
+use super::hot_keys::{self, Probe};
 use super::key_form::KeyForm;
 use super::key_name;
 use super::keyed::{Family, Found, KeyedSite};
@@ -99,18 +99,30 @@ impl Registry {
     ) -> Breaker {
         let template = site.template.get_or_init(config);
         let here = self.current();
-        let global = matches!(here, Current::Here(r) if std::ptr::eq(r, registry()));
-        if !global {
+        if !matches!(here, Current::Here(r) if r.global) {
             return here.keyed_with(template, Some(template), key);
         }
-        let hot = Some(site as *const KeyedSite as usize);
-        if let Some(family) = site.family.get().filter(|f| !f.retired()) {
-            return here.keyed_in(family, template, Some(template), key, hot);
+        let site_at = site as *const KeyedSite as usize;
+        let Some(family) = site.family.get().filter(|f| !f.retired()) else {
+            let family = here.family_for(template);
+            // Kept once: a site whose family was evicted looks its name up on every call after.
+            let _ = site.family.set(family.clone());
+            let hot = Hot::new(site_at, &family);
+            return here.keyed_in(&family, template, Some(template), key, Some(hot));
+        };
+        let hot = Hot::new(site_at, family);
+        // An integer or a text is looked for as it is: found, its digits are never written.
+        let probe = match key.form {
+            KeyForm::Unsigned(n) => Some(Probe::Int(n, false)),
+            KeyForm::Signed(n) => Some(Probe::Int(n.unsigned_abs(), n < 0)),
+            // A key that needs encoding never matches: every remembered key is plain.
+            KeyForm::Str(s) => Some(Probe::Text(s.as_bytes())),
+            KeyForm::Display => None,
+        };
+        if let Some(b) = probe.and_then(|p| hot_keys::get(hot.site, hot.generation, p)) {
+            return b;
         }
-        let family = here.family_for(template);
-        // Kept once: a site whose family was evicted looks its name up on every call after.
-        let _ = site.family.set(family.clone());
-        here.keyed_in(&family, template, Some(template), key, hot)
+        here.keyed_in(family, template, Some(template), key, Some(hot))
     }
 
     #[inline]
@@ -134,18 +146,17 @@ impl Registry {
     }
 
     /// The key's breaker in `family`. `hot` (a call site of the process-wide registry) lets
-    /// this thread's recent keys at that site answer first, and remembers what was found.
+    /// this thread's recent keys at that site answer a key formatted with `Display` (an
+    /// integer or a text was looked for already), and remembers what was found.
     fn keyed_in(
         &self,
         family: &Family,
         template: &BreakerConfig,
         vouching: Option<&'static BreakerConfig>,
         key: Key<'_>,
-        hot: Option<usize>,
+        hot: Option<Hot>,
     ) -> Breaker {
         let here = self;
-        // Read before the lookup: a removal after it makes what the lookup found stale.
-        let generation = family.generation();
         let lookup = |key: &str| {
             let hash = family.hash(key);
             match family.get(hash, key) {
@@ -158,9 +169,17 @@ impl Registry {
         // formatted on the stack, no thread-local.
         let mut small = key_name::StackKey::new();
         let plain = small.plain_key(key.form, key.display);
-        let hot = hot.zip(plain);
-        if let Some(b) = hot.and_then(|(site, plain)| hot_keys::get(site, generation, plain)) {
-            return b;
+        // How the key is remembered: an integer by value, anything else plain by its bytes.
+        let probe = match key.form {
+            KeyForm::Unsigned(n) => Some(Probe::Int(n, false)),
+            KeyForm::Signed(n) => Some(Probe::Int(n.unsigned_abs(), n < 0)),
+            KeyForm::Str(_) | KeyForm::Display => plain.map(Probe::Text),
+        };
+        let hot = hot.zip(probe);
+        if let (Some((h, p)), KeyForm::Display) = (hot, key.form) {
+            if let Some(b) = hot_keys::get(h.site, h.generation, p) {
+                return b;
+            }
         }
         let found = match plain {
             Some(plain) => {
@@ -201,9 +220,9 @@ impl Registry {
         // Only the key's own breaker with the site's settings is remembered: the overflow
         // breaker and a conflict (counted and logged per call) take this path every time.
         let remember = |b: &Breaker| {
-            if let Some((site, plain)) = hot {
-                if b.config().key().map(str::as_bytes) == Some(plain) {
-                    hot_keys::missed(site, generation, plain, b);
+            if let Some((h, probe)) = hot {
+                if b.config().key().map(str::as_bytes) == plain {
+                    hot_keys::missed(h.site, h.generation, probe, b);
                 }
             }
         };
@@ -261,6 +280,24 @@ impl Registry {
         drop(map);
         here.override_new_bulkhead(&b);
         b
+    }
+}
+
+/// A keyed call site of the process-wide registry, and its family's generation read before
+/// the lookup (a removal after it makes what the lookup found stale).
+#[derive(Clone, Copy)]
+struct Hot {
+    site: usize,
+    generation: u64,
+}
+
+impl Hot {
+    #[inline]
+    fn new(site: usize, family: &Family) -> Hot {
+        Hot {
+            site,
+            generation: family.generation(),
+        }
     }
 }
 
