@@ -16,9 +16,14 @@
 //! - **Attacker-chosen keys cost a miss, not more.** The slot is picked by a cheap unkeyed
 //!   hash, so crafted keys can at worst share slots and miss: the full lookup (SipHash with a
 //!   random seed) still takes them, and the table is a fixed size per thread.
-//! - **Per thread, so no call writes a line another thread reads** (beyond the breaker itself).
+//! - **Per thread, so no call writes a line another thread reads** (beyond the breaker's own
+//!   state). An entry holds the breaker in an `Arc` of this thread's own, and a call takes and
+//!   drops a reference to that: the breaker's reference count, on a line every task calling
+//!   that key shares, is not touched per call.
 
 use std::cell::RefCell;
+use std::ops::Deref;
+use std::sync::Arc;
 
 use crate::breaker::Breaker;
 
@@ -50,7 +55,38 @@ struct Slot {
     site: usize,
     generation: u64,
     key: Kept,
-    breaker: Breaker,
+    breaker: Arc<Breaker>,
+}
+
+/// The breaker a keyed call site's call runs through: this thread's reference to a
+/// remembered key's breaker, or the breaker as the full lookup found it.
+#[doc(hidden)]
+pub enum KeyedBreaker {
+    /// Remembered: a reference count of this thread's own.
+    Hot(Arc<Breaker>),
+    /// Found by the full lookup.
+    Found(Breaker),
+}
+
+impl KeyedBreaker {
+    /// The breaker itself (a reference count of its own).
+    pub(crate) fn into_breaker(self) -> Breaker {
+        match self {
+            KeyedBreaker::Hot(b) => Breaker::clone(&b),
+            KeyedBreaker::Found(b) => b,
+        }
+    }
+}
+
+impl Deref for KeyedBreaker {
+    type Target = Breaker;
+    #[inline]
+    fn deref(&self) -> &Breaker {
+        match self {
+            KeyedBreaker::Hot(b) => b,
+            KeyedBreaker::Found(b) => b,
+        }
+    }
 }
 
 struct Hot {
@@ -117,14 +153,16 @@ fn holds(slot: &Option<Slot>, tag: u64, site: usize, generation: u64, key: Probe
 /// The breaker this thread found last for `key` at `site`, if the family is still at
 /// `generation`.
 #[inline]
-pub(crate) fn get(site: usize, generation: u64, key: Probe<'_>) -> Option<Breaker> {
+pub(crate) fn get(site: usize, generation: u64, key: Probe<'_>) -> Option<KeyedBreaker> {
     HOT.try_with(|hot| {
         let hot = hot.try_borrow().ok()?;
         let (tag, i) = place(site, key);
         let slot = [i, i + 1]
             .into_iter()
             .find(|&j| holds(&hot.slots[j], tag, site, generation, key))?;
-        hot.slots[slot].as_ref().map(|s| s.breaker.clone())
+        hot.slots[slot]
+            .as_ref()
+            .map(|s| KeyedBreaker::Hot(s.breaker.clone()))
     })
     .ok()
     .flatten()
@@ -150,7 +188,7 @@ pub(crate) fn missed(site: usize, generation: u64, key: Probe<'_>, breaker: &Bre
                 Probe::Int(n, minus) => Kept::Int(n, minus),
                 Probe::Text(_) => Kept::Text,
             },
-            breaker: breaker.clone(),
+            breaker: Arc::new(breaker.clone()),
         };
         let first = hot.slots[i].replace(fresh);
         let stale = |s: &Slot| s.site == site && s.generation != generation;
@@ -175,7 +213,7 @@ mod tests {
             form: crate::registry::key_form::KeyForm::Unsigned(key),
             display: &key,
         };
-        registry().keyed_site(site, template, key)
+        registry().keyed_site(site, template, key).into_breaker()
     }
 
     /// Three calls: the key is taken in on its second miss, so the third is answered here.
@@ -193,7 +231,7 @@ mod tests {
             form: crate::registry::key_form::KeyForm::Str(key),
             display: &key,
         };
-        registry().keyed_site(site, template, key)
+        registry().keyed_site(site, template, key).into_breaker()
     }
 
     #[test]

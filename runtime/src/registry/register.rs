@@ -9,7 +9,7 @@ use std::fmt::{self, Write as _};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use super::hot_keys::{self, Probe};
+use super::hot_keys::{self, KeyedBreaker, Probe};
 use super::key_form::KeyForm;
 use super::key_name;
 use super::keyed::{Family, Found, KeyedSite};
@@ -96,11 +96,11 @@ impl Registry {
         site: &'static KeyedSite,
         config: impl FnOnce() -> BreakerConfig,
         key: Key<'_>,
-    ) -> Breaker {
+    ) -> KeyedBreaker {
         let template = site.template.get_or_init(config);
         let here = self.current();
         if !matches!(here, Current::Here(r) if r.global) {
-            return here.keyed_with(template, Some(template), key);
+            return KeyedBreaker::Found(here.keyed_with(template, Some(template), key));
         }
         let site_at = site as *const KeyedSite as usize;
         let Some(family) = site.family.get().filter(|f| !f.retired()) else {
@@ -135,14 +135,15 @@ impl Registry {
         let here = self.current();
         // Borrowed from the loaded map: no reference count touched on the hot path.
         let families = here.families.load();
-        match families.get(template.base_name()) {
+        let found = match families.get(template.base_name()) {
             Some(family) => here.keyed_in(family, template, vouching, key, None),
             None => {
                 drop(families);
                 let family = here.family_for(template);
                 here.keyed_in(&family, template, vouching, key, None)
             }
-        }
+        };
+        found.into_breaker()
     }
 
     /// The key's breaker in `family`. `hot` (a call site of the process-wide registry) lets
@@ -155,7 +156,7 @@ impl Registry {
         vouching: Option<&'static BreakerConfig>,
         key: Key<'_>,
         hot: Option<Hot>,
-    ) -> Breaker {
+    ) -> KeyedBreaker {
         let here = self;
         let lookup = |key: &str| {
             let hash = family.hash(key);
@@ -228,17 +229,17 @@ impl Registry {
         };
         if vouching.is_some_and(|t| family.vouched(t)) {
             remember(&b);
-            return b;
+            return KeyedBreaker::Found(b);
         }
         if !b.0.code_config().same_settings(template) {
             let wanted = template.with_key(b.config().key().unwrap_or_default());
-            return checked(b, &wanted);
+            return KeyedBreaker::Found(checked(b, &wanted));
         }
         if let Some(t) = vouching {
             family.vouch(t);
         }
         remember(&b);
-        b
+        KeyedBreaker::Found(b)
     }
 
     /// The keyed name of `config`, made (with `config`'s `max_keys`) on first use.
