@@ -154,9 +154,9 @@ fn holds(slot: &Option<Slot>, tag: u64, site: usize, generation: u64, key: Probe
 /// `generation`.
 #[inline]
 pub(crate) fn get(site: usize, generation: u64, key: Probe<'_>) -> Option<KeyedBreaker> {
+    let (tag, i) = place(site, key);
     HOT.try_with(|hot| {
         let hot = hot.try_borrow().ok()?;
-        let (tag, i) = place(site, key);
         let slot = [i, i + 1]
             .into_iter()
             .find(|&j| holds(&hot.slots[j], tag, site, generation, key))?;

@@ -91,6 +91,7 @@ impl Registry {
     /// the keyed name it found (the process-wide registry's only), so the name is not looked
     /// up again per call. Each thread also keeps the keys it used last at the site
     /// (`hot_keys`), so a repeated key is not looked up again either.
+    #[inline]
     pub(crate) fn keyed_site(
         &self,
         site: &'static KeyedSite,
@@ -98,6 +99,17 @@ impl Registry {
         key: Key<'_>,
     ) -> KeyedBreaker {
         let template = site.template.get_or_init(config);
+        self.keyed_at(site, template, key)
+    }
+
+    /// [`keyed_site`](Self::keyed_site) once the template is made: one copy for every call
+    /// site (not one per site's closure), so the probe below stays inlined in it.
+    fn keyed_at(
+        &self,
+        site: &'static KeyedSite,
+        template: &'static BreakerConfig,
+        key: Key<'_>,
+    ) -> KeyedBreaker {
         let here = self.current();
         if !matches!(here, Current::Here(r) if r.global) {
             return KeyedBreaker::Found(here.keyed_with(template, Some(template), key));
