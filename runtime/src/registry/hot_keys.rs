@@ -27,8 +27,10 @@ use std::sync::Arc;
 
 use crate::breaker::Breaker;
 
+/// Pairs per thread, as bits of the hash that pick one.
+const PAIR_BITS: u32 = 6;
 /// Slots per thread, in pairs (a key may sit in either slot of its pair).
-const SLOTS: usize = 128;
+const SLOTS: usize = 2 << PAIR_BITS;
 
 /// A key as this table compares it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -107,7 +109,7 @@ thread_local! {
 const K: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// The hash of site and key (a multiply-xor, 8 bytes at a time), and the first slot of the
-/// key's pair.
+/// key's pair (from the hash's top bits).
 #[inline]
 fn place(site: usize, key: Probe<'_>) -> (u64, usize) {
     let mut h = (site as u64).wrapping_mul(K);
@@ -130,8 +132,9 @@ fn place(site: usize, key: Probe<'_>) -> (u64, usize) {
             h = (h ^ last).wrapping_mul(K);
         }
     }
-    h ^= h >> 32;
-    (h, (h as usize) % (SLOTS / 2) * 2)
+    // The top bits of a multiplicative hash are its best mixed: keys that differ in one
+    // digit ("t0".."t7", 0..8) land in different pairs.
+    (h, (h >> (64 - PAIR_BITS)) as usize * 2)
 }
 
 #[inline]
@@ -356,6 +359,23 @@ mod tests {
         }
         assert!(get(1, 7, Probe::Int(7, true)).is_some_and(|b| b.ptr_eq(&seven)));
         assert!(get(1, 7, Probe::Int(7, false)).is_none(), "7 is not -7");
+    }
+
+    #[test]
+    fn keys_that_differ_in_a_digit_land_in_different_pairs() {
+        for site in [0x5555_5555_8000, 0x7f12_3456_7890, 0x1234_5678] {
+            let text: Vec<String> = (0..8).map(|i| format!("t{i}")).collect();
+            let mut pairs: Vec<usize> = text
+                .iter()
+                .map(|k| place(site, Probe::Text(k.as_bytes())).1)
+                .chain((0..8).map(|n| place(site, Probe::Int(n, false)).1))
+                .collect();
+            let (a, b) = pairs.split_at_mut(8);
+            for half in [a, b] {
+                half.sort_unstable();
+                assert!(half.windows(2).all(|w| w[0] != w[1]), "{site:#x}: {half:?}");
+            }
+        }
     }
 
     #[test]
