@@ -87,7 +87,7 @@ fn keyed(
     };
     Handle {
         setup,
-        handle: quote!(&*#var),
+        handle: quote!(&#var),
     }
 }
 

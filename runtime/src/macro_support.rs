@@ -12,7 +12,7 @@ use crate::error::{Error, Rejection};
 use crate::registry::key_form::KeyForm;
 pub use crate::registry::key_form::{FastKey, KeyFormDisplay, KeyFormFast, KeyProbe};
 use crate::registry::registry;
-pub use crate::registry::{KeyedBreaker, KeyedSite};
+pub use crate::registry::KeyedSite;
 use crate::retry::{Retry, RetryBuilder};
 use crate::settings::BreakerConfig;
 
@@ -23,7 +23,7 @@ pub fn keyed_breaker<K: BreakerKey + ?Sized>(
     config: impl FnOnce() -> BreakerConfig,
     key: &K,
     form: KeyForm<'_>,
-) -> KeyedBreaker {
+) -> Breaker {
     // The template lives in the call site's `static`: its address can vouch for its settings,
     // and the site keeps the keyed name it found.
     let key = crate::registry::Key {

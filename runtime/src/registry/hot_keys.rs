@@ -16,14 +16,13 @@
 //! - **Attacker-chosen keys cost a miss, not more.** The slot is picked by a cheap unkeyed
 //!   hash, so crafted keys can at worst share slots and miss: the full lookup (SipHash with a
 //!   random seed) still takes them, and the table is a fixed size per thread.
-//! - **Per thread, so no call writes a line another thread reads** (beyond the breaker's own
-//!   state). An entry holds the breaker in an `Arc` of this thread's own, and a call takes and
-//!   drops a reference to that: the breaker's reference count, on a line every task calling
-//!   that key shares, is not touched per call.
+//! - **Per thread: no other thread ever writes the table.** A hit still clones the key's
+//!   `Breaker` (its reference count is shared by every task calling that key). An `Arc` of the
+//!   thread's own per entry would spare that, but it is an allocation per thread and key on the
+//!   key's second call, and a key called once is warm: a warm key allocates nothing
+//!   (`benches/tests/allocations.rs`).
 
 use std::cell::RefCell;
-use std::ops::Deref;
-use std::sync::Arc;
 
 use crate::breaker::Breaker;
 
@@ -57,38 +56,7 @@ struct Slot {
     site: usize,
     generation: u64,
     key: Kept,
-    breaker: Arc<Breaker>,
-}
-
-/// The breaker a keyed call site's call runs through: this thread's reference to a
-/// remembered key's breaker, or the breaker as the full lookup found it.
-#[doc(hidden)]
-pub enum KeyedBreaker {
-    /// Remembered: a reference count of this thread's own.
-    Hot(Arc<Breaker>),
-    /// Found by the full lookup.
-    Found(Breaker),
-}
-
-impl KeyedBreaker {
-    /// The breaker itself (a reference count of its own).
-    pub(crate) fn into_breaker(self) -> Breaker {
-        match self {
-            KeyedBreaker::Hot(b) => Breaker::clone(&b),
-            KeyedBreaker::Found(b) => b,
-        }
-    }
-}
-
-impl Deref for KeyedBreaker {
-    type Target = Breaker;
-    #[inline]
-    fn deref(&self) -> &Breaker {
-        match self {
-            KeyedBreaker::Hot(b) => b,
-            KeyedBreaker::Found(b) => b,
-        }
-    }
+    breaker: Breaker,
 }
 
 struct Hot {
@@ -156,16 +124,14 @@ fn holds(slot: &Option<Slot>, tag: u64, site: usize, generation: u64, key: Probe
 /// The breaker this thread found last for `key` at `site`, if the family is still at
 /// `generation`.
 #[inline]
-pub(crate) fn get(site: usize, generation: u64, key: Probe<'_>) -> Option<KeyedBreaker> {
+pub(crate) fn get(site: usize, generation: u64, key: Probe<'_>) -> Option<Breaker> {
     let (tag, i) = place(site, key);
     HOT.try_with(|hot| {
         let hot = hot.try_borrow().ok()?;
         let slot = [i, i + 1]
             .into_iter()
             .find(|&j| holds(&hot.slots[j], tag, site, generation, key))?;
-        hot.slots[slot]
-            .as_ref()
-            .map(|s| KeyedBreaker::Hot(s.breaker.clone()))
+        hot.slots[slot].as_ref().map(|s| s.breaker.clone())
     })
     .ok()
     .flatten()
@@ -191,7 +157,7 @@ pub(crate) fn missed(site: usize, generation: u64, key: Probe<'_>, breaker: &Bre
                 Probe::Int(n, minus) => Kept::Int(n, minus),
                 Probe::Text(_) => Kept::Text,
             },
-            breaker: Arc::new(breaker.clone()),
+            breaker: breaker.clone(),
         };
         let first = hot.slots[i].replace(fresh);
         let stale = |s: &Slot| s.site == site && s.generation != generation;
@@ -216,7 +182,7 @@ mod tests {
             form: crate::registry::key_form::KeyForm::Unsigned(key),
             display: &key,
         };
-        registry().keyed_site(site, template, key).into_breaker()
+        registry().keyed_site(site, template, key)
     }
 
     /// Three calls: the key is taken in on its second miss, so the third is answered here.
@@ -234,7 +200,7 @@ mod tests {
             form: crate::registry::key_form::KeyForm::Str(key),
             display: &key,
         };
-        registry().keyed_site(site, template, key).into_breaker()
+        registry().keyed_site(site, template, key)
     }
 
     #[test]

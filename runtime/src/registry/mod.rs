@@ -33,7 +33,6 @@ use crate::bulkhead::Bulkhead;
 use crate::retry::names::Budgets;
 use crate::retry::RetryBudget;
 use crate::sync::{lock, Mutex, Swap};
-pub use hot_keys::KeyedBreaker;
 use keyed::Family;
 pub use keyed::KeyedSite;
 pub(crate) use register::Key;

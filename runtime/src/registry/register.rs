@@ -9,7 +9,7 @@ use std::fmt::{self, Write as _};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use super::hot_keys::{self, KeyedBreaker, Probe};
+use super::hot_keys::{self, Probe};
 use super::key_form::KeyForm;
 use super::key_name;
 use super::keyed::{Family, Found, KeyedSite};
@@ -97,7 +97,7 @@ impl Registry {
         site: &'static KeyedSite,
         config: impl FnOnce() -> BreakerConfig,
         key: Key<'_>,
-    ) -> KeyedBreaker {
+    ) -> Breaker {
         let template = site.template.get_or_init(config);
         self.keyed_at(site, template, key)
     }
@@ -109,10 +109,10 @@ impl Registry {
         site: &'static KeyedSite,
         template: &'static BreakerConfig,
         key: Key<'_>,
-    ) -> KeyedBreaker {
+    ) -> Breaker {
         let here = self.current();
         if !matches!(here, Current::Here(r) if r.global) {
-            return KeyedBreaker::Found(here.keyed_with(template, Some(template), key));
+            return here.keyed_with(template, Some(template), key);
         }
         let site_at = site as *const KeyedSite as usize;
         let Some(family) = site.family.get().filter(|f| !f.retired()) else {
@@ -147,15 +147,14 @@ impl Registry {
         let here = self.current();
         // Borrowed from the loaded map: no reference count touched on the hot path.
         let families = here.families.load();
-        let found = match families.get(template.base_name()) {
+        match families.get(template.base_name()) {
             Some(family) => here.keyed_in(family, template, vouching, key, None),
             None => {
                 drop(families);
                 let family = here.family_for(template);
                 here.keyed_in(&family, template, vouching, key, None)
             }
-        };
-        found.into_breaker()
+        }
     }
 
     /// The key's breaker in `family`. `hot` (a call site of the process-wide registry) lets
@@ -168,7 +167,7 @@ impl Registry {
         vouching: Option<&'static BreakerConfig>,
         key: Key<'_>,
         hot: Option<Hot>,
-    ) -> KeyedBreaker {
+    ) -> Breaker {
         let here = self;
         let lookup = |key: &str| {
             let hash = family.hash(key);
@@ -241,17 +240,17 @@ impl Registry {
         };
         if vouching.is_some_and(|t| family.vouched(t)) {
             remember(&b);
-            return KeyedBreaker::Found(b);
+            return b;
         }
         if !b.0.code_config().same_settings(template) {
             let wanted = template.with_key(b.config().key().unwrap_or_default());
-            return KeyedBreaker::Found(checked(b, &wanted));
+            return checked(b, &wanted);
         }
         if let Some(t) = vouching {
             family.vouch(t);
         }
         remember(&b);
-        KeyedBreaker::Found(b)
+        b
     }
 
     /// The keyed name of `config`, made (with `config`'s `max_keys`) on first use.
