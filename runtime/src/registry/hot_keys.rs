@@ -9,10 +9,13 @@
 //! - **Only what the full lookup would return.** An entry is made only for a key's own breaker
 //!   whose settings are the site's (vouched or compared): the overflow breaker, a conflict to
 //!   count and log, and test scopes' registries always take the full lookup.
-//! - **A key is taken in on its second miss.** A pair of slots remembers the last key that
-//!   missed there (its hash only, a plain store); the key that misses again is taken in. So a
+//! - **A key is taken in on its second miss.** A set of slots remembers the last keys that
+//!   missed there (their hashes only, plain stores); a key that misses again is taken in. So a
 //!   stream of ever new keys (or more keys than slots, in turn) costs a hash and a store per
 //!   call, not a breaker's reference count taken and dropped.
+//! - **Four ways.** A key may sit in any of the four slots of its set (32 sets): eight keys in
+//!   turn fill a set past its ways at about one site address in twenty thousand, where with pairs
+//!   three of eight keys shared a pair at one site in seventy (and missed on every call).
 //! - **Attacker-chosen keys cost a miss, not more.** The slot is picked by a cheap unkeyed
 //!   hash, so crafted keys can at worst share slots and miss: the full lookup (SipHash with a
 //!   random seed) still takes them, and the table is a fixed size per thread.
@@ -26,10 +29,11 @@ use std::cell::RefCell;
 
 use crate::breaker::Breaker;
 
-/// Pairs per thread, as bits of the hash that pick one.
-const PAIR_BITS: u32 = 6;
-/// Slots per thread, in pairs (a key may sit in either slot of its pair).
-const SLOTS: usize = 2 << PAIR_BITS;
+/// Sets per thread, as bits of the hash that pick one.
+const SET_BITS: u32 = 5;
+const SETS: usize = 1 << SET_BITS;
+/// Slots per set: a key may sit in any of them.
+const WAYS: usize = 4;
 
 /// A key as this table compares it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -59,25 +63,29 @@ struct Slot {
     breaker: Breaker,
 }
 
-struct Hot {
-    slots: [Option<Slot>; SLOTS],
-    /// Per pair, the tag of the last key that missed there.
-    missed: [u64; SLOTS / 2],
+/// One set: its slots, newest first, and the tags of the last keys that missed there.
+struct Set {
+    slots: [Option<Slot>; WAYS],
+    missed: [u64; WAYS],
 }
 
 thread_local! {
-    static HOT: RefCell<Hot> = const {
-        RefCell::new(Hot {
-            slots: [const { None }; SLOTS],
-            missed: [0; SLOTS / 2],
-        })
+    static HOT: RefCell<[Set; SETS]> = const {
+        RefCell::new(
+            [const {
+                Set {
+                    slots: [const { None }; WAYS],
+                    missed: [0; WAYS],
+                }
+            }; SETS],
+        )
     };
 }
 
 const K: u64 = 0x9e37_79b9_7f4a_7c15;
 
-/// The hash of site and key (a multiply-xor, 8 bytes at a time), and the first slot of the
-/// key's pair (from the hash's top bits).
+/// The hash of site and key (a multiply-xor, 8 bytes at a time), and the key's set (from the
+/// hash's top bits).
 #[inline]
 fn place(site: usize, key: Probe<'_>) -> (u64, usize) {
     let mut h = (site as u64).wrapping_mul(K);
@@ -101,8 +109,8 @@ fn place(site: usize, key: Probe<'_>) -> (u64, usize) {
         }
     }
     // The top bits of a multiplicative hash are its best mixed: keys that differ in one
-    // digit ("t0".."t7", 0..8) land in different pairs.
-    (h, (h >> (64 - PAIR_BITS)) as usize * 2)
+    // digit ("t0".."t7", 0..8) land in different sets.
+    (h, (h >> (64 - SET_BITS)) as usize)
 }
 
 #[inline]
@@ -125,28 +133,32 @@ fn holds(slot: &Option<Slot>, tag: u64, site: usize, generation: u64, key: Probe
 /// `generation`.
 #[inline]
 pub(crate) fn get(site: usize, generation: u64, key: Probe<'_>) -> Option<Breaker> {
-    let (tag, i) = place(site, key);
+    let (tag, set) = place(site, key);
     HOT.try_with(|hot| {
         let hot = hot.try_borrow().ok()?;
-        let slot = [i, i + 1]
-            .into_iter()
-            .find(|&j| holds(&hot.slots[j], tag, site, generation, key))?;
-        hot.slots[slot].as_ref().map(|s| s.breaker.clone())
+        let slot = hot[set]
+            .slots
+            .iter()
+            .find(|s| holds(s, tag, site, generation, key))?;
+        slot.as_ref().map(|s| s.breaker.clone())
     })
     .ok()
     .flatten()
 }
 
 /// After a miss: remembers `breaker` for `key` at `site` (generation read before the lookup
-/// that found it) if the key missed here last time too, else notes the miss. The newest goes
-/// first in its pair; the one it displaces moves to the second slot. The caller checked that
-/// `breaker` is the key's own (its key is the key's digits or bytes).
+/// that found it) if the key is among the set's last misses, else notes the miss. The newest
+/// goes first in its set and the oldest leaves. The caller checked that `breaker` is the key's
+/// own (its key is the key's digits or bytes).
 pub(crate) fn missed(site: usize, generation: u64, key: Probe<'_>, breaker: &Breaker) {
     // Dropped after the table is released: a breaker's drop never runs inside the borrow.
     let displaced = HOT.try_with(|hot| {
         let mut hot = hot.try_borrow_mut().ok()?;
-        let (tag, i) = place(site, key);
-        if std::mem::replace(&mut hot.missed[i / 2], tag) != tag {
+        let (tag, set) = place(site, key);
+        let set = &mut hot[set];
+        if !set.missed.contains(&tag) {
+            set.missed.rotate_right(1);
+            set.missed[0] = tag;
             return None;
         }
         let fresh = Slot {
@@ -159,12 +171,8 @@ pub(crate) fn missed(site: usize, generation: u64, key: Probe<'_>, breaker: &Bre
             },
             breaker: breaker.clone(),
         };
-        let first = hot.slots[i].replace(fresh);
-        let stale = |s: &Slot| s.site == site && s.generation != generation;
-        match first {
-            Some(s) if !stale(&s) => hot.slots[i + 1].replace(s),
-            other => other,
-        }
+        set.slots.rotate_right(1);
+        set.slots[0].replace(fresh)
     });
     drop(displaced);
 }
@@ -328,7 +336,7 @@ mod tests {
     }
 
     #[test]
-    fn keys_that_differ_in_a_digit_land_in_different_pairs() {
+    fn keys_that_differ_in_a_digit_land_in_different_sets() {
         for site in [0x5555_5555_8000, 0x7f12_3456_7890, 0x1234_5678] {
             let text: Vec<String> = (0..8).map(|i| format!("t{i}")).collect();
             let mut pairs: Vec<usize> = text
@@ -341,28 +349,38 @@ mod tests {
                 half.sort_unstable();
                 assert!(half.windows(2).all(|w| w[0] != w[1]), "{site:#x}: {half:?}");
             }
+            let hosts: Vec<String> = (0..8).map(|i| format!("db-{i}.internal:5432")).collect();
+            let sets: Vec<usize> = hosts
+                .iter()
+                .map(|k| place(site, Probe::Text(k.as_bytes())).1)
+                .collect();
+            for s in &sets {
+                let n = sets.iter().filter(|x| *x == s).count();
+                assert!(n <= WAYS, "{site:#x}: {sets:?}");
+            }
         }
     }
 
     #[test]
-    fn two_keys_of_one_pair_are_both_kept() {
-        let mut keys = (0..10_000).map(|n| n.to_string());
-        let first = keys.next().unwrap();
+    fn keys_of_one_set_missing_in_turn_are_all_taken_in_and_kept() {
         let at = |k: &String| place(3, Probe::Text(k.as_bytes())).1;
-        let second = keys.find(|k| at(k) == at(&first));
-        let second = second.expect("a key in the same pair");
-        let (a, b) = (breaker(&first), breaker(&second));
-        let (one, two) = (
-            Probe::Text(first.as_bytes()),
-            Probe::Text(second.as_bytes()),
-        );
+        let first = "0".to_owned();
+        let keys: Vec<String> = (0..100_000)
+            .map(|n: u32| n.to_string())
+            .filter(|k| at(k) == at(&first))
+            .take(WAYS)
+            .collect();
+        assert_eq!(keys.len(), WAYS, "keys of one set");
+        let breakers: Vec<Breaker> = keys.iter().map(|k| breaker(k)).collect();
+        // In turn, as a site calls its keys: each misses twice, interleaved with the others.
         for _ in 0..2 {
-            missed(3, 1, one, &a);
+            for (k, b) in keys.iter().zip(&breakers) {
+                missed(3, 1, Probe::Text(k.as_bytes()), b);
+            }
         }
-        for _ in 0..2 {
-            missed(3, 1, two, &b);
+        for (k, b) in keys.iter().zip(&breakers) {
+            let found = get(3, 1, Probe::Text(k.as_bytes()));
+            assert!(found.is_some_and(|x| x.ptr_eq(b)), "{k}");
         }
-        assert!(get(3, 1, one).is_some_and(|x| x.ptr_eq(&a)));
-        assert!(get(3, 1, two).is_some_and(|x| x.ptr_eq(&b)));
     }
 }
