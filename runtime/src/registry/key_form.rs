@@ -40,7 +40,7 @@ impl<'a, K: FastKey + ?Sized> KeyFormFast<'a> for KeyProbe<'a, K> {
 
 /// The probe's answer for every other type: formatted with `Display`.
 pub trait KeyFormDisplay<'a> {
-    /// [`KeyForm::Display`].
+    /// `KeyForm::Display`.
     fn key_form(&self) -> KeyForm<'a>;
 }
 
