@@ -9,7 +9,7 @@ if [ -z "${PROFILE_BIN:-}" ]; then
 fi
 bin=${PROFILE_BIN:-$(ls -t target/release/deps/profile-* | grep -v '\.d$' | head -1)}
 count() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 | awk '/refs:/ {gsub(",", "", $NF); print $NF}'; }
-for c in ${@:-bare time count attr timed attr_timed timeout recloser_timeout open tripped recloser_open bulkhead attr_bulkhead semaphore keyed attr_keyed attr_keyed8 failsafe recloser}; do
+for c in ${@:-bare time count attr timed attr_timed timeout recloser_timeout open tripped recloser_open bulkhead attr_bulkhead semaphore keyed attr_keyed attr_keyed8 attr_keyed_host8 attr_keyed_display8 failsafe recloser}; do
   a=$(count "$c" 1000); b=$(count "$c" 11000)
   echo "$c $(( (b - a) / 10000 ))"
 done

@@ -1,7 +1,7 @@
 //! A fixed number of calls of one case, for instruction counts under callgrind:
 //! `valgrind --tool=callgrind target/release/deps/profile-* <case> [calls]`.
 //! Cases: bare, time, count, bulkhead, semaphore, keyed, open, attr, attr_bulkhead, attr_keyed,
-//! failsafe, recloser, recloser_open, attr_keyed8, timed, attr_timed, timeout, recloser_timeout, tripped, tower_bare,
+//! failsafe, recloser, recloser_open, attr_keyed8, attr_keyed_host8, attr_keyed_display8, timed, attr_timed, timeout, recloser_timeout, tripped, tower_bare,
 //! concurrency_limit, bulkhead_layer, breaker_layer, tower_resilience, attr_no_retry, attr_retry,
 //! attr_retry_total, builder_retry (`time` under `Retry::run_with_breaker`), metrics (one snapshot of
 //! the 10 000 keyed breakers: run it for 1 and 3 calls, not 1 000). Run by `cargo bench` it
@@ -11,9 +11,21 @@ use std::hint::black_box;
 
 use failsafe::futures::CircuitBreaker as _;
 use fusebox_benches::{
-    attr_breaker, attr_bulkhead, attr_keyed, attr_timed, block_on, dependency, dependency_timeout,
-    retry, settings::*,
+    attr_breaker, attr_bulkhead, attr_keyed, attr_keyed_display, attr_keyed_host, attr_timed,
+    block_on, dependency, dependency_timeout, retry, settings::*, Tenant,
 };
+
+/// The hosts of `attr_keyed_host8`.
+const HOSTS: [&str; 8] = [
+    "db-0.internal:5432",
+    "db-1.internal:5432",
+    "db-2.internal:5432",
+    "db-3.internal:5432",
+    "db-4.internal:5432",
+    "db-5.internal:5432",
+    "db-6.internal:5432",
+    "db-7.internal:5432",
+];
 use fusebox_runtime::{registry, Breaker, Bulkhead};
 use tower::{Layer, Service, ServiceExt};
 
@@ -160,6 +172,14 @@ fn main() {
             )))),
             // The keyed row: 8 shards, all hot.
             "attr_keyed8" => drop(black_box(block_on(attr_keyed(i % 8, i)))),
+            // The same with 8 host names, and with 8 keys only `Display` (formatted per call).
+            "attr_keyed_host8" => drop(black_box(block_on(attr_keyed_host(
+                HOSTS[(i % 8) as usize],
+                i,
+            )))),
+            "attr_keyed_display8" => {
+                let _ = black_box(block_on(attr_keyed_display(Tenant(i % 8), i)));
+            }
             "recloser_open" => drop(black_box(block_on(rc_open.call(dependency(i, false))))),
             "failsafe" => drop(black_box(block_on(fs.call(dependency(i, false))))),
             "recloser" => drop(black_box(block_on(rc.call(dependency(i, false))))),

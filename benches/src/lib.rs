@@ -67,6 +67,27 @@ pub async fn attr_keyed(shard: u64, x: u64) -> Result<u64, Boom> {
     dependency(x, false).await
 }
 
+/// A keyed `#[breaker]` keyed by text (a host name): the key is handed over as its bytes.
+#[fusebox::breaker(name = "bench-attr-keyed-host", key = host, max_keys = 10_000)]
+pub async fn attr_keyed_host(host: &str, x: u64) -> Result<u64, Boom> {
+    dependency(x, false).await
+}
+
+/// A key that is only `Display` (neither an integer nor text): formatted on every call.
+pub struct Tenant(pub u64);
+
+impl std::fmt::Display for Tenant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "t{}", self.0)
+    }
+}
+
+/// A keyed `#[breaker]` keyed by a `Display` type.
+#[fusebox::breaker(name = "bench-attr-keyed-display", key = tenant, max_keys = 10_000)]
+pub async fn attr_keyed_display(tenant: Tenant, x: u64) -> Result<u64, Boom> {
+    dependency(x, false).await
+}
+
 /// The dependency behind an adaptive `#[bulkhead]` (issue 17): the same pool, sized by latency.
 #[fusebox::bulkhead(
     limit = "adaptive",

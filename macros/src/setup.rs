@@ -70,6 +70,9 @@ fn keyed(
     let key_use = Ident::new("__fusebox_key", Span::mixed_site().located_at(key_span));
     let key_use = quote_spanned!(key_span=> ::core::convert::identity(#key_use));
     let key_ref = quote_spanned!(key_span=> &(#key));
+    let form = format_ident!("__fusebox_key_form", span = Span::mixed_site());
+    // Integers and text are handed over as they are (no `core::fmt` per call): which one the
+    // key is, method resolution answers at compile time (`KeyProbe`'s two traits).
     let setup = quote! {
         let #key_var = #key_ref;
         let #var = {
@@ -84,7 +87,10 @@ fn keyed(
             #[linkme(crate = #pv::linkme)]
             static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
             static TEMPLATE: #pv::KeyedSite = #pv::KeyedSite::new();
-            #pv::keyed_breaker(&TEMPLATE, config, #key_use)
+            #[allow(unused_imports)]
+            use #pv::{KeyFormDisplay as _, KeyFormFast as _};
+            let #form = (&#pv::KeyProbe(#key_var)).key_form();
+            #pv::keyed_breaker(&TEMPLATE, config, #key_use, #form)
         };
     };
     Handle {

@@ -9,20 +9,28 @@ use once_cell::sync::OnceCell;
 
 use crate::breaker::Breaker;
 use crate::error::{Error, Rejection};
+use crate::registry::key_form::KeyForm;
+pub use crate::registry::key_form::{FastKey, KeyFormDisplay, KeyFormFast, KeyProbe};
 use crate::registry::registry;
 pub use crate::registry::KeyedSite;
 use crate::retry::{Retry, RetryBuilder};
 use crate::settings::BreakerConfig;
 
-/// The breaker for `key` under the call site's cached settings (`name/key`).
+/// The breaker for `key` under the call site's cached settings (`name/key`). `form` is the
+/// key as [`KeyProbe`] found it: an integer or text is written without `core::fmt`.
 pub fn keyed_breaker<K: BreakerKey + ?Sized>(
     site: &'static KeyedSite,
     config: impl FnOnce() -> BreakerConfig,
     key: &K,
+    form: KeyForm<'_>,
 ) -> Breaker {
     // The template lives in the call site's `static`: its address can vouch for its settings,
     // and the site keeps the keyed name it found.
-    registry().keyed_site(site, config, &KeyDisplay(key))
+    let key = crate::registry::Key {
+        form,
+        display: &KeyDisplay(key),
+    };
+    registry().keyed_site(site, config, key)
 }
 
 /// What `key = expr` must be: anything `Display`, formatted into the name `name/key`.
@@ -369,6 +377,16 @@ pub fn retry_after_for<R: ResultErr>(
 mod tests {
     use super::*;
 
+    /// A keyed call as the generated code makes it.
+    macro_rules! keyed {
+        ($site:expr, $make:expr, $key:expr) => {{
+            #[allow(unused_imports)]
+            use super::{KeyFormDisplay as _, KeyFormFast as _};
+            let key = $key;
+            keyed_breaker($site, $make, key, (&KeyProbe(key)).key_form())
+        }};
+    }
+
     #[test]
     fn keyed_sites_share_one_template_and_split_by_key() {
         static TEMPLATE: KeyedSite = KeyedSite::new();
@@ -378,9 +396,9 @@ mod tests {
                 .config()
                 .unwrap()
         };
-        let a = keyed_breaker(&TEMPLATE, make, &3);
-        let b = keyed_breaker(&TEMPLATE, make, "3");
-        let c = keyed_breaker(&TEMPLATE, make, &4);
+        let a = keyed!(&TEMPLATE, make, &3);
+        let b = keyed!(&TEMPLATE, make, "3");
+        let c = keyed!(&TEMPLATE, make, &4);
         assert_eq!(a.name(), "ms-shard/3");
         assert!(a.ptr_eq(&b), "same key, same breaker");
         assert!(!a.ptr_eq(&c));
@@ -390,20 +408,17 @@ mod tests {
     fn a_keyed_site_finds_its_name_again_after_evict_keys() {
         static SITE: KeyedSite = KeyedSite::new();
         let make = || Breaker::builder("ms-evicted").config().unwrap();
-        let a = keyed_breaker(&SITE, make, &1);
-        assert!(
-            keyed_breaker(&SITE, make, &1).ptr_eq(&a),
-            "found through the site"
-        );
+        let a = keyed!(&SITE, make, &1);
+        assert!(keyed!(&SITE, make, &1).ptr_eq(&a), "found through the site");
         assert_eq!(registry().evict_keys("ms-evicted"), 1);
-        let b = keyed_breaker(&SITE, make, &1);
+        let b = keyed!(&SITE, make, &1);
         assert!(!a.ptr_eq(&b), "a fresh breaker, not the evicted one");
         let listed = registry().breaker("ms-evicted/1").expect("listed");
         assert!(
             listed.ptr_eq(&b),
             "in the registry, as before the site cached its name"
         );
-        assert!(keyed_breaker(&SITE, make, &1).ptr_eq(&b));
+        assert!(keyed!(&SITE, make, &1).ptr_eq(&b));
     }
 
     #[tokio::test]

@@ -11,6 +11,8 @@
 
 use std::fmt::Write as _;
 
+use super::key_form::KeyForm;
+
 /// The longest key kept in a name, in bytes (the encoded form).
 pub const MAX_KEY_LEN: usize = 128;
 
@@ -33,6 +35,47 @@ impl StackKey {
         StackKey {
             buf: [0; STACK_KEY_LEN],
             len: 0,
+        }
+    }
+
+    /// Writes the decimal digits of an integer (after a `-` when `minus`), as `Display` does;
+    /// returns them. Digits need no encoding.
+    #[inline]
+    pub(crate) fn digits(&mut self, mut n: u64, minus: bool) -> &[u8] {
+        // From the end of the buffer backwards: 20 digits and a sign always fit.
+        let mut at = STACK_KEY_LEN;
+        loop {
+            at -= 1;
+            self.buf[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        if minus {
+            at -= 1;
+            self.buf[at] = b'-';
+        }
+        &self.buf[at..]
+    }
+
+    /// The bytes of the key `form` (or `key`'s `Display` when the form is
+    /// [`KeyForm::Display`]), when the key is plain: usable as it is, its `str`'s bytes. `None`
+    /// when it needs the general path (too long for the stack, or encoded).
+    #[inline]
+    pub(crate) fn plain_key<'a>(
+        &'a mut self,
+        form: KeyForm<'a>,
+        key: &dyn std::fmt::Display,
+    ) -> Option<&'a [u8]> {
+        match form {
+            KeyForm::Unsigned(n) => Some(self.digits(n, false)),
+            KeyForm::Signed(n) => Some(self.digits(n.unsigned_abs(), n < 0)),
+            KeyForm::Str(s) => is_plain(s).then_some(s.as_bytes()),
+            KeyForm::Display => {
+                write!(self, "{key}").ok()?;
+                self.plain()
+            }
         }
     }
 
@@ -168,6 +211,35 @@ mod tests {
             stack(&"x".repeat(STACK_KEY_LEN)),
             Some("x".repeat(STACK_KEY_LEN))
         );
+    }
+
+    #[test]
+    fn integers_and_strings_give_the_bytes_display_gives() {
+        fn fast(form: KeyForm<'_>) -> Option<String> {
+            let mut s = StackKey::new();
+            let nothing: &dyn std::fmt::Display = &"";
+            s.plain_key(form, nothing)
+                .map(|b| String::from_utf8(b.to_vec()).unwrap())
+        }
+        for n in [0, 7, 10, 99, 1234567890, u64::MAX] {
+            assert_eq!(fast(KeyForm::Unsigned(n)), Some(n.to_string()));
+        }
+        for n in [0, -1, 42, -10, i64::MIN, i64::MAX] {
+            assert_eq!(fast(KeyForm::Signed(n)), Some(n.to_string()));
+        }
+        assert_eq!(
+            fast(KeyForm::Str("db-1:5432")).as_deref(),
+            Some("db-1:5432")
+        );
+        let long = "x".repeat(STACK_KEY_LEN + 1);
+        assert_eq!(
+            fast(KeyForm::Str(&long)),
+            Some(long.clone()),
+            "plain, if long"
+        );
+        for k in ["a/b", "_x", "ünï", "evil\n", &"x".repeat(MAX_KEY_LEN + 1)] {
+            assert_eq!(fast(KeyForm::Str(k)), None, "{k:?} needs the general path");
+        }
     }
 
     #[test]

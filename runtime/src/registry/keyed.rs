@@ -19,6 +19,9 @@
 //!   finds its breakers without comparing settings. Only a `static` can vouch: its address is
 //!   never reused, where a template on the stack could be dropped and another built at its
 //!   address.
+//! - **A removal starts a new generation.** Each thread keeps the keys it used last per call
+//!   site (`hot_keys`); every removal of a key (a sweep, `evict`, `evict_keys`) gives the
+//!   family a new `generation`, drawn from one process-wide sequence, which those entries check.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
@@ -112,6 +115,16 @@ pub(crate) struct Family {
     pub(crate) evicted: AtomicU64,
     /// Removed from its registry (`evict_keys`): a call site that cached it looks it up again.
     retired: AtomicBool,
+    /// Changes whenever a key's breaker is removed (see the module's header).
+    generation: AtomicU64,
+}
+
+/// Where generations come from: unique in the process, so no two families ever share one.
+/// A std atomic under loom too: it hands out numbers, and orders nothing.
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A keyed call site's `static`: its settings template, and the keyed name it found in the
@@ -161,12 +174,26 @@ impl Family {
             overflowed: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
             retired: AtomicBool::new(false),
+            generation: AtomicU64::new(next_generation()),
         }
     }
 
     /// Marks the family removed from its registry (see [`KeyedSite`]).
     pub(crate) fn retire(&self) {
         self.retired.store(true, Release);
+        self.next_generation();
+    }
+
+    /// The family's generation: read before a lookup, it dates what the lookup found.
+    #[inline]
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Acquire)
+    }
+
+    /// A key was removed (after the shard without it was stored): what was found before is
+    /// no longer to be trusted.
+    fn next_generation(&self) {
+        self.generation.store(next_generation(), Release);
     }
 
     /// Whether the family was removed from its registry.
@@ -321,6 +348,7 @@ impl Family {
                 }
             }
             swap.store(Arc::new(copy));
+            self.next_generation();
             self.len.fetch_sub(removed, Relaxed);
             self.evicted.fetch_add(removed as u64, Relaxed);
             old.push(cur);
@@ -373,6 +401,7 @@ impl Family {
             }
         }
         swap.store(Arc::new(copy));
+        self.next_generation();
         self.len.fetch_sub(1, Relaxed);
         self.evicted.fetch_add(1, Relaxed);
         drop(w);

@@ -3,13 +3,16 @@
 //! Call sites with a static name look their breaker up once and cache it, so the registry's
 //! lock is never on their hot path. Keyed call sites look up per call without a lock: the
 //! keyed names and each name's keys are read-copy-update maps ([`keyed`]), bounded by
-//! `max_keys`; the key is formatted into a reused thread-local buffer (no allocation once warm)
-//! and checked like a name ([`key_name`]).
+//! `max_keys`; an integer or string key is written as it is, others formatted on the stack or
+//! into a reused thread-local buffer (no allocation once warm), and checked like a name
+//! ([`key_name`]); a call site's recent keys are answered per thread first (`hot_keys`).
 //!
 //! Every method is written once, on [`Registry`]; the process-wide registry first asks
 //! [`scope`] whether a test scope (feature `testing`) is entered on the calling thread, and if
 //! so acts on that scope's registry instead.
 
+mod hot_keys;
+pub(crate) mod key_form;
 pub mod key_name;
 pub(crate) mod keyed;
 mod overrides;
@@ -32,6 +35,7 @@ use crate::retry::RetryBudget;
 use crate::sync::{lock, Mutex, Swap};
 use keyed::Family;
 pub use keyed::KeyedSite;
+pub(crate) use register::Key;
 
 /// Named breakers and bulkheads shared by every call site of a process.
 ///
@@ -62,6 +66,8 @@ pub struct Registry {
     /// calling thread; a scope's own registry never defers further.
     #[cfg(feature = "testing")]
     defers_to_scope: bool,
+    /// The process-wide registry: the one whose keyed call sites keep recent keys per thread.
+    global: bool,
 }
 
 /// Per-process seeded, fast: names come from code, not from requests (keys are hashed with
@@ -102,6 +108,7 @@ impl Registry {
             has_overrides: std::sync::atomic::AtomicBool::new(false),
             #[cfg(feature = "testing")]
             defers_to_scope,
+            global: defers_to_scope,
         }
     }
 

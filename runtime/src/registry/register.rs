@@ -9,6 +9,8 @@ use std::fmt::{self, Write as _};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
+use super::hot_keys::{self, Probe};
+use super::key_form::KeyForm;
 use super::key_name;
 use super::keyed::{Family, Found, KeyedSite};
 use super::scope::Current;
@@ -77,32 +79,62 @@ impl Registry {
     /// assert!(registry().keyed(&template, &3).ptr_eq(&shard));
     /// ```
     pub fn keyed(&self, template: &BreakerConfig, key: &dyn fmt::Display) -> Breaker {
+        let key = Key {
+            form: KeyForm::Display,
+            display: key,
+        };
         self.keyed_with(template, None, key)
     }
 
     /// [`keyed`](Self::keyed) from a call site: its `static` template may vouch for its
     /// settings (the breaker is found without comparing them, `keyed.rs`), and the site caches
     /// the keyed name it found (the process-wide registry's only), so the name is not looked
-    /// up again per call.
+    /// up again per call. Each thread also keeps the keys it used last at the site
+    /// (`hot_keys`), so a repeated key is not looked up again either.
+    #[inline]
     pub(crate) fn keyed_site(
         &self,
         site: &'static KeyedSite,
         config: impl FnOnce() -> BreakerConfig,
-        key: &dyn fmt::Display,
+        key: Key<'_>,
     ) -> Breaker {
         let template = site.template.get_or_init(config);
+        self.keyed_at(site, template, key)
+    }
+
+    /// [`keyed_site`](Self::keyed_site) once the template is made: one copy for every call
+    /// site (not one per site's closure), so the probe below stays inlined in it.
+    fn keyed_at(
+        &self,
+        site: &'static KeyedSite,
+        template: &'static BreakerConfig,
+        key: Key<'_>,
+    ) -> Breaker {
         let here = self.current();
-        let global = matches!(here, Current::Here(r) if std::ptr::eq(r, registry()));
-        if !global {
+        if !matches!(here, Current::Here(r) if r.global) {
             return here.keyed_with(template, Some(template), key);
         }
-        if let Some(family) = site.family.get().filter(|f| !f.retired()) {
-            return here.keyed_in(family, template, Some(template), key);
+        let site_at = site as *const KeyedSite as usize;
+        let Some(family) = site.family.get().filter(|f| !f.retired()) else {
+            let family = here.family_for(template);
+            // Kept once: a site whose family was evicted looks its name up on every call after.
+            let _ = site.family.set(family.clone());
+            let hot = Hot::new(site_at, &family);
+            return here.keyed_in(&family, template, Some(template), key, Some(hot));
+        };
+        let hot = Hot::new(site_at, family);
+        // An integer or a text is looked for as it is: found, its digits are never written.
+        let probe = match key.form {
+            KeyForm::Unsigned(n) => Some(Probe::Int(n, false)),
+            KeyForm::Signed(n) => Some(Probe::Int(n.unsigned_abs(), n < 0)),
+            // A key that needs encoding never matches: every remembered key is plain.
+            KeyForm::Str(s) => Some(Probe::Text(s.as_bytes())),
+            KeyForm::Display => None,
+        };
+        if let Some(b) = probe.and_then(|p| hot_keys::get(hot.site, hot.generation, p)) {
+            return b;
         }
-        let family = here.family_for(template);
-        // Kept once: a site whose family was evicted looks its name up on every call after.
-        let _ = site.family.set(family.clone());
-        here.keyed_in(&family, template, Some(template), key)
+        here.keyed_in(family, template, Some(template), key, Some(hot))
     }
 
     #[inline]
@@ -110,27 +142,31 @@ impl Registry {
         &self,
         template: &BreakerConfig,
         vouching: Option<&'static BreakerConfig>,
-        key: &dyn fmt::Display,
+        key: Key<'_>,
     ) -> Breaker {
         let here = self.current();
         // Borrowed from the loaded map: no reference count touched on the hot path.
         let families = here.families.load();
         match families.get(template.base_name()) {
-            Some(family) => here.keyed_in(family, template, vouching, key),
+            Some(family) => here.keyed_in(family, template, vouching, key, None),
             None => {
                 drop(families);
                 let family = here.family_for(template);
-                here.keyed_in(&family, template, vouching, key)
+                here.keyed_in(&family, template, vouching, key, None)
             }
         }
     }
 
+    /// The key's breaker in `family`. `hot` (a call site of the process-wide registry) lets
+    /// this thread's recent keys at that site answer a key formatted with `Display` (an
+    /// integer or a text was looked for already), and remembers what was found.
     fn keyed_in(
         &self,
         family: &Family,
         template: &BreakerConfig,
         vouching: Option<&'static BreakerConfig>,
-        key: &dyn fmt::Display,
+        key: Key<'_>,
+        hot: Option<Hot>,
     ) -> Breaker {
         let here = self;
         let lookup = |key: &str| {
@@ -141,9 +177,23 @@ impl Registry {
                 Found::Missing => Err(Box::new((hash, template.with_key(key)))),
             }
         };
-        // Most keys are short and need no encoding: formatted on the stack, no thread-local.
+        // Most keys are short and need no encoding: integers and strings as they are, others
+        // formatted on the stack, no thread-local.
         let mut small = key_name::StackKey::new();
-        let found = match write!(small, "{key}").ok().and_then(|()| small.plain()) {
+        let plain = small.plain_key(key.form, key.display);
+        // How the key is remembered: an integer by value, anything else plain by its bytes.
+        let probe = match key.form {
+            KeyForm::Unsigned(n) => Some(Probe::Int(n, false)),
+            KeyForm::Signed(n) => Some(Probe::Int(n.unsigned_abs(), n < 0)),
+            KeyForm::Str(_) | KeyForm::Display => plain.map(Probe::Text),
+        };
+        let hot = hot.zip(probe);
+        if let (Some((h, p)), KeyForm::Display) = (hot, key.form) {
+            if let Some(b) = hot_keys::get(h.site, h.generation, p) {
+                return b;
+            }
+        }
+        let found = match plain {
             Some(plain) => {
                 let hash = family.hash_bytes(plain);
                 match family.get_bytes(hash, plain) {
@@ -161,7 +211,7 @@ impl Registry {
                 let mut guard = buf.try_borrow_mut().ok();
                 let (raw, encoded) = guard.as_deref_mut().unwrap_or(&mut local);
                 raw.clear();
-                let _ = write!(raw, "{key}");
+                let _ = write!(raw, "{}", key.display);
                 let key = if key_name::encode(raw, encoded) {
                     encoded.as_str()
                 } else {
@@ -179,7 +229,17 @@ impl Registry {
                 b
             }
         };
+        // Only the key's own breaker with the site's settings is remembered: the overflow
+        // breaker and a conflict (counted and logged per call) take this path every time.
+        let remember = |b: &Breaker| {
+            if let Some((h, probe)) = hot {
+                if b.config().key().map(str::as_bytes) == plain {
+                    hot_keys::missed(h.site, h.generation, probe, b);
+                }
+            }
+        };
         if vouching.is_some_and(|t| family.vouched(t)) {
+            remember(&b);
             return b;
         }
         if !b.0.code_config().same_settings(template) {
@@ -189,6 +249,7 @@ impl Registry {
         if let Some(t) = vouching {
             family.vouch(t);
         }
+        remember(&b);
         b
     }
 
@@ -232,6 +293,32 @@ impl Registry {
         here.override_new_bulkhead(&b);
         b
     }
+}
+
+/// A keyed call site of the process-wide registry, and its family's generation read before
+/// the lookup (a removal after it makes what the lookup found stale).
+#[derive(Clone, Copy)]
+struct Hot {
+    site: usize,
+    generation: u64,
+}
+
+impl Hot {
+    #[inline]
+    fn new(site: usize, family: &Family) -> Hot {
+        Hot {
+            site,
+            generation: family.generation(),
+        }
+    }
+}
+
+/// A key as a lookup takes it: its form (integers and text written without `core::fmt`) and
+/// its `Display`, for everything else.
+#[derive(Clone, Copy)]
+pub(crate) struct Key<'a> {
+    pub(crate) form: KeyForm<'a>,
+    pub(crate) display: &'a dyn fmt::Display,
 }
 
 fn checked(existing: Breaker, wanted: &BreakerConfig) -> Breaker {

@@ -1,0 +1,386 @@
+//! The keys each thread used last at each keyed call site: a small per-thread table from
+//! (site, key) to the key's breaker, so a repeated key skips the SipHash, the shard's
+//! `arc-swap` load and the map probe (about 250 instructions of a keyed call).
+//!
+//! - **Never stale.** An entry holds the family's [`generation`](super::keyed::Family) at the
+//!   time it was looked up; every removal of a key (eviction at `max_keys`, `evict`,
+//!   `evict_keys`) gives the family a new generation, so entries made before it are ignored.
+//!   Generations are unique in the process, so an entry also never matches another family.
+//! - **Only what the full lookup would return.** An entry is made only for a key's own breaker
+//!   whose settings are the site's (vouched or compared): the overflow breaker, a conflict to
+//!   count and log, and test scopes' registries always take the full lookup.
+//! - **A key is taken in on its second miss.** A set of slots remembers the last keys that
+//!   missed there (their hashes only, plain stores); a key that misses again is taken in. So a
+//!   stream of ever new keys (or more keys than slots, in turn) costs a hash and a store per
+//!   call, not a breaker's reference count taken and dropped.
+//! - **Four ways.** A key may sit in any of the four slots of its set (32 sets): eight keys in
+//!   turn fill a set past its ways at about one site address in twenty thousand, where with pairs
+//!   three of eight keys shared a pair at one site in seventy (and missed on every call).
+//! - **Attacker-chosen keys cost a miss, not more.** The slot is picked by a cheap unkeyed
+//!   hash, so crafted keys can at worst share slots and miss: the full lookup (SipHash with a
+//!   random seed) still takes them, and the table is a fixed size per thread.
+//! - **Per thread: no other thread ever writes the table.** A hit still clones the key's
+//!   `Breaker` (its reference count is shared by every task calling that key). An `Arc` of the
+//!   thread's own per entry would spare that, but it is an allocation per thread and key on the
+//!   key's second call, and a key called once is warm: a warm key allocates nothing
+//!   (`benches/tests/allocations.rs`).
+
+use std::cell::RefCell;
+
+use crate::breaker::Breaker;
+
+/// Sets per thread, as bits of the hash that pick one.
+const SET_BITS: u32 = 5;
+const SETS: usize = 1 << SET_BITS;
+/// Slots per set: a key may sit in any of them.
+const WAYS: usize = 4;
+
+/// A key as this table compares it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Probe<'a> {
+    /// An integer key, by value (its magnitude, and whether it is negative): found without
+    /// writing its digits. Its entry's breaker is the one its digits name.
+    Int(u64, bool),
+    /// A plain key's bytes (see `key_name`): equal to its breaker's key.
+    Text(&'a [u8]),
+}
+
+/// What an entry keeps of its key.
+#[derive(PartialEq, Eq)]
+enum Kept {
+    Int(u64, bool),
+    /// The breaker's own key: compared with the probe's bytes.
+    Text,
+}
+
+struct Slot {
+    /// The hash of site and key: most misses differ here, before the key is compared.
+    tag: u64,
+    /// Address of the call site's `KeyedSite`.
+    site: usize,
+    generation: u64,
+    key: Kept,
+    breaker: Breaker,
+}
+
+/// One set: its slots, newest first, and the tags of the last keys that missed there.
+struct Set {
+    slots: [Option<Slot>; WAYS],
+    missed: [u64; WAYS],
+}
+
+thread_local! {
+    static HOT: RefCell<[Set; SETS]> = const {
+        RefCell::new(
+            [const {
+                Set {
+                    slots: [const { None }; WAYS],
+                    missed: [0; WAYS],
+                }
+            }; SETS],
+        )
+    };
+}
+
+const K: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The hash of site and key (a multiply-xor, 8 bytes at a time), and the key's set (from the
+/// hash's top bits).
+#[inline]
+fn place(site: usize, key: Probe<'_>) -> (u64, usize) {
+    let mut h = (site as u64).wrapping_mul(K);
+    match key {
+        Probe::Int(n, minus) => h = (h ^ n ^ u64::from(minus)).wrapping_mul(K),
+        Probe::Text(bytes) => {
+            h = (h ^ !(bytes.len() as u64)).wrapping_mul(K);
+            let mut chunks = bytes.chunks_exact(8);
+            for c in &mut chunks {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(c);
+                h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+            }
+            // Byte by byte: a call to `memcpy` for at most 7 bytes costs more.
+            let last = chunks
+                .remainder()
+                .iter()
+                .rev()
+                .fold(0u64, |w, b| w << 8 | u64::from(*b));
+            h = (h ^ last).wrapping_mul(K);
+        }
+    }
+    // The top bits of a multiplicative hash are its best mixed: keys that differ in one
+    // digit ("t0".."t7", 0..8) land in different sets.
+    (h, (h >> (64 - SET_BITS)) as usize)
+}
+
+#[inline]
+fn holds(slot: &Option<Slot>, tag: u64, site: usize, generation: u64, key: Probe<'_>) -> bool {
+    slot.as_ref().is_some_and(|s| {
+        s.tag == tag
+            && s.site == site
+            && s.generation == generation
+            && match (key, &s.key) {
+                (Probe::Int(n, minus), Kept::Int(m, kept_minus)) => n == *m && minus == *kept_minus,
+                (Probe::Text(bytes), Kept::Text) => {
+                    s.breaker.config().key().map(str::as_bytes) == Some(bytes)
+                }
+                _ => false,
+            }
+    })
+}
+
+/// The breaker this thread found last for `key` at `site`, if the family is still at
+/// `generation`.
+#[inline]
+pub(crate) fn get(site: usize, generation: u64, key: Probe<'_>) -> Option<Breaker> {
+    let (tag, set) = place(site, key);
+    HOT.try_with(|hot| {
+        let hot = hot.try_borrow().ok()?;
+        let slot = hot[set]
+            .slots
+            .iter()
+            .find(|s| holds(s, tag, site, generation, key))?;
+        slot.as_ref().map(|s| s.breaker.clone())
+    })
+    .ok()
+    .flatten()
+}
+
+/// After a miss: remembers `breaker` for `key` at `site` (generation read before the lookup
+/// that found it) if the key is among the set's last misses, else notes the miss. The newest
+/// goes first in its set and the oldest leaves. The caller checked that `breaker` is the key's
+/// own (its key is the key's digits or bytes).
+pub(crate) fn missed(site: usize, generation: u64, key: Probe<'_>, breaker: &Breaker) {
+    // Dropped after the table is released: a breaker's drop never runs inside the borrow.
+    let displaced = HOT.try_with(|hot| {
+        let mut hot = hot.try_borrow_mut().ok()?;
+        let (tag, set) = place(site, key);
+        let set = &mut hot[set];
+        if !set.missed.contains(&tag) {
+            set.missed.rotate_right(1);
+            set.missed[0] = tag;
+            return None;
+        }
+        let fresh = Slot {
+            tag,
+            site,
+            generation,
+            key: match key {
+                Probe::Int(n, minus) => Kept::Int(n, minus),
+                Probe::Text(_) => Kept::Text,
+            },
+            breaker: breaker.clone(),
+        };
+        set.slots.rotate_right(1);
+        set.slots[0].replace(fresh)
+    });
+    drop(displaced);
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::registry::keyed::KeyedSite;
+    use crate::registry::{registry, Key};
+    use crate::settings::{BreakerBuilder, BreakerConfig};
+
+    /// A call at `site` with an integer key, as generated code makes it.
+    fn call(site: &'static KeyedSite, template: fn() -> BreakerConfig, key: u64) -> Breaker {
+        let key = Key {
+            form: crate::registry::key_form::KeyForm::Unsigned(key),
+            display: &key,
+        };
+        registry().keyed_site(site, template, key)
+    }
+
+    /// Three calls: the key is taken in on its second miss, so the third is answered here.
+    fn warm(site: &'static KeyedSite, template: fn() -> BreakerConfig, key: u64) -> Breaker {
+        let b = call(site, template, key);
+        for _ in 0..2 {
+            assert!(call(site, template, key).ptr_eq(&b));
+        }
+        b
+    }
+
+    /// A call at `site` with a text key handed over as it is.
+    fn call_text(site: &'static KeyedSite, template: fn() -> BreakerConfig, key: &str) -> Breaker {
+        let key = Key {
+            form: crate::registry::key_form::KeyForm::Str(key),
+            display: &key,
+        };
+        registry().keyed_site(site, template, key)
+    }
+
+    #[test]
+    fn text_keys_are_remembered_plain_and_an_encoded_key_never_matches() {
+        static SITE: KeyedSite = KeyedSite::new();
+        let template = || BreakerBuilder::new("hk-text").config().unwrap();
+        let host = call_text(&SITE, template, "db-1:5432");
+        for _ in 0..3 {
+            assert!(call_text(&SITE, template, "db-1:5432").ptr_eq(&host));
+        }
+        assert!(
+            call(&SITE, template, 5).ptr_eq(&call_text(&SITE, template, "5")),
+            "the integer 5 and the text 5 are one key"
+        );
+        for _ in 0..3 {
+            assert_eq!(call_text(&SITE, template, "a/b").name(), "hk-text/a%2Fb");
+        }
+        // The name form of `a/b`, given as a key, is a key of its own.
+        for _ in 0..3 {
+            assert_eq!(
+                call_text(&SITE, template, "a%2Fb").name(),
+                "hk-text/a%252Fb"
+            );
+        }
+    }
+
+    #[test]
+    fn an_evicted_key_gets_a_fresh_breaker_not_the_remembered_one() {
+        static SITE: KeyedSite = KeyedSite::new();
+        let template = || BreakerBuilder::new("hk-evict").config().unwrap();
+        let old = warm(&SITE, template, 1);
+        assert!(registry().evict("hk-evict/1"));
+        let fresh = call(&SITE, template, 1);
+        assert!(!fresh.ptr_eq(&old));
+        let listed = registry().breaker("hk-evict/1").expect("listed");
+        assert!(listed.ptr_eq(&fresh));
+        assert!(warm(&SITE, template, 1).ptr_eq(&fresh));
+    }
+
+    #[test]
+    fn a_key_swept_at_max_keys_is_not_answered_from_memory() {
+        static SITE: KeyedSite = KeyedSite::new();
+        let template = || {
+            BreakerBuilder::new("hk-sweep")
+                .max_keys(1)
+                .config()
+                .unwrap()
+        };
+        let old = warm(&SITE, template, 1);
+        // Key 2 finds the cap: idle key 1 is swept to make room.
+        let two = call(&SITE, template, 2);
+        assert_eq!(two.name(), "hk-sweep/2");
+        assert!(registry().breaker("hk-sweep/1").is_none(), "swept");
+        let again = call(&SITE, template, 1);
+        assert!(!again.ptr_eq(&old), "not the swept breaker");
+        let listed = registry().breaker(again.name()).expect("listed");
+        assert!(listed.ptr_eq(&again));
+    }
+
+    #[test]
+    fn overflowing_keys_and_conflicts_are_counted_on_every_call() {
+        static SITE: KeyedSite = KeyedSite::new();
+        let template = || BreakerBuilder::new("hk-full").max_keys(1).config().unwrap();
+        warm(&SITE, template, 1).force_open();
+        for _ in 0..5 {
+            assert_eq!(call(&SITE, template, 2).name(), "hk-full/_overflow");
+        }
+        let names = registry().keyed_names();
+        let full = names.iter().find(|k| k.name == "hk-full").unwrap();
+        assert_eq!(full.overflowed, 5);
+
+        static OTHER: KeyedSite = KeyedSite::new();
+        let first = BreakerBuilder::new("hk-conflict")
+            .window_calls(3)
+            .config()
+            .unwrap();
+        let kept = registry().keyed(&first, &7);
+        let other = || {
+            BreakerBuilder::new("hk-conflict")
+                .window_calls(5)
+                .config()
+                .unwrap()
+        };
+        for _ in 0..4 {
+            assert!(
+                call(&OTHER, other, 7).ptr_eq(&kept),
+                "the first settings are kept"
+            );
+        }
+        assert_eq!(
+            kept.0
+                .counters
+                .conflicts
+                .load(std::sync::atomic::Ordering::Relaxed),
+            4
+        );
+    }
+
+    fn breaker(key: &str) -> Breaker {
+        Breaker::detached(
+            BreakerBuilder::new("hot-keys")
+                .config()
+                .unwrap()
+                .with_key(key),
+        )
+    }
+
+    #[test]
+    fn a_key_is_found_at_its_site_and_generation_only() {
+        let a = breaker("a");
+        let key = Probe::Text(b"a");
+        missed(1, 7, key, &a);
+        assert!(get(1, 7, key).is_none(), "taken in on its second miss");
+        missed(1, 7, key, &a);
+        assert!(get(1, 7, key).is_some_and(|b| b.ptr_eq(&a)));
+        assert!(get(1, 8, key).is_none(), "a later generation");
+        assert!(get(2, 7, key).is_none(), "another site");
+        assert!(get(1, 7, Probe::Text(b"b")).is_none(), "another key");
+        let seven = breaker("-7");
+        for _ in 0..2 {
+            missed(1, 7, Probe::Int(7, true), &seven);
+        }
+        assert!(get(1, 7, Probe::Int(7, true)).is_some_and(|b| b.ptr_eq(&seven)));
+        assert!(get(1, 7, Probe::Int(7, false)).is_none(), "7 is not -7");
+    }
+
+    #[test]
+    fn keys_that_differ_in_a_digit_land_in_different_sets() {
+        for site in [0x5555_5555_8000, 0x7f12_3456_7890, 0x1234_5678] {
+            let text: Vec<String> = (0..8).map(|i| format!("t{i}")).collect();
+            let mut pairs: Vec<usize> = text
+                .iter()
+                .map(|k| place(site, Probe::Text(k.as_bytes())).1)
+                .chain((0..8).map(|n| place(site, Probe::Int(n, false)).1))
+                .collect();
+            let (a, b) = pairs.split_at_mut(8);
+            for half in [a, b] {
+                half.sort_unstable();
+                assert!(half.windows(2).all(|w| w[0] != w[1]), "{site:#x}: {half:?}");
+            }
+            let hosts: Vec<String> = (0..8).map(|i| format!("db-{i}.internal:5432")).collect();
+            let sets: Vec<usize> = hosts
+                .iter()
+                .map(|k| place(site, Probe::Text(k.as_bytes())).1)
+                .collect();
+            for s in &sets {
+                let n = sets.iter().filter(|x| *x == s).count();
+                assert!(n <= WAYS, "{site:#x}: {sets:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn keys_of_one_set_missing_in_turn_are_all_taken_in_and_kept() {
+        let at = |k: &String| place(3, Probe::Text(k.as_bytes())).1;
+        let first = "0".to_owned();
+        let keys: Vec<String> = (0..100_000)
+            .map(|n: u32| n.to_string())
+            .filter(|k| at(k) == at(&first))
+            .take(WAYS)
+            .collect();
+        assert_eq!(keys.len(), WAYS, "keys of one set");
+        let breakers: Vec<Breaker> = keys.iter().map(|k| breaker(k)).collect();
+        // In turn, as a site calls its keys: each misses twice, interleaved with the others.
+        for _ in 0..2 {
+            for (k, b) in keys.iter().zip(&breakers) {
+                missed(3, 1, Probe::Text(k.as_bytes()), b);
+            }
+        }
+        for (k, b) in keys.iter().zip(&breakers) {
+            let found = get(3, 1, Probe::Text(k.as_bytes()));
+            assert!(found.is_some_and(|x| x.ptr_eq(b)), "{k}");
+        }
+    }
+}
