@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use super::call::{settle, settle_classified, Completion};
 use super::core::{bump, Admission, Core};
 use super::outcome::Outcome;
-use super::permit::{judge_in, Drive, Outcome as Ended, Permit};
+use super::permit::{record_at_once, Drive, Outcome as Ended, Permit};
 
 /// How the first poll of a closed call went.
 pub(super) enum Polled<'a, T, E> {
@@ -97,9 +97,7 @@ pub(crate) fn success_at_once(core: &Core, gen: u64) {
         return Permit::new(core, Admission::Normal(gen)).finish(Ended::Success);
     }
     bump(&core.counters.succeeded);
-    if let Some(t) = core.window.record_success(|| core.clock().now()) {
-        judge_in(core, &core.window, false, gen, t);
-    }
+    record_at_once(core, &core.window, false, gen, false);
 }
 
 /// Records a panic of a call polled without a permit (`call.rs`'s closed path), as the

@@ -5,14 +5,16 @@
 //! success's too), `record_trial` (a trial's or probe's verdict), `record_sample` (a closed
 //! call's sample, or its in-flight slow sample completed), `mark_slow_in_flight` and
 //! `record_slow_at_bound` (the slow-in-flight ticket, and a refusal behind slow calls).
+//! Driving the call under its timers is `drive.rs`.
 
-use std::future::Future;
-use std::pin::Pin;
+mod drive;
+
+pub(crate) use drive::Drive;
+
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::time::{sleep_until, Instant, Sleep};
+use tokio::time::Instant;
 
 use super::core::{bump, Admission, Core};
 use super::half_open::{trial_timeout_of, Late, TrialEnd, TrialResult};
@@ -49,25 +51,6 @@ impl Outcome {
             Outcome::Failure | Outcome::TimedOut | Outcome::Panicked
         )
     }
-}
-
-/// Where a driven call is, kept by the caller beside the call (see [`Permit::poll_drive`]).
-pub(crate) enum Drive {
-    /// Not polled yet.
-    First,
-    /// Waited in its first poll; no timeout and no slow bound to watch.
-    Untimed,
-    /// Waited in its first poll, under a timer.
-    Timed(Timer),
-}
-
-/// The timer of a call that waits: the slow bound first (if any), then the timeout.
-pub(crate) struct Timer {
-    sleep: Pin<Box<Sleep>>,
-    /// Runs from the permit's `start`.
-    timeout: Option<Duration>,
-    watching_slow: bool,
-    live: bool,
 }
 
 pub(crate) struct Permit<'a> {
@@ -180,112 +163,6 @@ impl<'a> Permit<'a> {
     /// The slow bound of a normal call: a sample marked slow in flight takes it as its latency.
     fn slow_bound(&self) -> Duration {
         self.config().slow().map(|r| r.bound).unwrap_or_default()
-    }
-
-    /// Drives the call under its timeout and the slow-call watch, one poll at a time (the
-    /// caller keeps `drive` beside the pinned call, so the call's future is stored once).
-    ///
-    /// Returns `Err(after)` when the timeout elapsed: the caller then drops the call.
-    ///
-    /// The clock is read only once the first poll of the call returns `Pending`: a call that
-    /// answers within its first poll (a cache hit, a ready channel) never touches the clock
-    /// here and is recorded with a latency of zero, and its timers are never created. For a
-    /// call that waits, latency, slow bound and timeout run from the end of that first poll,
-    /// so they leave out its synchronous part (normally microseconds; on a paused clock,
-    /// nothing, since virtual time cannot move inside a poll). Like `tokio::time::timeout`,
-    /// a future that answers when first polled is never timed out.
-    pub(crate) fn poll_drive<F: Future>(
-        &mut self,
-        mut fut: Pin<&mut F>,
-        drive: &mut Drive,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<F::Output, Duration>> {
-        match drive {
-            Drive::First => {
-                if let Poll::Ready(v) = self.poll_call(fut, cx) {
-                    return Poll::Ready(Ok(v));
-                }
-                self.waited(drive, cx)
-            }
-            Drive::Untimed => self.poll_call(fut, cx).map(Ok),
-            Drive::Timed(t) => {
-                if let Poll::Ready(v) = self.poll_call(fut.as_mut(), cx) {
-                    return Poll::Ready(Ok(v));
-                }
-                self.poll_timer(t, cx)
-            }
-        }
-    }
-
-    /// The call returned `Pending` from its first poll: its timers start, and the timer is
-    /// polled (the call was just polled and holds this task's waker).
-    pub(crate) fn waited<T>(
-        &mut self,
-        drive: &mut Drive,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<T, Duration>> {
-        *drive = self.start_timing();
-        match drive {
-            Drive::Timed(t) => self.poll_timer(t, cx),
-            _ => Poll::Pending,
-        }
-    }
-
-    /// The call waited in its first poll: its time runs from now, under its timers.
-    fn start_timing(&mut self) -> Drive {
-        let start = Instant::now();
-        self.start = Some(start);
-        // A deadline past the clock's range is no deadline (`Instant + Duration` would panic).
-        let within = |d: &Duration| start.checked_add(*d).is_some();
-        let timeout = self.timeout().filter(within);
-        // Trials run to completion under `half_open_timeout` (they are what warms a cold
-        // dependency), so none is marked slow in flight; its latency is judged when it ends.
-        let slow = if self.trial {
-            None
-        } else {
-            self.config().slow().map(|r| r.bound)
-        };
-        let slow = slow
-            .filter(within)
-            .filter(|s| timeout.is_none_or(|t| *s < t));
-        if slow.is_none() && timeout.is_none() {
-            return Drive::Untimed;
-        }
-        let first = start + slow.or(timeout).unwrap_or_default();
-        // Boxed: only a call that waits under a timer pays for it (an allocation beside a
-        // call that waits), and the future every call moves stays smaller by a `Sleep`.
-        Drive::Timed(Timer {
-            sleep: Box::pin(sleep_until(first)),
-            timeout,
-            watching_slow: slow.is_some(),
-            live: true,
-        })
-    }
-
-    /// Polls the call's timer: the slow bound marks the call slow in flight, the timeout
-    /// ends it.
-    fn poll_timer<T>(&mut self, t: &mut Timer, cx: &mut Context<'_>) -> Poll<Result<T, Duration>> {
-        while t.live && t.sleep.as_mut().poll(cx).is_ready() {
-            if t.watching_slow {
-                t.watching_slow = false;
-                self.mark_slow_in_flight();
-                match (t.timeout, self.start) {
-                    (Some(d), Some(start)) => t.sleep.as_mut().reset(start + d),
-                    _ => t.live = false,
-                }
-            } else if let Some(d) = t.timeout {
-                return Poll::Ready(Err(d));
-            }
-        }
-        Poll::Pending
-    }
-
-    /// Polls the wrapped future with `in_poll` set; a panic skips the reset, so it stays set.
-    fn poll_call<F: Future>(&mut self, fut: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        self.in_poll = true;
-        let r = fut.poll(cx);
-        self.in_poll = false;
-        r
     }
 
     /// A call still running past the slow bound counts as slow now, so a dependency that
@@ -471,15 +348,7 @@ impl Permit<'_> {
         if !self.is_current() {
             return;
         }
-        let sample = Sample {
-            failed: false,
-            slow,
-            latency: Duration::ZERO,
-        };
-        let (_, totals) = self.window().record(|| core.clock().now(), sample);
-        if let Some(t) = totals {
-            self.judge(t);
-        }
+        record_at_once(core, self.window(), self.layer.is_some(), self.gen, slow);
     }
 
     /// A trial its caller dropped: freed if it was dropped before it was late, judged if the
@@ -504,10 +373,30 @@ impl Permit<'_> {
     }
 }
 
+/// A current success that answered within its first poll (latency zero), into `window`, judged
+/// if the window says so: the permit's `record_answered_at_once` and `closed.rs`'s permit-free
+/// path both end here.
+#[inline]
+pub(super) fn record_at_once(core: &Core, window: &Window, layered: bool, gen: u64, slow: bool) {
+    let now = || core.clock().now();
+    let totals = if slow {
+        let sample = Sample {
+            slow: true,
+            ..Sample::ANSWERED_AT_ONCE
+        };
+        window.record(now, sample).1
+    } else {
+        window.record_success(now)
+    };
+    if let Some(t) = totals {
+        judge_in(core, window, layered, gen, t);
+    }
+}
+
 /// Judges `t`, recorded into `window` by a call of generation `gen` (`layered`: admitted under
 /// live settings), unless a live change moved judging to another window since admission.
 #[inline]
-pub(super) fn judge_in(core: &Core, window: &Window, layered: bool, gen: u64, t: Totals) {
+fn judge_in(core: &Core, window: &Window, layered: bool, gen: u64, t: Totals) {
     if (layered || core.word().live())
         && !std::ptr::eq(window, core.with_window(|w| w as *const Window))
     {
