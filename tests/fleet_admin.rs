@@ -16,38 +16,29 @@ use serde_json::Value;
 
 const TOKEN: &str = "fleet-t0ken-of-16-bytes";
 
-async fn post(url: &str) -> (StatusCode, String) {
+async fn send(method: reqwest::Method, url: &str) -> (StatusCode, String) {
     let resp = Client::new()
-        .post(url)
+        .request(method, url)
         .header("authorization", format!("Bearer {TOKEN}"))
         .timeout(Duration::from_secs(10))
         .send()
         .await
         .unwrap();
     (resp.status(), resp.text().await.unwrap())
+}
+
+async fn post(url: &str) -> (StatusCode, String) {
+    send(reqwest::Method::POST, url).await
 }
 
 async fn delete(url: &str) -> (StatusCode, String) {
-    let resp = Client::new()
-        .delete(url)
-        .header("authorization", format!("Bearer {TOKEN}"))
-        .timeout(Duration::from_secs(10))
-        .send()
-        .await
-        .unwrap();
-    (resp.status(), resp.text().await.unwrap())
+    send(reqwest::Method::DELETE, url).await
 }
 
 async fn get(url: &str) -> String {
-    let resp = Client::new()
-        .get(url)
-        .header("authorization", format!("Bearer {TOKEN}"))
-        .timeout(Duration::from_secs(10))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::OK, "{url}");
-    resp.text().await.unwrap()
+    let (status, body) = send(reqwest::Method::GET, url).await;
+    assert_eq!(status, StatusCode::OK, "{url}");
+    body
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
