@@ -123,3 +123,54 @@ async fn a_timeout_alone_opens_on_a_dependency_slow_under_its_timeout() {
         .unwrap();
     assert!(given.config().slow().is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_alone_stays_open_while_answers_stay_slow_under_it_then_closes_once_fast() {
+    // Issue 26's "slow under the timeout": 2 s answers under a 3 s timeout, 20 calls a second.
+    // Opened on slowness alone, the derived trials (which pass by answering, for a provider
+    // that warms) are judged by the slow bound, so the breaker never closes while slow.
+    let b = Breaker::builder("derived-slow-stays-open")
+        .timeout(Duration::from_secs(3))
+        .build_detached()
+        .unwrap();
+    let slow = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let offer = |b: &Breaker| {
+        let (b, slow) = (b.clone(), slow.clone());
+        tokio::spawn(async move {
+            let _ = b
+                .call(async move {
+                    let d = if slow.load(Relaxed) { 2000 } else { 20 };
+                    sleep(d * MS).await;
+                    Ok::<(), ()>(())
+                })
+                .await;
+        });
+    };
+    let (mut opened, mut closed_while_slow) = (false, 0);
+    let mut last = b.state();
+    for _ in 0..20 * 180 {
+        offer(&b);
+        advance(50 * MS).await;
+        let now = b.state();
+        opened |= now == State::Open;
+        if opened && now == State::Closed && last != State::Closed {
+            closed_while_slow += 1;
+        }
+        last = now;
+    }
+    assert!(opened, "2 s answers open a breaker given a 3 s timeout");
+    assert_eq!(closed_while_slow, 0, "closed while every answer was slow");
+    // Fast again: the trials pass by the slow bound and the breaker closes.
+    slow.store(false, Relaxed);
+    let mut back = None;
+    for tick in 0..20 * 120 {
+        offer(&b);
+        advance(50 * MS).await;
+        if b.state() == State::Closed {
+            back = Some(tick as f64 / 20.0);
+            break;
+        }
+    }
+    let back = back.expect("closed within two minutes of healing");
+    assert!(back <= 60.0, "closed {back} s after healing");
+}

@@ -320,8 +320,6 @@ impl RawSettings {
         };
         // Given a call `timeout` and no window, judge the last calls: see
         // `defaults::DERIVED_WINDOW_CALLS`.
-        // Given a call `timeout` and no window, judge the last calls: see
-        // `defaults::DERIVED_WINDOW_CALLS`.
         let window_given =
             self.window.is_some() || self.window_calls.is_some() || self.min_calls.is_some();
         let window = match self.timeout {
@@ -372,6 +370,8 @@ impl RawSettings {
                     .max(timeout.unwrap_or_default()),
             }),
         };
+        let trials_answer =
+            given_half_open_slow.is_none() && given_rule.is_none() && slow.is_some();
         let half_open_slow = match given_half_open_slow {
             Some(t) if slow.is_none() => {
                 return Err(ConfigError::OutOfRange {
@@ -382,7 +382,9 @@ impl RawSettings {
             }
             // A derived slow rule judges trials by answering at all within the trial
             // timeout, so a provider that warms by serving requests recovers (seed 000).
-            None if given_rule.is_none() && slow.is_some() => ns(half_open_timeout.or(timeout)),
+            // (The runtime judges them by the slow bound after an opening on slowness alone:
+            // `Settings::trials_pass_by_answering`.)
+            None if trials_answer => ns(half_open_timeout.or(timeout)),
             t => ns(t),
         };
         let open_for = positive(Key::OpenFor, self.open_for.unwrap_or(defaults::OPEN_FOR))?;
@@ -446,7 +448,8 @@ impl RawSettings {
         };
         let probes_back_off = self.probe_every.is_none() && probe_every != 0;
         let derived = u8::from(probes_back_off) * crate::types::PROBES_BACK_OFF
-            + u8::from(given_rule.is_none() && slow.is_some()) * crate::types::REFUSALS_COUNT;
+            + u8::from(given_rule.is_none() && slow.is_some()) * crate::types::REFUSALS_COUNT
+            + u8::from(trials_answer) * crate::types::TRIALS_PASS_BY_ANSWERING;
         let ramp =
             ns(opt_positive(Key::Ramp, self.ramp)?.or(recovery.map(|_| defaults::DERIVED_RAMP)));
         Ok(Settings {

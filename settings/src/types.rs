@@ -9,6 +9,9 @@ pub(crate) const PROBES_BACK_OFF: u8 = 1;
 /// [`Settings`]' derived bit: the slow rule was derived from `timeout`, and a full bulkhead's
 /// refusal behind slow calls counts as slow.
 pub(crate) const REFUSALS_COUNT: u8 = 2;
+/// [`Settings`]' derived bit: `half_open_slow` was derived (the trial timeout), so trials pass
+/// by answering, except after an opening on slowness alone (the runtime's slow episode).
+pub(crate) const TRIALS_PASS_BY_ANSWERING: u8 = 4;
 
 /// How the closed-state window remembers calls.
 ///
@@ -129,7 +132,8 @@ pub struct Settings {
     /// What was derived from `timeout` that the runtime treats apart: bit [`PROBES_BACK_OFF`]
     /// (the probes are derived, so a slow or timed-out one backs the next off) and bit
     /// [`REFUSALS_COUNT`] (the slow rule is derived, so a full bulkhead's refusal behind slow
-    /// calls counts as slow).
+    /// calls counts as slow) and bit [`TRIALS_PASS_BY_ANSWERING`] (`half_open_slow` is derived:
+    /// see [`trials_pass_by_answering`](Self::trials_pass_by_answering)).
     #[cfg_attr(feature = "serde", serde(rename = "derived_bits"))]
     pub(crate) derived: u8,
 }
@@ -271,6 +275,30 @@ impl Settings {
     /// ```
     pub fn refusals_count_as_slow(&self) -> bool {
         self.derived & REFUSALS_COUNT != 0
+    }
+    /// Whether `half_open_slow` was derived from `timeout` (the trial timeout): trials then
+    /// pass by answering at all, so a provider that warms by serving requests gets the traffic
+    /// it needs (seed 000, back cold after an outage). The runtime makes one exception: after
+    /// the breaker opened on slowness alone (its slow-call rate, not failures), the dependency
+    /// was answering, only slowly, so its trials are judged by the slow rule's own bound until
+    /// the breaker closes. Without it, 2 s answers under a 3 s timeout passed every trial and
+    /// the breaker closed while slow again and again (issue 26's "slow under the timeout").
+    /// A `half_open_slow` given is always the trials' bound.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_settings::RawSettings;
+    /// let s = RawSettings::new().timeout(Duration::from_secs(3)).check().unwrap();
+    /// assert!(s.trials_pass_by_answering());
+    /// let card = RawSettings::new()
+    ///     .timeout(Duration::from_secs(3))
+    ///     .trip_p95(Duration::from_millis(500))
+    ///     .check()
+    ///     .unwrap();
+    /// assert!(!card.trials_pass_by_answering());
+    /// ```
+    pub fn trials_pass_by_answering(&self) -> bool {
+        self.derived & TRIALS_PASS_BY_ANSWERING != 0
     }
     /// Settings rebuilt by [`__validated`](Self::__validated) with what `check` derived from
     /// `timeout` (the bits of [`__derived_bits`](Self::__derived_bits)); generated code calls

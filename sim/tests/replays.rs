@@ -278,13 +278,7 @@ fn timelines_are_written_as_svg() {
 fn defaults_reach_every_target() {
     // Issue 26: each replay with the defaults (the timeout alone, or the card's line).
     let rows = &replays().defaults.rows;
-    let missed: Vec<_> = rows
-        .iter()
-        // The one known miss: a timeout alone judges trials by answering (seed 000 needs it),
-        // so 2 s answers under a 3 s timeout pass them; the card's line never closes.
-        .filter(|r| !r.met)
-        .filter(|r| r.replay != "slow under the timeout" || r.given != "timeout = 3s")
-        .collect();
+    let missed: Vec<_> = rows.iter().filter(|r| !r.met).collect();
     assert!(missed.is_empty(), "{missed:#?}");
     let semian = rows
         .iter()

@@ -38,7 +38,7 @@ use crate::clock::Clock;
 use crate::error::Rejection;
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 use crate::sync::{lock, Mutex};
 use crate::window::{Totals, Window};
 
@@ -105,6 +105,11 @@ pub(crate) struct Core {
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
     /// Bounded by calls in flight, so `u32`.
     slow_in_flight: AtomicU32,
+    /// Set from an opening on slowness alone until the breaker closes: the dependency answered,
+    /// slowly, so trials that would pass by answering are judged by the slow bound
+    /// (`Core::trial_slow_bound`). Written under `rare`'s lock as states are entered; read by
+    /// a trial as it ends. In what was `slow_in_flight`'s padding.
+    slow_episode: AtomicBool,
     pub(crate) window: Window,
     /// A candidate configuration judged beside this one (issue 29, `shadow.rs`).
     pub(crate) shadow: ShadowSlot,
@@ -148,6 +153,7 @@ impl Core {
             counters: Counters::default(),
             events,
             slow_in_flight: AtomicU32::new(0),
+            slow_episode: AtomicBool::new(false),
             shadow: ShadowSlot::default(),
             live: Live::new(),
         }
@@ -205,6 +211,11 @@ impl Core {
     }
 
     /// This breaker's calls in flight already marked slow.
+    /// Whether the breaker opened on slowness alone and has not closed since.
+    pub(crate) fn slow_episode(&self) -> bool {
+        self.slow_episode.load(Relaxed)
+    }
+
     pub(crate) fn slow_in_flight(&self) -> u64 {
         u64::from(self.slow_in_flight.load(Relaxed))
     }
@@ -393,6 +404,14 @@ impl Core {
                 self.enter_open(period, now);
                 bump(&self.counters.times_opened);
                 self.stuck.begin_unless_unhealthy(now);
+                // Trials that fail keep the episode what its opening made it.
+                match reason {
+                    Reason::SlowRate { .. } => self.slow_episode.store(true, Relaxed),
+                    Reason::FailureRate { .. } | Reason::Quorum { .. } => {
+                        self.slow_episode.store(false, Relaxed)
+                    }
+                    _ => {}
+                }
             }
             State::HalfOpen => rare.episode = Episode::default(),
             State::Closed => {
@@ -403,6 +422,7 @@ impl Core {
                     rare.opened_in_a_row = 0;
                 }
                 self.stuck.end();
+                self.slow_episode.store(false, Relaxed);
             }
             // A forced state is an operator's override: held past `alert_after` it is stuck too,
             // counted from the moment it was forced.
@@ -410,6 +430,7 @@ impl Core {
         }
         if *reason == Reason::Reset {
             rare.opened_in_a_row = 0;
+            self.slow_episode.store(false, Relaxed);
         }
         if ramps {
             cur.next_ramping()

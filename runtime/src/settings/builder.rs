@@ -117,7 +117,9 @@ impl BreakerBuilder {
         half_open_timeout(d: Duration);
         /// The latency at which a half-open trial counts as slow (default: the slow rule's
         /// bound; under the slow rule derived from `timeout`, the trial timeout: a trial that
-        /// answers passes, so a dependency that warms by serving requests recovers).
+        /// answers passes, so a dependency that warms by serving requests recovers, except
+        /// after the breaker opened on slowness alone, when trials are judged by the rule's own
+        /// bound: that dependency was answering, only slowly, and would pass them while slow).
         /// Half-open judges trials by the whole rule, slow calls included; a dependency that warms
         /// up by serving requests answers slowly at first, so a looser bound here lets it recover
         /// while a still-slow one keeps the breaker open. Needs a slow rule (`slow`, `trip_pNN`).

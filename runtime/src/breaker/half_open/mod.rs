@@ -113,6 +113,21 @@ impl Core {
     }
 }
 
+impl Core {
+    /// The latency at which a trial or probe under settings `c` counts as slow: the settings'
+    /// trial bound (`half_open_slow`, else the slow rule's), except that trials that pass by
+    /// answering (a `half_open_slow` derived from `timeout`, for a provider that warms by
+    /// serving) are judged by the slow rule's bound after an opening on slowness alone: that
+    /// dependency was answering, only slowly, and would pass every trial while as slow.
+    pub(crate) fn trial_slow_bound(&self, c: &BreakerConfig) -> Option<Duration> {
+        let s = c.settings();
+        if s.trials_pass_by_answering() && self.slow_episode() {
+            return s.slow().map(|r| r.bound);
+        }
+        s.half_open_slow()
+    }
+}
+
 /// The timeout of a trial under settings `c`: a trial's permit asks with the settings that
 /// admitted it, so a live change does not move the timeout of a trial in flight.
 pub(crate) fn trial_timeout_of(c: &BreakerConfig) -> Duration {

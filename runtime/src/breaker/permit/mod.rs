@@ -268,11 +268,13 @@ impl<'a> Permit<'a> {
             }
             Outcome::Cancelled => self.abandoned_trial(),
             _ => {
-                // Slow by the trial bound (`half_open_slow`, else the slow rule's), as closed
-                // judges by its own: a timed-out trial is slow too.
+                // Slow by the trial bound (`Core::trial_slow_bound`), as closed judges by
+                // its own: a timed-out trial is slow too.
                 let latency = self.start.map(|s| s.elapsed()).unwrap_or_default();
                 let slow = outcome == Outcome::TimedOut
-                    || self.config().half_open_slow().is_some_and(|b| latency >= b);
+                    || core
+                        .trial_slow_bound(self.config())
+                        .is_some_and(|b| latency >= b);
                 if slow {
                     bump(&core.counters.slow);
                 }
@@ -362,7 +364,10 @@ impl Permit<'_> {
         let ran = Instant::now().saturating_duration_since(start);
         let late = if ran >= trial_timeout_of(self.config()) {
             Late::TimedOut
-        } else if self.config().half_open_slow().is_some_and(|b| ran >= b) {
+        } else if core
+            .trial_slow_bound(self.config())
+            .is_some_and(|b| ran >= b)
+        {
             Late::Slow
         } else {
             return TrialEnd::Released;
