@@ -94,12 +94,16 @@ impl Breaker {
     }
 
     /// The current state (a forced state whose time ran out ends here, see
-    /// [`force_open_for`](Breaker::force_open_for)).
+    /// [`force_open_for`](Breaker::force_open_for), and so does a half-open whose verdict is
+    /// due, such as one short of its `half_open_calls` at its bound, which reopens).
     pub fn state(&self) -> State {
         let w = self.0.word();
-        if matches!(w.state(), State::ForcedOpen | State::ForcedClosed)
-            && self.0.expire_force(w, self.0.clock().now())
-        {
+        let moved = match w.state() {
+            State::ForcedOpen | State::ForcedClosed => self.0.expire_force(w, self.0.clock().now()),
+            State::HalfOpen => self.0.judge_due(w, self.0.clock().now()),
+            _ => false,
+        };
+        if moved {
             return self.0.state();
         }
         w.state()
