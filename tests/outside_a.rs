@@ -394,6 +394,44 @@ async fn a_keyed_method_classifies_per_key() {
     assert_eq!(two.state, State::Open);
 }
 
+/// A client behind a trait object, as `#[async_trait]` leaves it.
+#[async_trait::async_trait]
+trait Orders: Send + Sync {
+    async fn status(&self, r: Result<u16, ApiError>) -> Result<u16, ApiError>;
+}
+
+struct HttpOrders;
+
+#[async_trait::async_trait]
+impl Orders for HttpOrders {
+    #[breaker(
+        name = "oa-dyn",
+        window_calls = 2,
+        min_calls = 2,
+        ignore = invalid,
+        failure_if_ok = server_error
+    )]
+    async fn status(&self, r: Result<u16, ApiError>) -> Result<u16, ApiError> {
+        r
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_trait_object_classifies_like_a_free_fn() {
+    let orders: Box<dyn Orders> = Box::new(HttpOrders);
+    for _ in 0..3 {
+        orders.status(Err(ApiError::Invalid)).await.unwrap_err();
+    }
+    assert_eq!(orders.status(Ok(503)).await, Ok(503));
+    let m = metrics("oa-dyn");
+    assert_eq!(
+        (m.state, m.window_calls, m.ignored, m.failed),
+        (State::Closed, 1, 3, 1)
+    );
+    orders.status(Ok(500)).await.unwrap();
+    assert_eq!(metrics("oa-dyn").state, State::Open);
+}
+
 // --- Issue 31: the builder and tower -----------------------------------------------------
 
 fn classify(r: &Result<u16, ApiError>) -> Outcome {
