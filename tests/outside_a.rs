@@ -466,6 +466,45 @@ async fn the_builder_classifies_like_the_attribute() {
     assert_eq!(b.state(), State::Open);
 }
 
+/// The builder with a bulkhead classifies too, and a full bulkhead is never a failure.
+#[tokio::test(start_paused = true)]
+async fn the_builder_with_a_bulkhead_classifies_like_the_attribute() {
+    let b = Breaker::builder("oa-builder-in")
+        .window_calls(2)
+        .min_calls(2)
+        .build()
+        .unwrap();
+    let pool = fusebox::Bulkhead::builder("oa-builder-in")
+        .pool(1)
+        .build()
+        .unwrap();
+    let c = b
+        .call_classified_in(&pool, async { Err(ApiError::Invalid) }, classify)
+        .await;
+    assert!(matches!(c, Completion::Ignored(ApiError::Invalid)));
+    let held = pool.acquire().await.unwrap();
+    let c = b
+        .call_classified_in(&pool, async { Ok(503) }, classify)
+        .await;
+    assert!(matches!(
+        c,
+        Completion::Failed(Error::Rejected(Rejection::Full { .. }))
+    ));
+    drop(held);
+    let m = b.metrics();
+    assert_eq!(
+        (m.window_calls, m.ignored, m.failed, m.rejected_by_bulkhead),
+        (0, 1, 0, 1)
+    );
+    for _ in 0..2 {
+        let c = b
+            .call_classified_in(&pool, async { Ok(503) }, classify)
+            .await;
+        assert!(matches!(c, Completion::Ok(503)));
+    }
+    assert_eq!(b.state(), State::Open);
+}
+
 #[tokio::test(start_paused = true)]
 async fn tower_classifies_like_the_attribute() {
     use fusebox::tower::{BreakerLayer, Classified};
