@@ -94,8 +94,8 @@ impl Breaker {
     }
 
     /// The current state (a forced state whose time ran out ends here, see
-    /// [`force_open_for`](Breaker::force_open_for), and so does a half-open whose verdict is
-    /// due, such as one short of its `half_open_calls` at its bound, which reopens).
+    /// [`force_open_for`](Breaker::force_open_for), and a half-open still short of its
+    /// `half_open_calls` at its bound reopens here).
     pub fn state(&self) -> State {
         let w = self.0.word();
         let moved = match w.state() {
