@@ -322,6 +322,31 @@ async fn a_half_open_short_of_its_trials_reopens_at_the_bound() {
     assert_eq!(bounded_trial(Ok(200)).await, Err(ApiError::Refused));
 }
 
+#[breaker(
+    name = "oa-half-open-long-trials",
+    window_calls = 2,
+    min_calls = 2,
+    open_for = "1s",
+    half_open_calls = 2,
+    half_open_timeout = "45s"
+)]
+async fn long_trial(r: Result<u16, ApiError>) -> Result<u16, ApiError> {
+    r
+}
+
+/// With a trial timeout longer than 30 s, the bound is the trial timeout: a trial admitted
+/// first gets its whole time.
+#[tokio::test(start_paused = true)]
+async fn the_half_open_bound_is_the_trial_timeout_when_longer() {
+    let name = "oa-half-open-long-trials";
+    open_then_half_open(name, long_trial).await;
+    long_trial(Ok(200)).await.unwrap();
+    advance(secs(44)).await;
+    assert_eq!(registry().breaker(name).unwrap().state(), State::HalfOpen);
+    advance(secs(1)).await;
+    assert_eq!(registry().breaker(name).unwrap().state(), State::Open);
+}
+
 // --- Issue 31: forced closed -------------------------------------------------------------
 
 #[tokio::test(start_paused = true)]
