@@ -102,16 +102,19 @@ pub mod settings {
     };
 }
 
-/// What a call made without the attributes returns or holds: the three-way outcome of
-/// [`Breaker::call_filtered`] and a bulkhead's permit.
+/// What a call made without the attributes returns or holds: the [`Completion`] of
+/// [`Breaker::call_filtered`] and [`Breaker::call_classified`], the [`Outcome`] a classifier
+/// gives (success, failure or ignored), and a bulkhead's permit.
 ///
 /// ```
 /// use fusebox::{call::Completion, Breaker};
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let b = Breaker::builder("call-doc").build_detached().unwrap();
-/// // A 404 is the dependency answering, not failing: the call is ignored.
+/// // A 404 is the dependency answering, not failing: a success for the window, and the
+/// // error goes back to the caller as is (no fallback).
 /// let c = b.call_filtered(async { Err::<(), u16>(404) }, |status| *status >= 500).await;
 /// assert!(matches!(c, Completion::Ignored(404)));
+/// assert_eq!((b.metrics().window_calls, b.metrics().failed), (1, 0));
 /// # }
 /// ```
 pub mod call {

@@ -78,6 +78,11 @@ fn wrapped_body(v: &Valid<'_>, names: &Names, pv: &TokenStream) -> TokenStream {
             name: retry_name(v, &default_name),
             breaker: breaker.as_ref().map(|b| &b.handle),
             bulkhead: bulkhead.as_ref().map(|b| &b.handle),
+            classify: classifier(
+                v.breaker.as_ref(),
+                &failure_predicate(v.breaker.as_ref()),
+                pv,
+            ),
             failure: failure_predicate(v.breaker.as_ref()),
             call,
             value: &names.value,
@@ -192,7 +197,20 @@ fn classifier(
         quote::format_ident!("__fusebox_failure_if_ok"),
     );
     // Inline in the call, so each closure gets its signature from `Outcome::of`.
-    Some(quote!(|__fusebox_r: &_| #pv::Outcome::of(__fusebox_r, #ignore, #failure, #if_ok)))
+    let outcome = quote!(#pv::Outcome::of(__fusebox_r, #ignore, #failure, #if_ok));
+    if b.stale_for.is_none() || b.failure_if_ok.is_none() {
+        return Some(quote!(|__fusebox_r: &_| #outcome));
+    }
+    // With `stale_for`, an `Ok` counted as a failure is flagged, so it is not kept as the
+    // last good value (`stale::Stale::wrap_ok`).
+    let flag = crate::stale::ok_failed_flag();
+    Some(quote!(|__fusebox_r: &_| {
+        let __fusebox_o = #outcome;
+        if __fusebox_o == #pv::Outcome::Failure && ::core::result::Result::is_ok(__fusebox_r) {
+            #flag.store(true, ::core::sync::atomic::Ordering::Relaxed);
+        }
+        __fusebox_o
+    }))
 }
 
 /// The arm of each `Completion`, with the stale cache's setup when there is one.

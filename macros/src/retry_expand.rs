@@ -21,6 +21,9 @@ pub struct Pieces<'a> {
     pub breaker: Option<&'a TokenStream>,
     pub bulkhead: Option<&'a TokenStream>,
     pub failure: TokenStream,
+    /// The three-way classifier when `ignore` or `failure_if_ok` is given: each attempt is
+    /// classified as the call without a retry is.
+    pub classify: Option<TokenStream>,
     pub call: TokenStream,
     pub value: &'a Ident,
     pub err: &'a Ident,
@@ -196,7 +199,10 @@ fn attempt(p: &Pieces<'_>) -> TokenStream {
     let k = some(p.bulkhead);
     let failure = &p.failure;
     match (p.breaker, p.bulkhead) {
-        (Some(b), _) => quote!(#pv::run(#b, #k, __fusebox_call, #failure)),
+        (Some(b), _) => match &p.classify {
+            Some(classify) => quote!(#pv::run_classified(#b, #k, __fusebox_call, #classify)),
+            None => quote!(#pv::run(#b, #k, __fusebox_call, #failure)),
+        },
         (None, Some(_)) => quote!(#pv::run_bulkhead(#k, __fusebox_call)),
         (None, None) => quote!(__fusebox_call),
     }

@@ -19,6 +19,8 @@ pub struct Stale {
     stale: syn::Ident,
     served: TokenStream,
     pv: TokenStream,
+    /// `failure_if_ok` given: an `Ok` it counts as a failure is not a good value to keep.
+    failure_if_ok: bool,
 }
 
 /// The stale cache and key of a call site with `stale_for`; `handle` is the `&Breaker`.
@@ -36,9 +38,18 @@ pub fn expand(
     let key_expr = key_expr(sig, b, pv);
     Stale {
         // Before the body: the key is taken from the arguments before the body consumes them.
-        setup: quote! {
-            let #cache = #site;
-            let #key = #key_expr;
+        setup: {
+            // Set by the classifier when `failure_if_ok` counts the `Ok` as a failure: the
+            // predicate runs once, so a wrong signature is one error (`expand::classifier`).
+            let flag = b.failure_if_ok.as_ref().map(|_| {
+                let flag = ok_failed_flag();
+                quote!(let #flag = ::core::sync::atomic::AtomicBool::new(false);)
+            });
+            quote! {
+                let #cache = #site;
+                let #key = #key_expr;
+                #flag
+            }
         },
         served: served(out, b, &stale, pv),
         cache,
@@ -46,7 +57,14 @@ pub fn expand(
         handle: handle.clone(),
         stale,
         pv: pv.clone(),
+        failure_if_ok: b.failure_if_ok.is_some(),
     }
+}
+
+/// The flag a call with `stale_for` and `failure_if_ok` raises when its `Ok` was counted as
+/// a failure: `wrap_ok` then keeps no value.
+pub fn ok_failed_flag() -> syn::Ident {
+    format_ident!("__fusebox_ok_failed", span = Span::mixed_site())
 }
 
 /// The call site's cache, a static made once with the limits of the arguments.
@@ -133,12 +151,25 @@ fn part(arg: &TokenStream, span: Span, pv: &TokenStream) -> TokenStream {
 }
 
 impl Stale {
-    /// An `Ok` value is remembered, then answered as before.
+    /// An `Ok` value is remembered, then answered as before; one that `failure_if_ok` counted
+    /// as a failure (a 503 inside `Ok`, flagged by the classifier: [`ok_failed_flag`]) is
+    /// answered as is but not remembered: it is not a last good value.
     pub fn wrap_ok(&self, on_ok: TokenStream) -> TokenStream {
         let (pv, cache, key, handle) = (&self.pv, &self.cache, &self.key, &self.handle);
         let value = format_ident!("__fusebox_value", span = Span::mixed_site());
+        let put = quote!(#pv::stale_put(&#cache, #handle, #key, &#value););
+        let put = if self.failure_if_ok {
+            let flag = ok_failed_flag();
+            quote! {
+                if !#flag.load(::core::sync::atomic::Ordering::Relaxed) {
+                    #put
+                }
+            }
+        } else {
+            put
+        };
         quote! {{
-            #pv::stale_put(&#cache, #handle, #key, &#value);
+            #put
             #on_ok
         }}
     }

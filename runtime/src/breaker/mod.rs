@@ -94,12 +94,16 @@ impl Breaker {
     }
 
     /// The current state (a forced state whose time ran out ends here, see
-    /// [`force_open_for`](Breaker::force_open_for)).
+    /// [`force_open_for`](Breaker::force_open_for), and a half-open still short of its
+    /// `half_open_calls` at its bound reopens here).
     pub fn state(&self) -> State {
         let w = self.0.word();
-        if matches!(w.state(), State::ForcedOpen | State::ForcedClosed)
-            && self.0.expire_force(w, self.0.clock().now())
-        {
+        let moved = match w.state() {
+            State::ForcedOpen | State::ForcedClosed => self.0.expire_force(w, self.0.clock().now()),
+            State::HalfOpen => self.0.judge_due(w, self.0.clock().now()),
+            _ => false,
+        };
+        if moved {
             return self.0.state();
         }
         w.state()
@@ -338,6 +342,39 @@ impl Breaker {
         F: Future<Output = Result<T, E>>,
     {
         run(&self.0, Some(bulkhead), fut, |_| true, AsResult)
+    }
+
+    /// [`call_classified`](Breaker::call_classified) with a bulkhead, in the order of
+    /// [`call_in`](Breaker::call_in): breaker admission, then a bulkhead slot, then the call,
+    /// classified by `classify` as the attribute's `ignore` and `failure_if_ok` would. A full
+    /// bulkhead is never a failure, whatever `classify` says.
+    ///
+    /// ```
+    /// # use fusebox_runtime::{Breaker, Bulkhead, Completion, Outcome};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let b = Breaker::builder("classified-in").build_detached().unwrap();
+    /// let pool = Bulkhead::builder("classified-in").pool(2).build_detached().unwrap();
+    /// let ignore_errors = |r: &Result<u16, &str>| match r {
+    ///     Ok(s) if *s >= 500 => Outcome::Failure,
+    ///     Ok(_) => Outcome::Success,
+    ///     Err(_) => Outcome::Ignored,
+    /// };
+    /// let c = b.call_classified_in(&pool, async { Err("refused locally") }, ignore_errors).await;
+    /// assert!(matches!(c, Completion::Ignored("refused locally")));
+    /// assert_eq!((b.metrics().ignored, b.metrics().window_calls), (1, 0));
+    /// # }
+    /// ```
+    pub fn call_classified_in<'a, T, E, F, C>(
+        &'a self,
+        bulkhead: &'a Bulkhead,
+        fut: F,
+        classify: C,
+    ) -> impl Future<Output = Completion<T, E>> + use<'a, T, E, F, C>
+    where
+        F: Future<Output = Result<T, E>>,
+        C: FnOnce(&Result<T, E>) -> Outcome,
+    {
+        run_classified(&self.0, Some(bulkhead), fut, classify)
     }
 
     /// True when both handles drive the same state machine.

@@ -202,6 +202,9 @@ impl BreakerMetrics {
         let now = core.clock().now();
         // A forced state whose time ran out ends before it is reported (no timer task).
         core.expire_force(core.word(), now);
+        // A half-open whose verdict is due (short of its trials at the bound) is reported as
+        // judged, not as waiting for the next caller.
+        core.judge_due(core.word(), now);
         core.settle_ramp(now);
         let c = &core.counters;
         let load = |a: &AtomicU64| a.load(Relaxed);

@@ -96,7 +96,8 @@ impl BreakerBuilder {
         /// (`fusebox_settings::defaults::DERIVED_*`, each justified from the replays there):
         /// the last 100 calls as the window; a slow rule at half the timeout (unless a
         /// window, threshold or slow rule was given); and, when no recovery setting was given
-        /// (`open_for`, `backoff`, `half_open_*` but the timeout, `probe_every`, `ramp`),
+        /// (`open_for`, `backoff`, `half_open_pct`, `half_open_window`, `half_open_calls`,
+        /// `probe_every`, `ramp`; not `half_open_timeout` nor `half_open_slow`),
         /// trials under 4 × the timeout, a probe every second while open that backs off
         /// while the dependency hangs, a 2 s half-open window, a 5 s ramp, and open periods
         /// doubling up to an hour. Every setting given keeps its exact meaning.

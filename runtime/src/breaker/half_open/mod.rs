@@ -48,6 +48,35 @@ impl Core {
         Some(Err(self.rejection(State::HalfOpen, None)))
     }
 
+    /// Reopens a half-open with `half_open_calls` that is short of its trials at its bound
+    /// without waiting for a caller, so that [`state`] and the metrics report it reopened
+    /// (issue 31), as a lapsed forced state ends when looked at. True if the state moved.
+    /// A sampled half-open is still judged by the next caller, or trial, after its window.
+    ///
+    /// [`state`]: crate::breaker::Breaker::state
+    pub(crate) fn judge_due(&self, w: Word, now: u64) -> bool {
+        if w.state() != State::HalfOpen
+            || !matches!(self.config().half_open(), HalfOpenPolicy::Calls(_))
+        {
+            return false;
+        }
+        let mut rare = lock(&self.rare);
+        let cur = self.word();
+        if cur != w {
+            return false;
+        }
+        let Some(v) = rare
+            .episode
+            .verdict(self.in_state_for(now), self.trial_rule())
+        else {
+            return false;
+        };
+        let event = self.apply_verdict(&mut rare, cur, v, now);
+        drop(rare);
+        self.events.emit(event);
+        true
+    }
+
     /// What half-open judges its trials by: the breaker's whole rule.
     pub(super) fn trial_rule(&self) -> Rule {
         let c = self.config();
