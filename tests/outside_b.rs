@@ -1,0 +1,514 @@
+//! Issues 29 (settings outside the code: overrides, live changes, shadow settings) and 32
+//! (fleet mode under faults), tested as a user reads them: through the facade's public API,
+//! the admin router over real HTTP on loopback and a real `redis-server`.
+//!
+//! The tests share the process's registry (each uses names of its own) and one fleet per
+//! process (the fleet tests take turns). Paused-clock tests make no IO; real sockets run on
+//! real time, where every wait has a deadline and polls.
+#![cfg(all(feature = "admin", feature = "redis", feature = "serde"))]
+
+mod fleet_support;
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use fleet_support::{within, RedisServer};
+use fusebox::fleet::{self, FleetConfig, FleetError, LinkFault};
+use fusebox::settings::{GuardKind, Overrides, Source};
+use fusebox::{breaker, bulkhead, registry, Breaker, Bulkhead, Rejection, State};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq)]
+enum DepError {
+    Down,
+    Refused(Rejection),
+}
+
+impl From<Rejection> for DepError {
+    fn from(r: Rejection) -> Self {
+        DepError::Refused(r)
+    }
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// `(value, source)` of `key` among settings in force.
+fn in_force(settings: &[fusebox::settings::SettingInForce], key: &str) -> (String, Source) {
+    let s = settings
+        .iter()
+        .find(|s| s.key == key)
+        .unwrap_or_else(|| panic!("no `{key}` in {settings:?}"));
+    (s.value.clone(), s.source)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 29: live changes over overrides given at start.
+
+#[breaker(name = "ob-ship", timeout = "300ms")]
+async fn ship(takes: Duration) -> Result<(), DepError> {
+    tokio::time::sleep(takes).await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_live_change_that_expires_gives_back_the_start_overrides_not_the_codes_values() {
+    let o = Overrides::from_vars([("FUSEBOX_BREAKER_SHIP", "ob-ship; timeout=1s")]).unwrap();
+    registry().apply_overrides(&o).unwrap();
+    let b = registry().breaker("ob-ship").unwrap();
+    ship(ms(800)).await.unwrap();
+    b.change_settings(
+        [("timeout", "2s")],
+        Source::Admin,
+        Some(Duration::from_secs(10)),
+    )
+    .unwrap();
+    assert_eq!(
+        in_force(&b.settings_in_force(), "timeout"),
+        ("2s".into(), Source::Admin)
+    );
+    ship(ms(1500)).await.unwrap();
+    tokio::time::advance(Duration::from_secs(10)).await;
+    // The change has lapsed: the environment's 1 s is back, not the code's 300 ms.
+    assert!(matches!(
+        ship(ms(1500)).await,
+        Err(DepError::Refused(Rejection::TimedOut { .. }))
+    ));
+    ship(ms(800)).await.unwrap();
+    assert_eq!(
+        in_force(&b.settings_in_force(), "timeout"),
+        ("1s".into(), Source::Env)
+    );
+    assert!(!b.clear_settings_change(), "nothing left to end");
+    assert_eq!(b.config_in_force().timeout(), Some(Duration::from_secs(1)));
+}
+
+#[bulkhead(name = "ob-pool", pool = 1, max_wait = "5s")]
+async fn pooled(takes: Duration) -> Result<(), DepError> {
+    tokio::time::sleep(takes).await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_larger_pool_given_live_admits_a_waiter_at_once_and_the_codes_pool_returns_on_expiry() {
+    let b = registry().bulkhead("ob-pool").unwrap();
+    let holder = tokio::spawn(pooled(Duration::from_secs(60)));
+    tokio::time::sleep(ms(1)).await;
+    let started = tokio::time::Instant::now();
+    let waiter = tokio::spawn(pooled(ms(10)));
+    tokio::time::sleep(ms(100)).await;
+    assert!(!waiter.is_finished(), "one slot, held: the second waits");
+    b.change_settings(
+        [("pool", "2")],
+        Source::Admin,
+        Some(Duration::from_secs(30)),
+    )
+    .unwrap();
+    waiter.await.unwrap().unwrap();
+    assert!(
+        started.elapsed() < ms(200),
+        "admitted when the pool grew, not after max_wait: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(b.pool(), 2);
+    assert_eq!(
+        in_force(&b.settings_in_force(), "pool"),
+        ("2".into(), Source::Admin)
+    );
+    tokio::time::advance(Duration::from_secs(31)).await;
+    tokio::task::yield_now().await;
+    assert_eq!(b.pool(), 1, "the code's pool is back on expiry");
+    assert_eq!(
+        in_force(
+            &fusebox::metrics().bulkhead("ob-pool").unwrap().settings,
+            "pool"
+        ),
+        ("1".into(), Source::Code)
+    );
+    holder.abort();
+}
+
+#[tokio::test]
+async fn one_override_that_gives_a_key_twice_is_refused_as_the_attribute_refuses_it() {
+    Breaker::builder("ob-twice").build().unwrap();
+    let o = Overrides::from_vars([("FUSEBOX_BREAKER", "ob-twice; timeout=1s; timeout=2s")]);
+    let e = match o {
+        Err(e) => e,
+        Ok(o) => registry()
+            .apply_overrides(&o)
+            .expect_err("a key given twice: which one did the operator mean?"),
+    };
+    assert_eq!((e.name.as_str(), e.key.as_str()), ("ob-twice", "timeout"));
+    let text = e.to_string();
+    assert!(
+        text.contains("ob-twice") && text.contains("timeout"),
+        "{text}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 29 through the admin router, over real HTTP on loopback.
+
+const TOKEN: &str = "outside-b-token-0123456789";
+
+async fn serve() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = fusebox::admin::router(TOKEN)
+        .unwrap()
+        .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+async fn http(method: Method, url: &str) -> (StatusCode, String) {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let resp = client
+        .request(method, url)
+        .header("authorization", format!("Bearer {TOKEN}"))
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    (status, resp.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_live_change_over_http_is_a_400_naming_the_key_the_value_and_the_reason() {
+    Breaker::builder("ob-http-bad").build().unwrap();
+    Bulkhead::builder("ob-http-bad-pool")
+        .pool(4)
+        .build()
+        .unwrap();
+    let base = serve().await;
+    for (path, key, value, reason) in [
+        (
+            "breaker/ob-http-bad?timeout=soon",
+            "timeout",
+            "soon",
+            "duration",
+        ),
+        (
+            "breaker/ob-http-bad?failure_rate=0",
+            "failure_rate",
+            "0",
+            "range",
+        ),
+        ("breaker/ob-http-bad?timout=2s", "timout", "", "unknown"),
+        ("bulkhead/ob-http-bad-pool?pool=0", "pool", "0", "range"),
+    ] {
+        let (status, body) = http(Method::POST, &format!("{base}/settings/{path}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
+        for word in [key, value, reason] {
+            assert!(body.contains(word), "{path}: `{word}` in {body}");
+        }
+    }
+    let b = registry().breaker("ob-http-bad").unwrap();
+    assert!(
+        b.settings_in_force()
+            .iter()
+            .all(|s| s.source == Source::Code),
+        "a refused change changes nothing"
+    );
+    for (path, want) in [
+        (
+            "breaker/ob-http-bad?failure_rate=80&for=0s",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "breaker/ob-http-bad?failure_rate=80&for=later",
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "breaker/ob-http-nobody?failure_rate=80",
+            StatusCode::NOT_FOUND,
+        ),
+        ("breaker/ob-http-bad", StatusCode::BAD_REQUEST),
+    ] {
+        let (status, body) = http(Method::POST, &format!("{base}/settings/{path}")).await;
+        assert_eq!(status, want, "{path}: {body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shadow_promoted_over_http_is_in_force_and_the_answer_says_so() {
+    let b = Breaker::builder("ob-http-shadow")
+        .window_calls(10)
+        .min_calls(5)
+        .build()
+        .unwrap();
+    let base = serve().await;
+    let (status, body) = http(
+        Method::POST,
+        &format!("{base}/shadow/set/ob-http-shadow?failure_rate=20&by=alice"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    for i in 0..10 {
+        let _ = b
+            .call(async move {
+                if i % 5 == 4 {
+                    Err("boom")
+                } else {
+                    Ok(())
+                }
+            })
+            .await;
+    }
+    assert_eq!(b.state(), State::Closed, "the live breaker refused nothing");
+    let (_, shown) = http(Method::GET, &format!("{base}/breakers/ob-http-shadow")).await;
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(shown["shadow"]["state"], "open", "{shown}");
+    let (_, prom) = http(Method::GET, &format!("{base}/metrics")).await;
+    assert!(
+        prom.lines()
+            .any(|l| l.starts_with("fusebox_shadow_") && l.contains("ob-http-shadow")),
+        "{prom}"
+    );
+
+    let (status, body) = http(
+        Method::POST,
+        &format!("{base}/shadow/promote/ob-http-shadow?by=alice"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(b.config_in_force().failure_rate(), 20);
+    assert_eq!(
+        in_force(&b.settings_in_force(), "failure_rate"),
+        ("20".into(), Source::Admin)
+    );
+    // What the operator reads must match what happened.
+    assert!(
+        !body.contains("unchanged"),
+        "the promote answer says the live settings are unchanged, yet they changed: {body}"
+    );
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let rate = answer["settings"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["key"] == "failure_rate"))
+        .unwrap_or_else(|| panic!("the settings now in force in {answer}"));
+    assert_eq!(
+        (&rate["value"], &rate["source"]),
+        (&"20".into(), &"admin".into())
+    );
+    // The code's settings come back as after any live change.
+    let (status, _) = http(
+        Method::DELETE,
+        &format!("{base}/settings/breaker/ob-http-shadow"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(b.config_in_force().failure_rate(), 50);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 32 (and 29's fleet side): fleet mode under faults, against a real redis-server.
+
+/// One fleet per process: each fleet test holds this while it is joined.
+fn turn() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn link_down<T: std::fmt::Debug>(r: Result<T, FleetError>) -> LinkFault {
+    match r {
+        Err(FleetError::LinkDown { cause }) => cause,
+        other => panic!("expected FleetError::LinkDown, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_kind_of_send_at_once_after_redis_is_killed_is_the_one_documented_error() {
+    let _turn = turn();
+    let Some(mut redis) = RedisServer::start("ob-kill") else {
+        return;
+    };
+    runtime().block_on(async {
+        Breaker::builder("ob-fleet-pay").build().unwrap();
+        Bulkhead::builder("ob-fleet-pool").pool(4).build().unwrap();
+        let base = serve().await;
+        // A long heartbeat: the task does not look at Redis again during the test, so every
+        // send meets the fault before the link is marked down (the issue's first second).
+        let config =
+            FleetConfig::new(redis.url(), "obkill", "pod-1").heartbeat(Duration::from_secs(10));
+        let fleet = fleet::join(config).await.unwrap();
+        assert_eq!(fleet.status().link, fleet::LinkState::Up);
+        redis.kill();
+        let minute = Duration::from_secs(60);
+        let t = Instant::now();
+        let settings = fleet
+            .change_settings(
+                GuardKind::Breaker,
+                "ob-fleet-pay",
+                [("failure_rate", "80")],
+                minute,
+                "alice",
+            )
+            .await;
+        link_down(settings);
+        link_down(
+            fleet
+                .change_settings(
+                    GuardKind::Bulkhead,
+                    "ob-fleet-pool",
+                    [("pool", "8")],
+                    minute,
+                    "alice",
+                )
+                .await,
+        );
+        link_down(
+            fleet
+                .end_settings_change(GuardKind::Breaker, "ob-fleet-pay", "alice")
+                .await,
+        );
+        link_down(fleet.force_open("ob-fleet-pay", minute, "alice").await);
+        link_down(fleet.reset("ob-fleet-pay", "alice").await);
+        assert!(
+            t.elapsed() < Duration::from_secs(6),
+            "each bounded by one exchange"
+        );
+        // The admin router gives one answer for each: 503, the fleet is unreachable.
+        for (method, path) in [
+            (
+                Method::POST,
+                "actions/open/ob-fleet-pay?scope=fleet&for=1m&by=alice",
+            ),
+            (
+                Method::POST,
+                "settings/breaker/ob-fleet-pay?failure_rate=80&scope=fleet&for=1m",
+            ),
+            (Method::DELETE, "settings/breaker/ob-fleet-pay?scope=fleet"),
+        ] {
+            let (status, body) = http(method, &format!("{base}/{path}")).await;
+            assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{path}: {body}");
+            assert!(
+                body.starts_with("the fleet is unreachable"),
+                "{path}: {body}"
+            );
+        }
+        // Nothing of it reached this instance either.
+        let b = registry().breaker("ob-fleet-pay").unwrap();
+        assert_eq!(b.state(), State::Closed);
+        assert_eq!(b.config_in_force().failure_rate(), 50);
+        drop(fleet);
+    });
+}
+
+#[test]
+fn a_bad_fleet_settings_change_is_refused_before_it_is_sent_naming_key_and_value() {
+    let _turn = turn();
+    let Some(redis) = RedisServer::start("ob-bad") else {
+        return;
+    };
+    runtime().block_on(async {
+        Breaker::builder("ob-fleet-bad").build().unwrap();
+        let base = serve().await;
+        let fleet = fleet::join(FleetConfig::new(redis.url(), "obbad", "pod-1"))
+            .await
+            .unwrap();
+        let (status, body) = http(
+            Method::POST,
+            &format!("{base}/settings/breaker/ob-fleet-bad?timeout=soon&scope=fleet&for=1m"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(body.contains("timeout") && body.contains("soon"), "{body}");
+        let e = fleet
+            .change_settings(
+                GuardKind::Breaker,
+                "ob-fleet-bad",
+                [("failure_rate", "101")],
+                Duration::from_secs(60),
+                "alice",
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(e, FleetError::BadSettings { .. }), "{e:?}");
+        let text = e.to_string();
+        assert!(
+            text.contains("ob-fleet-bad") && text.contains("failure_rate") && text.contains("101"),
+            "{text}"
+        );
+        fleet.leave().await;
+    });
+}
+
+#[test]
+fn the_fleet_gauges_are_in_the_admin_routers_metrics_while_joined_and_gone_after() {
+    let _turn = turn();
+    let Some(redis) = RedisServer::start("ob-gauges") else {
+        return;
+    };
+    runtime().block_on(async {
+        let base = serve().await;
+        let fleet = fleet::join(FleetConfig::new(redis.url(), "obgau", "pod-1"))
+            .await
+            .unwrap();
+        let l = r#"{service="obgau",instance="pod-1"}"#;
+        let (status, text) = http(Method::GET, &format!("{base}/metrics")).await;
+        assert_eq!(status, StatusCode::OK);
+        for line in [
+            format!("fusebox_fleet_link_up{l} 1"),
+            format!("fusebox_fleet_live_instances{l} 1"),
+            r#"fusebox_fleet_link_state{service="obgau",instance="pod-1",state="up"} 1"#.into(),
+        ] {
+            assert!(text.contains(&format!("{line}\n")), "{line} in\n{text}");
+            assert!(fusebox::metrics::prometheus().contains(&line), "{line}");
+        }
+        fleet.leave().await;
+        let (_, text) = http(Method::GET, &format!("{base}/metrics")).await;
+        for t in [
+            text,
+            fusebox::metrics().to_prometheus(),
+            fusebox::metrics::prometheus(),
+        ] {
+            assert!(!t.contains("obgau"), "no gauge of a fleet left:\n{t}");
+        }
+    });
+}
+
+#[test]
+fn a_send_to_a_frozen_redis_is_link_down_within_one_exchange_for_settings_too() {
+    let _turn = turn();
+    let Some(redis) = RedisServer::start("ob-frozen") else {
+        return;
+    };
+    runtime().block_on(async {
+        Breaker::builder("ob-frozen-pay").build().unwrap();
+        let config =
+            FleetConfig::new(redis.url(), "obfrz", "pod-1").heartbeat(Duration::from_secs(10));
+        let fleet = fleet::join(config).await.unwrap();
+        redis.freeze(true);
+        let t = Instant::now();
+        let cause = link_down(
+            fleet
+                .change_settings(
+                    GuardKind::Breaker,
+                    "ob-frozen-pay",
+                    [("failure_rate", "80")],
+                    Duration::from_secs(60),
+                    "alice",
+                )
+                .await,
+        );
+        let took = t.elapsed();
+        redis.freeze(false);
+        assert!(matches!(cause, LinkFault::TimedOut { .. }), "{cause:?}");
+        assert!(took < Duration::from_millis(1500), "{took:?}");
+        fleet.leave().await;
+    });
+}
