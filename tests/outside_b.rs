@@ -512,3 +512,125 @@ fn a_send_to_a_frozen_redis_is_link_down_within_one_exchange_for_settings_too() 
         fleet.leave().await;
     });
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 29: what a live change does to calls in flight, thresholds and windows.
+
+#[tokio::test(start_paused = true)]
+async fn calls_in_flight_finish_under_the_timeout_that_admitted_them() {
+    let b = Breaker::builder("ob-inflight")
+        .timeout(ms(300))
+        .build_detached()
+        .unwrap();
+    let admitted_short = {
+        let b = b.clone();
+        tokio::spawn(async move {
+            b.call(async {
+                tokio::time::sleep(ms(500)).await;
+                Ok::<_, ()>(())
+            })
+            .await
+        })
+    };
+    tokio::time::sleep(ms(10)).await;
+    b.change_settings([("timeout", "2s")], Source::Admin, None)
+        .unwrap();
+    let admitted_long = {
+        let b = b.clone();
+        tokio::spawn(async move {
+            b.call(async {
+                tokio::time::sleep(ms(500)).await;
+                Ok::<_, ()>(())
+            })
+            .await
+        })
+    };
+    tokio::time::sleep(ms(10)).await;
+    b.change_settings([("timeout", "100ms")], Source::Admin, None)
+        .unwrap();
+    assert!(matches!(
+        admitted_short.await.unwrap(),
+        Err(fusebox::Error::Rejected(Rejection::TimedOut { .. }))
+    ));
+    assert_eq!(admitted_long.await.unwrap(), Ok(()), "admitted under 2 s");
+    // The next call is under 100 ms.
+    let r = b
+        .call(async {
+            tokio::time::sleep(ms(150)).await;
+            Ok::<_, ()>(())
+        })
+        .await;
+    assert!(matches!(
+        r,
+        Err(fusebox::Error::Rejected(Rejection::TimedOut { .. }))
+    ));
+}
+
+/// `ok` successes, then `n` failures.
+async fn fail(b: &Breaker, n: usize, ok: usize) {
+    for _ in 0..ok {
+        let _ = b.call(async { Ok::<_, &str>(()) }).await;
+    }
+    for _ in 0..n {
+        let _ = b.call(async { Err::<(), _>("down") }).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_threshold_is_judged_at_the_next_call_and_a_new_window_kind_starts_empty() {
+    let b = Breaker::builder("ob-judge")
+        .window_calls(10)
+        .min_calls(10)
+        .failure_rate(50)
+        .build_detached()
+        .unwrap();
+    fail(&b, 4, 6).await;
+    assert_eq!(b.state(), State::Closed, "40 % under 50 %");
+    b.change_settings([("failure_rate", "30")], Source::Admin, None)
+        .unwrap();
+    assert_eq!(b.state(), State::Closed, "not judged until a call");
+    fail(&b, 0, 1).await;
+    assert_eq!(
+        b.state(),
+        State::Open,
+        "judged at the next call: 40 % over 30 %"
+    );
+
+    // A change that ends gives back the code's stricter threshold, judged then too.
+    let d = Breaker::builder("ob-judge-back")
+        .window_calls(10)
+        .min_calls(10)
+        .failure_rate(50)
+        .build_detached()
+        .unwrap();
+    d.change_settings(
+        [("failure_rate", "80")],
+        Source::Admin,
+        Some(Duration::from_secs(10)),
+    )
+    .unwrap();
+    fail(&d, 6, 4).await;
+    assert_eq!(d.state(), State::Closed, "60 % under 80 %");
+    tokio::time::advance(Duration::from_secs(10)).await;
+    fail(&d, 0, 1).await;
+    assert_eq!(
+        d.state(),
+        State::Open,
+        "the code's 50 % is back: 60 % over it"
+    );
+
+    let c = Breaker::builder("ob-window")
+        .window_calls(10)
+        .min_calls(5)
+        .failure_rate(50)
+        .build_detached()
+        .unwrap();
+    fail(&c, 2, 3).await;
+    assert_eq!(c.state(), State::Closed, "40 % under 50 %");
+    c.change_settings([("window", "10s")], Source::Admin, None)
+        .unwrap();
+    // Had the old calls been kept, one more failure (3 of 6) would open it.
+    fail(&c, 1, 0).await;
+    assert_eq!(c.state(), State::Closed, "a new, empty window");
+    assert_eq!(c.metrics().window_calls, 1);
+}
