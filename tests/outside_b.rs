@@ -5,7 +5,12 @@
 //! The tests share the process's registry (each uses names of its own) and one fleet per
 //! process (the fleet tests take turns). Paused-clock tests make no IO; real sockets run on
 //! real time, where every wait has a deadline and polls.
-#![cfg(all(feature = "admin", feature = "redis", feature = "serde"))]
+#![cfg(all(
+    feature = "admin",
+    feature = "redis",
+    feature = "serde",
+    feature = "metrics"
+))]
 
 mod fleet_support;
 
@@ -633,4 +638,196 @@ async fn a_new_threshold_is_judged_at_the_next_call_and_a_new_window_kind_starts
     fail(&c, 1, 0).await;
     assert_eq!(c.state(), State::Closed, "a new, empty window");
     assert_eq!(c.metrics().window_calls, 1);
+}
+
+#[test]
+fn the_fleet_gauges_reach_the_metrics_facade_too() {
+    let _turn = turn();
+    let Some(redis) = RedisServer::start("ob-facade") else {
+        return;
+    };
+    runtime().block_on(async {
+        let fleet = fleet::join(FleetConfig::new(redis.url(), "obfac", "pod-1"))
+            .await
+            .unwrap();
+        let recorder = metrics_util::debugging::DebuggingRecorder::new();
+        let snap = recorder.snapshotter();
+        metrics::with_local_recorder(&recorder, fusebox::metrics::facade::record);
+        let seen: Vec<(String, Vec<String>)> = snap
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .map(|(k, _, _, _)| {
+                let key = k.key();
+                let labels = key
+                    .labels()
+                    .map(|l| format!("{}={}", l.key(), l.value()))
+                    .collect();
+                (key.name().to_owned(), labels)
+            })
+            .collect();
+        for family in [
+            "fusebox_fleet_link_up",
+            "fusebox_fleet_link_state",
+            "fusebox_fleet_live_instances",
+            "fusebox_fleet_overrides",
+        ] {
+            assert!(
+                seen.iter()
+                    .any(|(n, l)| n == family && l.contains(&"service=obfac".to_owned())),
+                "{family} through the facade: {seen:?}"
+            );
+        }
+        fleet.leave().await;
+    });
+}
+
+#[test]
+fn the_link_gauge_reads_0_within_a_heartbeat_of_redis_dying_and_1_after_it_returns() {
+    let _turn = turn();
+    let Some(mut redis) = RedisServer::start("ob-link0") else {
+        return;
+    };
+    runtime().block_on(async {
+        let fleet = fleet::join(FleetConfig::new(redis.url(), "oblink", "pod-1"))
+            .await
+            .unwrap();
+        let up = r#"fusebox_fleet_link_up{service="oblink",instance="pod-1"} 1"#;
+        let down = r#"fusebox_fleet_link_up{service="oblink",instance="pod-1"} 0"#;
+        assert!(fusebox::metrics::prometheus().contains(up));
+        redis.kill();
+        let killed = Instant::now();
+        // One heartbeat (1 s) and the bound of its exchange.
+        within(Duration::from_secs(3), "link_up 0 after the kill", || {
+            fusebox::metrics::prometheus().contains(down).then_some(())
+        });
+        let took = killed.elapsed();
+        assert!(took < Duration::from_millis(2500), "{took:?}");
+        assert!(fusebox::metrics().to_prometheus().contains(down));
+        redis.restart();
+        within(
+            Duration::from_secs(8),
+            "link_up 1 after the restart",
+            || fusebox::metrics::prometheus().contains(up).then_some(()),
+        );
+        fleet.leave().await;
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 29: bulkheads outside the code.
+
+#[tokio::test(start_paused = true)]
+async fn a_smaller_pool_given_live_lets_calls_keep_their_slots_and_refuses_new_ones() {
+    let b = Bulkhead::builder("ob-shrink").pool(3).build().unwrap();
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(b.acquire().await.unwrap());
+    }
+    b.change_settings([("pool", "1")], Source::Admin, None)
+        .unwrap();
+    assert_eq!(b.in_flight(), 3, "calls holding a slot keep it");
+    assert!(matches!(b.acquire().await, Err(Rejection::Full { .. })));
+    held.pop();
+    held.pop();
+    assert!(
+        matches!(b.acquire().await, Err(Rejection::Full { .. })),
+        "one in flight: full"
+    );
+    held.pop();
+    let again = b.acquire().await.unwrap();
+    assert!(matches!(b.acquire().await, Err(Rejection::Full { .. })));
+    drop(again);
+    assert!(b.clear_settings_change());
+    assert_eq!(b.pool(), 3);
+}
+
+#[tokio::test]
+async fn a_bulkheads_limit_kind_is_the_codes_and_a_change_of_it_is_refused_with_that_reason() {
+    let fixed = Bulkhead::builder("ob-kind").pool(4).build().unwrap();
+    let e = fixed
+        .change_settings([("limit", "adaptive")], Source::Admin, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("limit"), "{e}");
+    assert_eq!(fixed.pool(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_guides_toml_overrides_apply_to_a_keyed_breaker_and_a_bulkhead_with_source_file() {
+    let file: Overrides = toml::from_str(
+        r#"
+[breakers."ob-tenant/*"]
+failure_rate = 30
+timeout = "2s"
+[bulkheads.ob-db-pool]
+pool = 40
+"#,
+    )
+    .unwrap();
+    Bulkhead::builder("ob-db-pool").pool(4).build().unwrap();
+    let applied = registry().apply_overrides(&file).unwrap();
+    assert!(
+        applied.undeclared.iter().all(|u| u.name != "ob-db-pool"),
+        "{applied:?}"
+    );
+    let pool = registry().bulkhead("ob-db-pool").unwrap();
+    assert_eq!(pool.pool(), 40);
+    assert_eq!(
+        in_force(&pool.settings_in_force(), "pool"),
+        ("40".into(), Source::File)
+    );
+    by_tenant("eu").await.unwrap();
+    let eu = registry().breaker("ob-tenant/eu").unwrap();
+    assert_eq!(
+        in_force(&eu.settings_in_force(), "failure_rate"),
+        ("30".into(), Source::File)
+    );
+    assert_eq!(eu.config_in_force().timeout(), Some(Duration::from_secs(2)));
+}
+
+#[breaker(name = "ob-tenant", key = tenant, timeout = "800ms")]
+async fn by_tenant(tenant: &str) -> Result<(), DepError> {
+    let _ = tenant;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_change_given_for_shows_when_it_ends_for_a_breaker_and_a_bulkhead_alike() {
+    Breaker::builder("ob-exp").build().unwrap();
+    Bulkhead::builder("ob-exp-pool").pool(4).build().unwrap();
+    let base = serve().await;
+    for path in [
+        "breaker/ob-exp?failure_rate=80&for=10m&by=alice",
+        "bulkhead/ob-exp-pool?pool=6&for=10m&by=alice",
+    ] {
+        let (status, body) = http(Method::POST, &format!("{base}/settings/{path}")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let m: Value = serde_json::from_str(&body).unwrap();
+        let left = m["settings_change_expires_in_s"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{path}: when it ends, in {m}"));
+        assert!((590.0..=600.0).contains(&left), "{path}: {left}");
+    }
+    let (_, all) = http(Method::GET, &format!("{base}/breakers")).await;
+    let all: Value = serde_json::from_str(&all).unwrap();
+    let pool = all["bulkheads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "ob-exp-pool")
+        .unwrap();
+    assert!(
+        pool["settings_change_expires_in_s"].as_f64().is_some(),
+        "{pool}"
+    );
+    let (status, body) = http(
+        Method::DELETE,
+        &format!("{base}/settings/bulkhead/ob-exp-pool"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let m: Value = serde_json::from_str(&body).unwrap();
+    assert!(m["settings_change_expires_in_s"].is_null(), "{m}");
+    assert_eq!(m["pool"], 4);
 }

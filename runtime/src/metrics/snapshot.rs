@@ -293,6 +293,26 @@ pub struct BulkheadMetrics {
     // Settings outside the code (issue 29).
     /// Every setting in force, with the code's value and where the one in force came from.
     pub settings: Arc<[SettingInForce]>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            rename = "settings_change_expires_in_s",
+            serialize_with = "crate::metrics::export::json::opt_secs"
+        )
+    )]
+    /// Time left of a live settings change given a duration (admin `for`, fleet TTL), as the
+    /// breaker's.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::{Bulkhead, Source};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let b = Bulkhead::builder("bulkhead-expiry-doc").pool(4).build_detached().unwrap();
+    /// b.change_settings([("pool", "8")], Source::Admin, Some(Duration::from_secs(600))).unwrap();
+    /// assert_eq!(b.metrics().settings_change_expires_in, Some(Duration::from_secs(600)));
+    /// # }
+    /// ```
+    pub settings_change_expires_in: Option<Duration>,
 }
 
 impl BulkheadMetrics {
@@ -308,6 +328,7 @@ impl BulkheadMetrics {
             conflicts: i.conflicts.load(Relaxed),
             adaptive: AdaptiveMetrics::of(b),
             settings: b.settings_shared(),
+            settings_change_expires_in: b.settings_change_expires_in(),
         }
     }
 }
