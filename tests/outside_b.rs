@@ -831,3 +831,209 @@ async fn a_live_change_given_for_shows_when_it_ends_for_a_breaker_and_a_bulkhead
     assert!(m["settings_change_expires_in_s"].is_null(), "{m}");
     assert_eq!(m["pool"], 4);
 }
+
+/// `redis-cli -p <port> <args...>`: what an operator of the Redis does.
+fn redis_cli(redis: &RedisServer, args: &[&str]) {
+    let ok = std::process::Command::new("redis-cli")
+        .args(["-p", &redis.port.to_string()])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("redis-cli");
+    assert!(ok.success(), "redis-cli {args:?}");
+}
+
+#[test]
+fn a_redis_that_refuses_writes_is_link_down_with_its_error_reply() {
+    let _turn = turn();
+    let Some(redis) = RedisServer::start("ob-noreplicas") else {
+        return;
+    };
+    runtime().block_on(async {
+        Breaker::builder("ob-noreplicas-pay").build().unwrap();
+        let config =
+            FleetConfig::new(redis.url(), "obnorep", "pod-1").heartbeat(Duration::from_secs(10));
+        let fleet = fleet::join(config).await.unwrap();
+        // Writes now fail with NOREPLICAS: Redis answers, but cannot take the override.
+        redis_cli(&redis, &["CONFIG", "SET", "min-replicas-to-write", "1"]);
+        let cause = link_down(
+            fleet
+                .force_open("ob-noreplicas-pay", Duration::from_secs(60), "alice")
+                .await,
+        );
+        assert!(matches!(cause, LinkFault::ErrorReply { .. }), "{cause:?}");
+        let cause = link_down(
+            fleet
+                .change_settings(
+                    GuardKind::Breaker,
+                    "ob-noreplicas-pay",
+                    [("failure_rate", "80")],
+                    Duration::from_secs(60),
+                    "alice",
+                )
+                .await,
+        );
+        assert!(matches!(cause, LinkFault::ErrorReply { .. }), "{cause:?}");
+        redis_cli(&redis, &["CONFIG", "SET", "min-replicas-to-write", "0"]);
+        fleet
+            .force_open("ob-noreplicas-pay", Duration::from_secs(1), "alice")
+            .await
+            .unwrap();
+        fleet.leave().await;
+    });
+}
+
+#[test]
+fn a_fleet_wide_settings_change_is_in_force_here_from_fleet_with_its_expiry_and_lifted_on_leave() {
+    let _turn = turn();
+    let Some(redis) = RedisServer::start("ob-fleet-here") else {
+        return;
+    };
+    runtime().block_on(async {
+        let b = Breaker::builder("ob-fleet-here").build().unwrap();
+        let fleet = fleet::join(FleetConfig::new(redis.url(), "obhere", "pod-1"))
+            .await
+            .unwrap();
+        fleet
+            .change_settings(
+                GuardKind::Breaker,
+                "ob-fleet-here",
+                [("failure_rate", "80")],
+                Duration::from_secs(600),
+                "alice",
+            )
+            .await
+            .unwrap();
+        within(
+            Duration::from_secs(4),
+            "applied here at the next read",
+            || {
+                (in_force(&b.settings_in_force(), "failure_rate") == ("80".into(), Source::Fleet))
+                    .then_some(())
+            },
+        );
+        let left = b.metrics().settings_change_expires_in.expect("its expiry");
+        assert!(
+            left > Duration::from_secs(590) && left <= Duration::from_secs(600),
+            "{left:?}"
+        );
+        fleet.leave().await;
+        assert_eq!(
+            in_force(&b.settings_in_force(), "failure_rate"),
+            ("50".into(), Source::Code),
+            "lifted when the instance leaves"
+        );
+    });
+}
+
+#[tokio::test(start_paused = true)]
+async fn shadow_pairs_are_layered_on_the_settings_in_force_not_the_codes() {
+    let b = Breaker::builder("ob-shadow-live").build_detached().unwrap();
+    b.change_settings([("failure_rate", "80")], Source::Admin, None)
+        .unwrap();
+    b.set_shadow([("min_calls", "5")]).unwrap();
+    let s = b.shadow().unwrap().settings;
+    assert_eq!((s.failure_rate(), s.min_calls()), (80, 5));
+    assert_eq!(b.metrics().shadow.unwrap().settings.failure_rate(), 80);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_exact_name_wins_then_the_longer_pattern_then_the_last_given() {
+    Breaker::builder("ob-prec-pay").build().unwrap();
+    let o = Overrides::from_vars([
+        ("FUSEBOX_BREAKER_A", "ob-prec-pay; failure_rate=30"),
+        (
+            "FUSEBOX_BREAKER_B",
+            "ob-prec-*; failure_rate=40; timeout=2s; min_calls=7",
+        ),
+        (
+            "FUSEBOX_BREAKER_C",
+            "ob-pre*; timeout=3s; min_calls=8; open_for=9s",
+        ),
+        ("FUSEBOX_BREAKER_D", "ob-prec-*; min_calls=6"),
+    ])
+    .unwrap();
+    registry().apply_overrides(&o).unwrap();
+    let c = registry().breaker("ob-prec-pay").unwrap().config_in_force();
+    assert_eq!(c.failure_rate(), 30, "the exact name");
+    assert_eq!(
+        c.timeout(),
+        Some(Duration::from_secs(2)),
+        "more literal characters"
+    );
+    assert_eq!(c.min_calls(), 6, "the same pattern given last");
+    assert_eq!(
+        c.open_for(),
+        Duration::from_secs(9),
+        "only the widest gives it"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_keyed_breakers_key_changes_live_over_its_start_pattern_and_returns_to_it() {
+    let o = Overrides::new().breaker("ob-keyed/*", [("failure_rate", "30")], Source::File);
+    registry().apply_overrides(&o).unwrap();
+    keyed_call("eu").await.unwrap();
+    keyed_call("us").await.unwrap();
+    let eu = registry().breaker("ob-keyed/eu").unwrap();
+    eu.change_settings(
+        [("failure_rate", "90")],
+        Source::Admin,
+        Some(Duration::from_secs(5)),
+    )
+    .unwrap();
+    let us = registry().breaker("ob-keyed/us").unwrap();
+    assert_eq!(
+        in_force(&us.settings_in_force(), "failure_rate"),
+        ("30".into(), Source::File)
+    );
+    assert_eq!(
+        in_force(&eu.settings_in_force(), "failure_rate"),
+        ("90".into(), Source::Admin)
+    );
+    tokio::time::advance(Duration::from_secs(5)).await;
+    assert_eq!(
+        in_force(&eu.settings_in_force(), "failure_rate"),
+        ("30".into(), Source::File)
+    );
+}
+
+#[breaker(name = "ob-keyed", key = region, timeout = "800ms")]
+async fn keyed_call(region: &str) -> Result<(), DepError> {
+    let _ = region;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_breaker_key_given_to_a_bulkhead_is_refused_naming_the_bulkhead_and_the_key() {
+    let e = Overrides::from_vars([("FUSEBOX_BULKHEAD_DB", "ob-db; pool=8; failure_rate=30")])
+        .unwrap_err();
+    assert_eq!(
+        (e.target, e.name.as_str(), e.key.as_str(), e.value.as_str()),
+        (GuardKind::Bulkhead, "ob-db", "failure_rate", "30")
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("bulkhead `ob-db`") && text.contains("failure_rate"),
+        "{text}"
+    );
+    let e = Overrides::from_vars([("FUSEBOX_BREAKER", "ob-db; timeout")]).unwrap_err();
+    assert!(e.to_string().contains("key=value"), "{e}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_change_that_ends_gives_back_the_start_override() {
+    Bulkhead::builder("ob-start-pool").pool(4).build().unwrap();
+    let o = Overrides::from_vars([("FUSEBOX_BULKHEAD", "ob-start-pool; pool=6")]).unwrap();
+    registry().apply_overrides(&o).unwrap();
+    let b = registry().bulkhead("ob-start-pool").unwrap();
+    b.change_settings([("pool", "10")], Source::Admin, None)
+        .unwrap();
+    assert_eq!(b.pool(), 10);
+    assert!(b.clear_settings_change());
+    assert_eq!(b.pool(), 6);
+    assert_eq!(
+        in_force(&b.settings_in_force(), "pool"),
+        ("6".into(), Source::Env)
+    );
+}
