@@ -1037,3 +1037,92 @@ async fn a_bulkhead_change_that_ends_gives_back_the_start_override() {
         ("6".into(), Source::Env)
     );
 }
+
+#[test]
+fn a_keyed_breakers_key_takes_a_fleet_wide_change_and_an_admin_change_by_its_name() {
+    let _turn = turn();
+    let Some(redis) = RedisServer::start("ob-keyed") else {
+        return;
+    };
+    runtime().block_on(async {
+        keyed_call("ap").await.unwrap();
+        let ap = registry().breaker("ob-keyed/ap").unwrap();
+        let base = serve().await;
+        let (status, body) = http(
+            Method::POST,
+            &format!("{base}/settings/breaker/ob-keyed%2Fap?min_calls=9"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(ap.config_in_force().min_calls(), 9);
+        let fleet = fleet::join(FleetConfig::new(redis.url(), "obkeyed", "pod-1"))
+            .await
+            .unwrap();
+        fleet
+            .change_settings(
+                GuardKind::Breaker,
+                "ob-keyed/ap",
+                [("min_calls", "7")],
+                Duration::from_secs(60),
+                "alice",
+            )
+            .await
+            .unwrap();
+        within(
+            Duration::from_secs(4),
+            "the key takes the fleet's change",
+            || {
+                (in_force(&ap.settings_in_force(), "min_calls") == ("7".into(), Source::Fleet))
+                    .then_some(())
+            },
+        );
+        let (status, body) = http(
+            Method::DELETE,
+            &format!("{base}/settings/breaker/ob-keyed/ap?scope=fleet&by=alice"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(answer["ended"], true, "{answer}");
+        assert_eq!(
+            ap.config_in_force().min_calls(),
+            100 - 100 + ap.config().min_calls()
+        );
+        fleet.leave().await;
+    });
+}
+
+#[tokio::test(start_paused = true)]
+async fn prometheus_shows_the_overridden_settings_as_the_guide_writes_them() {
+    let o = Overrides::new()
+        .breaker("ob-prom/*", [("failure_rate", "30")], Source::File)
+        .bulkhead("ob-prom-pool", [("pool", "9")], Source::File);
+    Bulkhead::builder("ob-prom-pool").pool(4).build().unwrap();
+    registry().apply_overrides(&o).unwrap();
+    prom_call("eu").await.unwrap();
+    registry()
+        .bulkhead("ob-prom-pool")
+        .unwrap()
+        .change_settings([("pool", "12")], Source::Admin, None)
+        .unwrap();
+    let text = fusebox::metrics::prometheus();
+    for line in [
+        r#"fusebox_setting_overridden{breaker="ob-prom",key="eu",setting="failure_rate",source="file"} 1"#,
+        r#"fusebox_setting_overridden{bulkhead="ob-prom-pool",setting="pool",source="admin"} 1"#,
+    ] {
+        assert!(text.contains(line), "{line} in\n{text}");
+    }
+    assert!(
+        !text.lines().any(
+            |l| l.starts_with("fusebox_setting_overridden{breaker=\"ob-prom\"")
+                && l.contains("setting=\"timeout\"")
+        ),
+        "settings at the code's value have no sample"
+    );
+}
+
+#[breaker(name = "ob-prom", key = region, timeout = "800ms")]
+async fn prom_call(region: &str) -> Result<(), DepError> {
+    let _ = region;
+    Ok(())
+}
