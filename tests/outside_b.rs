@@ -1223,3 +1223,52 @@ async fn live_changes_and_shadows_under_load_lose_no_call_and_leave_every_figure
     assert_eq!(b.call(async { Ok::<_, ()>(()) }).await, Ok(()));
     eprintln!("{made} calls under {n} changes");
 }
+
+#[test]
+fn calls_and_scrapes_never_wait_on_a_frozen_redis() {
+    let _turn = turn();
+    let Some(redis) = RedisServer::start("ob-frozen-calls") else {
+        return;
+    };
+    runtime().block_on(async {
+        let b = Breaker::builder("ob-frozen-calls").build().unwrap();
+        let fleet = fleet::join(FleetConfig::new(redis.url(), "obfc", "pod-1"))
+            .await
+            .unwrap();
+        redis.freeze(true);
+        // A send waits on the frozen Redis meanwhile, as an operator's would.
+        let send = fleet.force_open("ob-frozen-calls", Duration::from_secs(60), "alice");
+        let calls = async {
+            let mut took = Vec::with_capacity(20_000);
+            let mut slowest_scrape = Duration::ZERO;
+            for i in 0..20_000u32 {
+                let t = Instant::now();
+                let _ = b.call(async { Ok::<_, ()>(()) }).await;
+                took.push(t.elapsed());
+                if i % 2_000 == 0 {
+                    let t = Instant::now();
+                    let text = fusebox::metrics::prometheus();
+                    slowest_scrape = slowest_scrape.max(t.elapsed());
+                    assert!(text.contains("fusebox_fleet_link_up"));
+                    tokio::task::yield_now().await;
+                }
+            }
+            took.sort_unstable();
+            (took[took.len() * 99 / 100], slowest_scrape)
+        };
+        let (sent, (p99, scrape)) = tokio::join!(send, calls);
+        redis.freeze(false);
+        assert!(matches!(sent, Err(FleetError::LinkDown { .. })), "{sent:?}");
+        eprintln!("frozen Redis: call p99 {p99:?}, slowest scrape {scrape:?}");
+        assert!(
+            p99 < Duration::from_micros(500),
+            "calls waited: p99 {p99:?}"
+        );
+        assert!(
+            scrape < Duration::from_millis(250),
+            "a scrape waited: {scrape:?}"
+        );
+        assert_eq!(b.state(), State::Closed);
+        fleet.leave().await;
+    });
+}

@@ -41,10 +41,8 @@ pub struct BreakerMetrics {
     pub time_in_state: Duration,
     /// Every call that asked to go through: the sum of the outcomes below plus `rejected`.
     pub calls: u64,
-    /// Calls that returned `Ok`. Derived from the window's lifetime record of calls rather
-    /// than counted per call (so a healthy call bumps no counter of its own): exact once the
-    /// calls in flight have finished, it may lag a call finishing during the snapshot, and
-    /// never goes down from one snapshot to the next.
+    /// Calls that returned `Ok`: one relaxed add per success, so it never goes down from one
+    /// snapshot to the next, across windows a live settings change starts too.
     pub succeeded: u64,
     /// Calls that returned a counted `Err`.
     pub failed: u64,
