@@ -1272,3 +1272,59 @@ fn calls_and_scrapes_never_wait_on_a_frozen_redis() {
         fleet.leave().await;
     });
 }
+
+#[tokio::test]
+async fn a_bad_value_in_a_file_is_the_same_typed_error_as_from_the_environment() {
+    Breaker::builder("ob-file-bad").build().unwrap();
+    Bulkhead::builder("ob-file-bad-pool")
+        .pool(2)
+        .build()
+        .unwrap();
+    for (text, kind, name, key, value) in [
+        (
+            "[breakers.ob-file-bad]\ntimeout = \"soon\"\n",
+            GuardKind::Breaker,
+            "ob-file-bad",
+            "timeout",
+            "soon",
+        ),
+        (
+            "[breakers.ob-file-bad]\nfailure_rate = 0\n",
+            GuardKind::Breaker,
+            "ob-file-bad",
+            "failure_rate",
+            "0",
+        ),
+        (
+            "[bulkheads.ob-file-bad-pool]\npool = \"lots\"\n",
+            GuardKind::Bulkhead,
+            "ob-file-bad-pool",
+            "pool",
+            "lots",
+        ),
+    ] {
+        let file: Overrides = toml::from_str(text).expect("the shape is right");
+        let e = registry().apply_overrides(&file).unwrap_err();
+        assert_eq!(
+            (
+                e.target,
+                e.name.as_str(),
+                e.key.as_str(),
+                e.value.as_str(),
+                e.source
+            ),
+            (kind, name, key, value, Source::File),
+            "{text}"
+        );
+    }
+    assert!(toml::from_str::<Overrides>("[breaker.ob-file-bad]\ntimeout = \"1s\"\n").is_err());
+    assert_eq!(
+        registry()
+            .breaker("ob-file-bad")
+            .unwrap()
+            .config_in_force()
+            .timeout(),
+        None,
+        "nothing applied"
+    );
+}

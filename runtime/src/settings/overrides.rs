@@ -510,16 +510,21 @@ mod tests {
 
 /// Overrides from any format serde reads (feature `serde`), attributed to [`Source::File`]:
 /// a `breakers` and a `bulkheads` map from name or pattern to settings, values as text or as
-/// numbers.
+/// numbers. The shape is the format's to refuse; the settings are checked when applied, so a
+/// bad value is the typed [`OverrideError`] of
+/// [`Registry::apply_overrides`](crate::Registry::apply_overrides), as from the environment.
 ///
 /// ```
-/// use fusebox_runtime::Overrides;
+/// use fusebox_runtime::{registry, Overrides, Source};
 /// let o: Overrides = serde_json::from_str(
 ///     r#"{ "breakers": { "payments/*": { "failure_rate": 30, "timeout": "2s" } },
 ///          "bulkheads": { "db": { "pool": 40 } } }"#,
 /// ).unwrap();
 /// assert_eq!(o.len(), 2);
 /// assert!(serde_json::from_str::<Overrides>(r#"{ "breaker": {} }"#).is_err());
+/// let bad: Overrides = serde_json::from_str(r#"{ "breakers": { "x": { "timeout": "soon" } } }"#).unwrap();
+/// let e = registry().apply_overrides(&bad).unwrap_err();
+/// assert_eq!((e.name.as_str(), e.key.as_str(), e.value.as_str(), e.source), ("x", "timeout", "soon", Source::File));
 /// ```
 #[cfg(feature = "serde")]
 impl<'de> serde::Deserialize<'de> for Overrides {
@@ -549,7 +554,9 @@ impl<'de> serde::Deserialize<'de> for Overrides {
                 );
             }
         }
-        o.check_text().map_err(serde::de::Error::custom)?;
+        // Values are checked where every source's are, by `apply_overrides`, so a bad one in a
+        // file is the same typed `OverrideError` (source `file`) as one from the environment,
+        // not the format's error text.
         Ok(o)
     }
 }
