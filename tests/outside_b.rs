@@ -1328,3 +1328,28 @@ async fn a_bad_value_in_a_file_is_the_same_typed_error_as_from_the_environment()
         "nothing applied"
     );
 }
+
+#[test]
+fn the_simulator_replays_the_overrides_a_process_takes_at_start() {
+    use fusebox_sim::replay::{candidate, Setup};
+    let file: Overrides =
+        toml::from_str("[breakers.\"red*\"]\nopen_for = \"30s\"\nhalf_open_timeout = \"50ms\"\n")
+            .unwrap();
+    let names = candidate::LIVE.map(|(name, _)| name);
+    let o = fusebox_sim::Overrides::new().with_settings_overrides(&file, &names);
+    assert_eq!(o.names(), ["redis"], "the pattern met one replay's breaker");
+    let mut setup = Setup::default();
+    (setup.semian.instances, setup.semian.cycles) = (6, 2);
+    let runs = candidate::candidates(&setup, &o).unwrap();
+    assert_eq!(runs.len(), 1);
+    let shed = &runs[0].figures[0];
+    assert_ne!(shed.live, shed.candidate, "{shed:?}");
+    // A value the table refuses stops the replay, naming the breaker and the pair.
+    let bad: Overrides = toml::from_str("[breakers.redis]\nopen_for = \"soon\"\n").unwrap();
+    let o = fusebox_sim::Overrides::new().with_settings_overrides(&bad, &names);
+    let e = candidate::candidates(&setup, &o).unwrap_err().to_string();
+    assert!(
+        e.contains("redis") && e.contains("open_for") && e.contains("soon"),
+        "{e}"
+    );
+}
