@@ -9,7 +9,7 @@ use super::overrides::{GuardKind, Overrides};
 /// Overrides from any format serde reads (feature `serde`), attributed to [`Source::File`]:
 /// a `breakers` and a `bulkheads` map from name or pattern to settings, values as text or as
 /// numbers. The shape is the format's to refuse; the settings are checked when applied, so a
-/// bad value is the typed [`OverrideError`] of
+/// bad value is the typed [`OverrideError`](crate::OverrideError) of
 /// [`Registry::apply_overrides`](crate::Registry::apply_overrides), as from the environment.
 ///
 /// ```
