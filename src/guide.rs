@@ -7,7 +7,7 @@
 //! | [`recovery`] | let a dependency back in: half-open shares, probes, ramps |
 //! | [`keyed`] | give each shard, tenant or host a breaker of its own, bounded |
 //! | [`stale`] | answer with the last good value while a dependency is away |
-//! | [`settings`] | override settings at start (environment, a file) and change them live |
+//! | [`settings`] | override settings at start (environment, a file), change them live, try a change in a shadow |
 //! | [`operations`] | see breakers (metrics, alerts) and act on them (admin router) |
 //! | [`fleet`] | share overrides and quorums across instances on Redis |
 //! | [`testing`] | test code that uses breakers, in parallel, on a paused clock |

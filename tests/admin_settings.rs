@@ -148,6 +148,9 @@ async fn failure_rate_and_timeout_of_a_running_breaker_change_over_http_and_the_
     assert_eq!(status, StatusCode::OK, "{body}");
     let m: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(in_json(&m, "timeout"), ("300ms".into(), "code".into()));
+    // The code's 50 % is judged as it returns: 60 % of the window failed.
+    assert_eq!(m["state"], "open", "{m}");
+    b.reset();
     match pay(Duration::from_millis(500), false).await {
         Err(DepError::Unavailable(Rejection::TimedOut { .. })) => {}
         other => panic!("the code's timeout again: {other:?}"),

@@ -5,8 +5,9 @@
 //! `summary.json` under `target/fusebox-replay/`.
 //!
 //! With overrides (`-- --set payments.trip_p95=500ms`, repeatable, or `FUSEBOX_SIM_SET="redis.open_for=30s
-//! redis.half_open_timeout=50ms"`), it replays instead each incident whose breaker they name with the
-//! live settings and with the candidate, side by side (`fusebox_sim::replay::candidate`).
+//! redis.half_open_timeout=50ms"`, or the runtime's own `FUSEBOX_BREAKER_REDIS="redis; open_for=30s"`
+//! as a process takes them at start), it replays instead each incident whose breaker they name with
+//! the live settings and with the candidate, side by side (`fusebox_sim::replay::candidate`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -131,13 +132,20 @@ fn main() -> std::io::Result<()> {
     Ok(())
 }
 
-/// The overrides given as `--set name.key=value` (repeatable) and in `FUSEBOX_SIM_SET`
-/// (items separated by spaces or commas), the variable's first.
+/// The overrides a process would take at start (`FUSEBOX_BREAKER*`, as
+/// `fusebox::settings::Overrides::from_env` reads them) for the replays' breakers, then those
+/// given in `FUSEBOX_SIM_SET` (items separated by spaces or commas), then as `--set
+/// name.key=value` (repeatable): a later one wins.
 fn overrides() -> Result<Overrides, String> {
-    let mut o = match std::env::var("FUSEBOX_SIM_SET") {
-        Ok(text) => Overrides::parse(&text).map_err(|e| e.to_string())?,
-        Err(_) => Overrides::new(),
-    };
+    let at_start = fusebox::settings::Overrides::from_env().map_err(|e| e.to_string())?;
+    let names = fusebox_sim::replay::candidate::LIVE.map(|(name, _)| name);
+    let mut o = Overrides::new().with_settings_overrides(&at_start, &names);
+    if let Ok(text) = std::env::var("FUSEBOX_SIM_SET") {
+        let set = Overrides::parse(&text).map_err(|e| e.to_string())?;
+        for name in set.names() {
+            o = o.breaker(name, set.pairs_for(name));
+        }
+    }
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let item = match arg.strip_prefix("--set=") {

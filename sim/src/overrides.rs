@@ -124,6 +124,35 @@ impl Overrides {
         self
     }
 
+    /// The runtime's overrides (`fusebox::settings::Overrides`: from the environment's
+    /// `FUSEBOX_BREAKER*` variables or the service's configuration file) for each of `names`,
+    /// resolved as the runtime applies them (exact name, then the most literal pattern, then
+    /// the last given), after any given before: the candidate a replay tries is then the very
+    /// one a process would take at start.
+    ///
+    /// ```
+    /// use fusebox_runtime::{Overrides as AtStart, Source};
+    /// use fusebox_sim::replay::candidate::LIVE;
+    /// let at_start = AtStart::new().breaker("redis", [("open_for", "30s")], Source::File);
+    /// let names = LIVE.map(|(name, _)| name);
+    /// let o = fusebox_sim::Overrides::new().with_settings_overrides(&at_start, &names);
+    /// assert_eq!(o.pairs_for("redis"), [("open_for", "30s")]);
+    /// assert!(o.pairs_for("payments").is_empty());
+    /// ```
+    pub fn with_settings_overrides(
+        mut self,
+        overrides: &fusebox_runtime::Overrides,
+        names: &[&str],
+    ) -> Overrides {
+        for name in names {
+            let pairs = overrides.pairs_for(fusebox_runtime::GuardKind::Breaker, name);
+            if !pairs.is_empty() {
+                self = self.breaker(name, pairs);
+            }
+        }
+        self
+    }
+
     /// One `name.key=value` (the breaker name is everything before the last `.` of the left
     /// side, so `module::fn.timeout=1s` works). Only the form is checked here; the value is
     /// checked with the rest of the breaker's settings in [`apply`](Self::apply).

@@ -98,11 +98,12 @@ pub(super) async fn settings(
             "for_s": for_.as_secs_f64(),
             "by": by,
         })),
-        Err(
-            e @ (FleetError::BadName { .. }
-            | FleetError::BadDuration { .. }
-            | FleetError::BadSettings { .. }),
-        ) => bad_request(format!("{e}\n")),
+        Err(FleetError::BadSettings { error, .. }) => {
+            bad_request(super::settings::refused(kind, name, &pairs, &error))
+        }
+        Err(e @ (FleetError::BadName { .. } | FleetError::BadDuration { .. })) => {
+            bad_request(format!("{e}\n"))
+        }
         Err(e @ FleetError::LinkDown { .. }) => {
             (StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n")).into_response()
         }

@@ -15,17 +15,19 @@
 //! | `POST /actions/{open,close,reset}/{name}?scope=fleet&for=10m&by=alice` | (feature `redis`) a fleet override for every instance, expiring after `for` (the older form takes `scope=fleet` too) |
 //! | `GET /fleet` | (feature `redis`) every live instance of the fleet and what it sees |
 //! | `POST /shadow/{set,promote,drop}/{name}[?trip_p95=500ms&...&by=alice]` | shadow settings beside the live ones: set, promote, drop (also `POST /breakers/{name}/shadow[/promote,/drop]`; see below) |
+//! | `POST /settings/breaker/{name}?failure_rate=80&timeout=2s[&for=10m][&by=alice]` | changes settings while running ([`change_settings`](crate::breaker::Breaker::change_settings)), answers the new figures; a bad one is a 400 naming the key, the value and the reason |
+//! | `POST /settings/bulkhead/{name}?pool=40[&max_wait=20ms][&for=10m]` | the same for a bulkhead |
+//! | `DELETE /settings/{breaker,bulkhead}/{name}` | ends the change: the start's overrides, else the code's settings, return |
+//! | `POST /settings/{breaker,bulkhead}/{name}?...&scope=fleet&for=10m&by=alice` | (feature `redis`) the change on every instance, expiring after `for` |
+//! | `DELETE /settings/{breaker,bulkhead}/{name}?scope=fleet[&by=alice]` | (feature `redis`) ends the fleet's change on every instance (here at once, elsewhere at the next read); answers `ended` |
 //!
 //! Shadow settings (issue 29): `POST /shadow/set/{name}?trip_p95=500ms` judges those settings
 //! beside the live ones ([`Breaker::set_shadow`](crate::breaker::Breaker::set_shadow));
 //! `/shadow/promote/{name}` ends the shadow and makes its settings the live ones (a live change);
 //! `/shadow/drop/{name}` ends it. Each is logged at WARN with `by` and the peer address; a bad
 //! setting is a 400 with the settings table's message. The settings travel in the query.
-//! | `POST /settings/breaker/{name}?failure_rate=80&timeout=2s[&for=10m][&by=alice]` | changes settings while running ([`change_settings`](crate::breaker::Breaker::change_settings)), answers the new figures; a bad one is a 400 naming the key, the value and the reason |
-//! | `POST /settings/bulkhead/{name}?pool=40[&max_wait=20ms][&for=10m]` | the same for a bulkhead |
-//! | `DELETE /settings/{breaker,bulkhead}/{name}` | ends the change: the start's overrides, else the code's settings, return |
-//! | `POST /settings/{breaker,bulkhead}/{name}?...&scope=fleet&for=10m&by=alice` | (feature `redis`) the change on every instance, expiring after `for` |
-//! | `DELETE /settings/{breaker,bulkhead}/{name}?scope=fleet[&by=alice]` | (feature `redis`) ends the fleet's change on every instance (here at once, elsewhere at the next read); answers `ended` |
+//! Promoting answers the candidate (`promoted`) and the settings now in force (`settings`);
+//! a candidate that could not be put in force is a 409 and the shadow is kept.
 //!
 //! In `/actions/{verb}/{name}` the whole rest of the path is the name, so it is never ambiguous.
 //! The older `/breakers/{name}/open` answers 409 when `{name}/open` is itself a breaker (a keyed

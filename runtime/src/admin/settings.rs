@@ -105,7 +105,7 @@ pub(super) async fn change(
     };
     match done {
         None => not_found().await,
-        Some(Err(e)) => bad_request(format!("bad setting for {kind} `{name}`: {e}\n")),
+        Some(Err(e)) => bad_request(refused(kind, name, &pairs, &e)),
         Some(Ok(r)) => {
             // The guard's own field (`breaker` or `bulkhead`), as every other log line has it.
             match kind {
@@ -127,6 +127,33 @@ pub(super) async fn change(
             r
         }
     }
+}
+
+/// The 400's text for a change the settings table refused: the breaker or bulkhead, the pair
+/// at fault as given, and the table's reason. The table's words name the key only where the
+/// key is the reason (a bad duration names its text alone), so the pair is found here.
+pub(super) fn refused(
+    kind: GuardKind,
+    name: &str,
+    pairs: &[(String, String)],
+    e: &fusebox_settings::ConfigError,
+) -> String {
+    use fusebox_settings::ConfigError;
+    let named = e.keys();
+    let at_fault = pairs.iter().rev().find(|(k, v)| match e {
+        ConfigError::UnknownSetting { key } => k == key,
+        ConfigError::BadDuration { text } => v.trim() == text.trim(),
+        _ => named.contains(&k.as_str()),
+    });
+    let given = match at_fault {
+        Some((k, v)) => format!("`{k}` = {v:?}"),
+        None => pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("&"),
+    };
+    format!("bad setting for {kind} `{name}`: {given}: {e}\n")
 }
 
 /// `DELETE /settings/{breaker|bulkhead}/{name}`: the settings below the change return.

@@ -102,8 +102,18 @@ fn perform(name: &str, verb: Verb, query: &Query, ext: &Extensions) -> Response 
             Some(candidate) => Ok(json(&serde_json::json!({
                 "breaker": b.name(),
                 "promoted": candidate,
-                "note": "the live settings are unchanged: apply these where the service reads its settings",
+                "settings": b.settings_in_force(),
+                "note": "now the live settings (a change from admin, no expiry); DELETE /settings/breaker/{name} gives back the ones below it",
             }))),
+            // Still there: `promote_shadow` could not put it in force and logged why.
+            None if b.shadow().is_some() => Err((
+                StatusCode::CONFLICT,
+                format!(
+                    "the shadow of `{}` could not be put in force (the ERROR log says why); it is kept\n",
+                    b.name()
+                ),
+            )
+                .into_response()),
             None => Err(no_shadow(&b)),
         },
         Verb::Drop => match b.drop_shadow() {

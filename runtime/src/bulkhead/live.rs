@@ -62,6 +62,13 @@ impl Bulkhead {
         }
     }
 
+    /// Time left of a live change given a duration (`None`: none, or held until ended).
+    pub(crate) fn settings_change_expires_in(&self) -> Option<Duration> {
+        self.lapse();
+        let until = self.0.live.load().as_ref()?.until?;
+        Some(until.saturating_duration_since(Instant::now()))
+    }
+
     /// The settings in force (the code's, or an override's).
     ///
     /// ```

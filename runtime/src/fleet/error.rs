@@ -83,7 +83,9 @@ pub enum FleetError {
     BadSettings {
         /// The breaker or bulkhead.
         name: String,
-        /// The table's reason, naming the key and the value.
+        /// The table's reason, in its words: the key and the value for a value out of range,
+        /// an unknown key or a rule between keys; a bad duration names the text given (the
+        /// admin router's 400 names the pair at fault).
         error: fusebox_settings::ConfigError,
     },
 }

@@ -41,10 +41,8 @@ pub struct BreakerMetrics {
     pub time_in_state: Duration,
     /// Every call that asked to go through: the sum of the outcomes below plus `rejected`.
     pub calls: u64,
-    /// Calls that returned `Ok`. Derived from the window's lifetime record of calls rather
-    /// than counted per call (so a healthy call bumps no counter of its own): exact once the
-    /// calls in flight have finished, it may lag a call finishing during the snapshot, and
-    /// never goes down from one snapshot to the next.
+    /// Calls that returned `Ok`: one relaxed add per success, so it never goes down from one
+    /// snapshot to the next, across windows a live settings change starts too.
     pub succeeded: u64,
     /// Calls that returned a counted `Err`.
     pub failed: u64,
@@ -296,6 +294,26 @@ pub struct BulkheadMetrics {
     // Settings outside the code (issue 29).
     /// Every setting in force, with the code's value and where the one in force came from.
     pub settings: Arc<[SettingInForce]>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            rename = "settings_change_expires_in_s",
+            serialize_with = "crate::metrics::export::json::opt_secs"
+        )
+    )]
+    /// Time left of a live settings change given a duration (admin `for`, fleet TTL), as the
+    /// breaker's.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox_runtime::{Bulkhead, Source};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let b = Bulkhead::builder("bulkhead-expiry-doc").pool(4).build_detached().unwrap();
+    /// b.change_settings([("pool", "8")], Source::Admin, Some(Duration::from_secs(600))).unwrap();
+    /// assert_eq!(b.metrics().settings_change_expires_in, Some(Duration::from_secs(600)));
+    /// # }
+    /// ```
+    pub settings_change_expires_in: Option<Duration>,
 }
 
 impl BulkheadMetrics {
@@ -311,6 +329,7 @@ impl BulkheadMetrics {
             conflicts: i.conflicts.load(Relaxed),
             adaptive: AdaptiveMetrics::of(b),
             settings: b.settings_shared(),
+            settings_change_expires_in: b.settings_change_expires_in(),
         }
     }
 }

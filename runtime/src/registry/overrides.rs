@@ -8,7 +8,7 @@ use fusebox_settings::{ConfigError, Source};
 use super::{read, write, Registry};
 use crate::breaker::Breaker;
 use crate::bulkhead::Bulkhead;
-use crate::settings::overrides::Entry;
+use crate::settings::overrides::{ranked, Entry};
 use crate::settings::{
     Applied, AppliedTo, BreakerConfig, GuardKind, OverrideError, Overrides, Undeclared,
 };
@@ -16,12 +16,7 @@ use crate::settings::{
 /// The pairs every entry matching `name` gives, the least specific first so that the most
 /// specific one's value of a key wins (then the one given last), with each key's source.
 fn resolve<'a>(rules: &'a [Entry], target: GuardKind, name: &str) -> Resolved<'a> {
-    let mut matching: Vec<&Entry> = rules
-        .iter()
-        .filter(|e| e.target == target && e.matches(name))
-        .collect();
-    // Stable: among equally specific entries, the one given last stays last.
-    matching.sort_by_key(|e| e.rank());
+    let matching = ranked(rules, target, name);
     let mut pairs: Vec<(String, String)> = Vec::new();
     let mut sources: Vec<(String, Source)> = Vec::new();
     for e in &matching {

@@ -10,6 +10,8 @@ mod builder;
 mod config;
 pub(crate) mod in_force;
 pub(crate) mod overrides;
+#[cfg(feature = "serde")]
+mod overrides_file;
 mod text;
 
 pub use builder::BreakerBuilder;

@@ -60,6 +60,17 @@ impl Entry {
     }
 }
 
+/// The entries of `rules` for `name`, least specific first (stable: among equally specific
+/// ones, the one given last stays last), so the last value of a key is the one that wins.
+pub(crate) fn ranked<'a>(rules: &'a [Entry], target: GuardKind, name: &str) -> Vec<&'a Entry> {
+    let mut matching: Vec<&Entry> = rules
+        .iter()
+        .filter(|e| e.target == target && e.matches(name))
+        .collect();
+    matching.sort_by_key(|e| e.rank());
+    matching
+}
+
 /// `*` matches any run of characters (none too), everything else itself.
 fn glob(pattern: &str, name: &str) -> bool {
     let mut parts = pattern.split('*');
@@ -178,7 +189,7 @@ impl Overrides {
         self.entry(GuardKind::Bulkhead, name.into(), pairs, source)
     }
 
-    fn entry<K, V>(
+    pub(super) fn entry<K, V>(
         mut self,
         target: GuardKind,
         name: String,
@@ -234,6 +245,33 @@ impl Overrides {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The settings pairs these overrides give the breaker (or bulkhead) `name`, as
+    /// [`Registry::apply_overrides`](crate::Registry::apply_overrides) layers them: from every
+    /// matching entry, the exact name's value of a key winning, then the pattern with more
+    /// literal characters, then the one given last. Unchecked, as given. What a replay of the
+    /// simulator (`fusebox_sim::Overrides::with_settings_overrides`) takes, so a candidate is
+    /// tried there in the very form it will be given at start.
+    ///
+    /// ```
+    /// use fusebox_runtime::{GuardKind, Overrides, Source};
+    /// let o = Overrides::new()
+    ///     .breaker("payments/*", [("timeout", "2s"), ("failure_rate", "30")], Source::File)
+    ///     .breaker("payments/eu", [("timeout", "3s")], Source::Env);
+    /// let eu = o.pairs_for(GuardKind::Breaker, "payments/eu");
+    /// assert_eq!(eu, [("failure_rate".to_owned(), "30".to_owned()), ("timeout".to_owned(), "3s".to_owned())]);
+    /// assert!(o.pairs_for(GuardKind::Bulkhead, "payments/eu").is_empty());
+    /// ```
+    pub fn pairs_for(&self, target: GuardKind, name: &str) -> Vec<(String, String)> {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for e in ranked(&self.entries, target, name) {
+            for (k, v) in &e.pairs {
+                pairs.retain(|(pk, _)| pk != k);
+                pairs.push((k.clone(), v.clone()));
+            }
+        }
+        pairs
     }
 
     /// Every override attributed to `source` (a file read by hand, say).
@@ -505,84 +543,5 @@ mod tests {
         assert!(glob("a*b*c", "a-x-b-y-c"));
         assert!(!glob("a*b*c", "a-x-c"));
         assert!(glob("exact", "exact") && !glob("exact", "exact2"));
-    }
-}
-
-/// Overrides from any format serde reads (feature `serde`), attributed to [`Source::File`]:
-/// a `breakers` and a `bulkheads` map from name or pattern to settings, values as text or as
-/// numbers.
-///
-/// ```
-/// use fusebox_runtime::Overrides;
-/// let o: Overrides = serde_json::from_str(
-///     r#"{ "breakers": { "payments/*": { "failure_rate": 30, "timeout": "2s" } },
-///          "bulkheads": { "db": { "pool": 40 } } }"#,
-/// ).unwrap();
-/// assert_eq!(o.len(), 2);
-/// assert!(serde_json::from_str::<Overrides>(r#"{ "breaker": {} }"#).is_err());
-/// ```
-#[cfg(feature = "serde")]
-impl<'de> serde::Deserialize<'de> for Overrides {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Overrides, D::Error> {
-        use std::collections::BTreeMap;
-        type Table = BTreeMap<String, BTreeMap<String, de::Text>>;
-        #[derive(serde::Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct File {
-            #[serde(default)]
-            breakers: Table,
-            #[serde(default)]
-            bulkheads: Table,
-        }
-        let f = File::deserialize(d)?;
-        let mut o = Overrides::new();
-        for (target, table) in [
-            (GuardKind::Breaker, f.breakers),
-            (GuardKind::Bulkhead, f.bulkheads),
-        ] {
-            for (name, pairs) in table {
-                o = o.entry(
-                    target,
-                    name,
-                    pairs.into_iter().map(|(k, v)| (k, v.0)),
-                    Source::File,
-                );
-            }
-        }
-        o.check_text().map_err(serde::de::Error::custom)?;
-        Ok(o)
-    }
-}
-
-#[cfg(feature = "serde")]
-mod de {
-    use std::fmt;
-
-    /// A setting's value as text, from a string or a number.
-    pub(super) struct Text(pub(super) String);
-
-    impl<'de> serde::Deserialize<'de> for Text {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
-            struct V;
-            impl serde::de::Visitor<'_> for V {
-                type Value = Text;
-                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("a setting's value: text like \"800ms\", or a number")
-                }
-                fn visit_str<E>(self, v: &str) -> Result<Text, E> {
-                    Ok(Text(v.to_owned()))
-                }
-                fn visit_u64<E>(self, v: u64) -> Result<Text, E> {
-                    Ok(Text(v.to_string()))
-                }
-                fn visit_i64<E>(self, v: i64) -> Result<Text, E> {
-                    Ok(Text(v.to_string()))
-                }
-                fn visit_f64<E>(self, v: f64) -> Result<Text, E> {
-                    Ok(Text(v.to_string()))
-                }
-            }
-            d.deserialize_any(V)
-        }
     }
 }

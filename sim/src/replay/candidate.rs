@@ -21,6 +21,11 @@
 //!     cargo run --release --example replay
 //! ```
 //!
+//! The runtime's own overrides are taken too, as a process takes them at start
+//! (`FUSEBOX_BREAKER_REDIS="redis; open_for=30s"`; from a file, through
+//! [`Overrides::with_settings_overrides`](crate::Overrides::with_settings_overrides)), under
+//! `FUSEBOX_SIM_SET` and `--set`.
+//!
 //! Each `--set` is `breaker.key=value`, a key of the settings table (`fusebox::settings::KEYS`)
 //! with a value as the attribute takes it; the variable holds the same items separated by
 //! spaces or commas. A bad value stops the run with the breaker, the pairs and the reason; so

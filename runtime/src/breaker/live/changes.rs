@@ -138,6 +138,9 @@ impl Breaker {
             };
             if core.install(Some(l), l.below.clone(), now) {
                 tracing::warn!(breaker = %core.code_config().name, "circuit breaker settings change ended");
+                if l.below.is_none() {
+                    core.judge_code_settings(now);
+                }
                 return true;
             }
         }

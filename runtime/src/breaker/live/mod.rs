@@ -13,7 +13,8 @@
 //! - the state is kept (an open breaker stays open until its deadline; the next open period
 //!   is the new `open_for`);
 //! - a new threshold (`failure_rate`, `min_calls`, the slow rule's rate) is judged at the next
-//!   call that is judged, on the window as it is;
+//!   call to end, on the window as it is (`Layer::first_to_end`; the code's settings, back
+//!   when a change ends, are judged then: `judge_code_settings`);
 //! - a new window kind or size starts a new, empty window; calls still in flight from before
 //!   record into the window that admitted them, which no longer judges anything;
 //! - calls in flight finish under the timeout and slow bound that admitted them.
@@ -34,8 +35,8 @@ use fusebox_settings::{ConfigError, Settings, Source, WindowKind};
 use super::core::{Admission, Core, NEVER};
 use crate::settings::in_force::{self, SettingInForce};
 use crate::settings::BreakerConfig;
-use crate::state::Word;
-use crate::sync::atomic::Ordering::*;
+use crate::state::{State, Word};
+use crate::sync::atomic::{AtomicBool, Ordering::*};
 use crate::sync::lock;
 use crate::window::Window;
 
@@ -54,6 +55,18 @@ pub(crate) struct Layer {
     pub(crate) until: u64,
     /// What returns when it lapses: the start's overrides, or `None` for the code's.
     pub(crate) below: Option<Arc<Layer>>,
+    /// Whether a call ended under this layer since it was put in force: the first one judges
+    /// the window as it is, success or not, so a new threshold is judged at the next call
+    /// (a success alone is not judged otherwise: under fixed settings it cannot raise a rate).
+    judged: AtomicBool,
+}
+
+impl Layer {
+    /// True for the first call to end since this layer was put in force (one load after).
+    #[inline]
+    pub(crate) fn first_to_end(&self) -> bool {
+        !self.judged.load(Relaxed) && !self.judged.swap(true, AcqRel)
+    }
 }
 
 /// A breaker's live settings: the layer in force, if any. 8 bytes, no allocation while none
@@ -195,7 +208,19 @@ impl Core {
             settings = ?l.given,
             "circuit breaker settings change lapsed; the settings below it return"
         );
-        self.install(Some(&l), l.below.clone(), now);
+        if self.install(Some(&l), l.below.clone(), now) && l.below.is_none() {
+            self.judge_code_settings(now);
+        }
+    }
+
+    /// The code's settings are back (no layer left): judged at once on the window as it is.
+    /// Calls under them take the plain closed path, which judges only a call that can raise a
+    /// rate, so a threshold stricter than the change's would otherwise wait for a failure.
+    pub(crate) fn judge_code_settings(&self, now: u64) {
+        let w = self.word();
+        if w.state() == State::Closed && !w.live() {
+            self.judge(w.generation(), self.window.totals(now));
+        }
     }
 
     /// Puts `next` in force if the layer is still `expected` (by address).
@@ -222,6 +247,10 @@ impl Core {
             if new.is_none() {
                 self.window.reset(now);
             }
+        }
+        // Put in force again (a lapse back to the start's layer): judged again at the next call.
+        if let Some(l) = &next {
+            l.judged.store(false, Relaxed);
         }
         let live = next.is_some();
         self.live.set(next);
@@ -290,6 +319,7 @@ impl Core {
             source,
             until,
             below,
+            judged: AtomicBool::new(false),
         })
     }
 }

@@ -214,6 +214,24 @@ impl<'a> Permit<'a> {
         if self.done {
             return;
         }
+        self.record_outcome(outcome);
+        if self.layer.as_ref().is_some_and(|l| l.first_to_end()) {
+            self.judge_as_it_is();
+        }
+    }
+
+    /// The first call to end under a live change judges the window as it is: a new threshold
+    /// is judged at the next call, whatever its outcome (`live/mod.rs`).
+    #[cold]
+    fn judge_as_it_is(&self) {
+        if self.trial || !self.is_current() {
+            return;
+        }
+        let now = self.core.clock().now();
+        self.judge(self.window().totals(now));
+    }
+
+    fn record_outcome(&mut self, outcome: Outcome) {
         self.done = true;
         if outcome == Outcome::Success && self.start.is_none() && !self.trial {
             return self.record_answered_at_once();
