@@ -263,3 +263,53 @@ async fn forced_closed_records_unless_told_not_to() {
     }
     assert_eq!(b.state(), State::Open);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_call_that_ends_ignored_leaves_no_slow_sample_behind() {
+    // Marked slow in flight (past 100 ms) before its outcome is known, a call that ends
+    // ignored takes its sample back out: two such calls and four quick successes judge
+    // 0 % slow over four calls, not 50 % over six. Both window kinds.
+    for kind in ["calls", "time"] {
+        let b = Breaker::builder(format!("outcomes-slow-ignored-{kind}-{}", rand_suffix()))
+            .trip_p95(Duration::from_millis(100))
+            .min_calls(4);
+        let b = match kind {
+            "calls" => b.window_calls(4),
+            _ => b.window(Duration::from_secs(30)),
+        }
+        .build_detached()
+        .unwrap();
+        let slow: Vec<_> = (0..2)
+            .map(|_| {
+                let b = b.clone();
+                tokio::spawn(async move {
+                    b.call_classified(
+                        async {
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                            Err::<u16, _>(Dep::Invalid)
+                        },
+                        classify,
+                    )
+                    .await
+                })
+            })
+            .collect();
+        advance(Duration::from_millis(250)).await;
+        for h in slow {
+            assert!(matches!(
+                h.await.unwrap(),
+                Completion::Ignored(Dep::Invalid)
+            ));
+        }
+        for _ in 0..4 {
+            assert!(matches!(call(&b, Ok(200)).await, Completion::Ok(200)));
+        }
+        assert_eq!(b.state(), State::Closed, "{kind} window");
+        let m = b.metrics();
+        assert_eq!(
+            (m.ignored, m.slow),
+            (2, 2),
+            "{kind}: counted, and slow, in their own counters"
+        );
+    }
+}

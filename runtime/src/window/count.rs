@@ -152,6 +152,25 @@ impl CountWindow {
         }
     }
 
+    /// Takes a call's entry out, while it is still there: a call recorded slow in flight
+    /// that ended ignored takes no place in the window. The slot stays empty until reused.
+    pub(crate) fn withdraw(&self, seq: u64) {
+        let i = (seq % self.entries.len() as u64) as usize;
+        let mut cur = self.entries[i].load(Acquire);
+        while holds(cur, seq) {
+            match self.entries[i].compare_exchange_weak(cur, 0, AcqRel, Acquire) {
+                Ok(_) => {
+                    self.tally.hist.sub(bucket_of(cur));
+                    self.tally.calls.fetch_sub(1, Relaxed);
+                    self.adjust(&self.tally.failures, cur, 0, FAILED);
+                    self.adjust(&self.tally.slow, cur, 0, SLOW);
+                    return;
+                }
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
     pub(crate) fn totals(&self) -> Totals {
         Totals::clamped(
             self.tally.calls.load(Relaxed),

@@ -55,6 +55,11 @@ impl Histogram {
     pub(crate) fn sub(&self, i: usize) {
         self.0[i].fetch_sub(1, Relaxed);
     }
+    /// Takes one sample out of bucket `i`, never below zero: a lone removal that races with
+    /// the histogram's reuse must not wrap a bucket to four billion.
+    pub(crate) fn remove(&self, i: usize) {
+        let _ = self.0[i].fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
+    }
     pub(crate) fn take_into(&self, out: &mut Counts) {
         for (o, c) in out.0.iter_mut().zip(&self.0) {
             *o += u64::from(c.swap(0, Relaxed));

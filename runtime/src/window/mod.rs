@@ -118,6 +118,16 @@ impl Window {
         }
     }
 
+    /// Takes out a sample recorded slow in flight (`first`: its latency then), if the window
+    /// still holds it: the call ended ignored.
+    pub(crate) fn withdraw(&self, t: Ticket, first: Duration) {
+        match (self, t) {
+            (Window::Count(w), Ticket::Count(seq)) => w.withdraw(seq),
+            (Window::Time(w), Ticket::Time(epoch)) => w.withdraw(epoch, histogram::bucket(first)),
+            _ => {}
+        }
+    }
+
     pub(crate) fn totals(&self, now: u64) -> Totals {
         match self {
             Window::Count(w) => w.totals(),

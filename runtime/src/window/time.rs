@@ -225,6 +225,22 @@ impl TimeWindow {
         }
     }
 
+    /// Takes a call recorded slow in flight (at `bucket`) out of its slot, if the slot still
+    /// holds its epoch: it ended ignored, so it takes no place in the window. Never below zero,
+    /// as a slot reused meanwhile may hold less.
+    pub(crate) fn withdraw(&self, epoch: u64, bucket: usize) {
+        if epoch.saturating_add(SLOTS) <= self.head.load(Acquire) {
+            return;
+        }
+        let slot = self.slot(epoch);
+        for n in [&slot.calls, &slot.slow] {
+            let _ = n.fetch_update(Relaxed, Relaxed, |v| v.checked_sub(1));
+        }
+        if let Some(h) = self.hist(epoch) {
+            h.remove(bucket);
+        }
+    }
+
     fn totals_now(&self) -> Totals {
         let (mut calls, mut failures, mut slow) = (0i64, 0i64, 0i64);
         for s in &self.store.slots {

@@ -177,6 +177,16 @@ impl<'a> Permit<'a> {
         }
     }
 
+    /// An ignored call takes no place in the window: the sample it left there when it was
+    /// marked slow in flight is taken out (its lifetime `slow` count stays: it was slow).
+    fn withdraw_slow_sample(&mut self) {
+        if let Some(t) = self.slow_ticket.take() {
+            if self.is_current() {
+                self.window().withdraw(t, self.slow_bound());
+            }
+        }
+    }
+
     /// A slow sample at the slow bound, judged: a call marked slow in flight, or a refusal
     /// behind slow calls. Where it went, for the call's end to amend.
     fn record_slow_at_bound(&self) -> Ticket {
@@ -248,11 +258,11 @@ impl<'a> Permit<'a> {
             Outcome::FullBehindSlow if self.is_current() => {
                 self.record_slow_at_bound();
             }
-            // Nothing for the window (a sample slow in flight stays there, slow).
-            Outcome::FullBehindSlow
-            | Outcome::Cancelled
-            | Outcome::BulkheadFull
-            | Outcome::Ignored => {}
+            // Ignored: no place in the window, so a sample recorded slow in flight leaves it.
+            Outcome::Ignored => self.withdraw_slow_sample(),
+            // Nothing for the window (a sample slow in flight stays there, slow: a caller
+            // that gave up on a hanging call still tells of the hang).
+            Outcome::FullBehindSlow | Outcome::Cancelled | Outcome::BulkheadFull => {}
             Outcome::Success
             | Outcome::Excluded
             | Outcome::Failure
