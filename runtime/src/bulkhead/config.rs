@@ -72,6 +72,10 @@ impl BulkheadBuilder {
             raw: RawBulkheadSettings::new(),
         }
     }
+    /// The raw settings, for the text forms (`text.rs`).
+    pub(super) fn raw_mut(&mut self) -> &mut RawBulkheadSettings {
+        &mut self.raw
+    }
     /// Calls allowed in flight at once (required, 1..=536 870 911).
     pub fn pool(mut self, n: usize) -> Self {
         self.raw = self.raw.pool(n);

@@ -9,6 +9,7 @@ mod live;
 mod permit;
 mod pool;
 mod slots;
+mod text;
 
 use std::fmt;
 use std::future::Future;

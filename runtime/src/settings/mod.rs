@@ -12,7 +12,7 @@ pub(crate) mod in_force;
 pub(crate) mod overrides;
 #[cfg(feature = "serde")]
 mod overrides_file;
-mod text;
+pub(crate) mod text;
 
 pub use builder::BreakerBuilder;
 pub use config::BreakerConfig;

@@ -69,35 +69,48 @@ impl BreakerBuilder {
         prefix: &str,
         vars: impl IntoIterator<Item = (OsString, OsString)>,
     ) -> Result<BreakerBuilder, ConfigError> {
-        let head = format!("{prefix}_");
-        let mut pairs = Vec::new();
-        let mut unknown = Vec::new();
-        for (k, v) in vars {
-            let Some(var) = k.to_str().filter(|k| k.starts_with(&head)) else {
-                continue;
-            };
-            let key = var[head.len()..].trim().to_ascii_lowercase();
-            // A bulkhead key is as foreign to a breaker as another tool's variable.
-            if !BREAKER_KEYS.contains(&key.as_str()) {
-                unknown.push(var.to_owned());
-                continue;
-            }
-            let Some(v) = v.to_str() else {
-                return Err(ConfigError::not_text(
-                    &key,
-                    v.to_string_lossy().into_owned(),
-                ));
-            };
-            pairs.push((key, v.to_owned()));
-        }
-        if !unknown.is_empty() {
-            unknown.sort();
-            tracing::warn!(
-                prefix,
-                ignored = ?unknown,
-                "environment variables with the breaker's prefix that are not settings: ignored"
-            );
-        }
+        let pairs = prefixed_pairs("breaker", prefix, vars, &BREAKER_KEYS)?;
         Self::from_settings(name, pairs)
     }
+}
+
+/// The `(key, value)` pairs of variables `PREFIX_KEY` whose key is one of `keys` (lower-cased,
+/// trimmed), for a `what` ("breaker", "bulkhead"). Variables with the prefix but another key
+/// are ignored with one WARN naming them (another tool's `PAYMENTS_URL`, or the other kind's
+/// settings, must not fail the config); a value that is not text is the error.
+pub(crate) fn prefixed_pairs(
+    what: &str,
+    prefix: &str,
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+    keys: &[&str],
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let head = format!("{prefix}_");
+    let mut pairs = Vec::new();
+    let mut unknown = Vec::new();
+    for (k, v) in vars {
+        let Some(var) = k.to_str().filter(|k| k.starts_with(&head)) else {
+            continue;
+        };
+        let key = var[head.len()..].trim().to_ascii_lowercase();
+        if !keys.contains(&key.as_str()) {
+            unknown.push(var.to_owned());
+            continue;
+        }
+        let Some(v) = v.to_str() else {
+            return Err(ConfigError::not_text(
+                &key,
+                v.to_string_lossy().into_owned(),
+            ));
+        };
+        pairs.push((key, v.to_owned()));
+    }
+    if !unknown.is_empty() {
+        unknown.sort();
+        tracing::warn!(
+            prefix,
+            ignored = ?unknown,
+            "environment variables with the {what}'s prefix that are not its settings: ignored"
+        );
+    }
+    Ok(pairs)
 }
