@@ -198,15 +198,15 @@ pub struct RejectedByReason {
 impl BreakerMetrics {
     pub(crate) fn of(core: &Core) -> BreakerMetrics {
         let now = core.clock().now();
-        // A forced state whose time ran out ends before it is reported (no timer task).
-        core.expire_force(core.word(), now);
-        // A half-open whose verdict is due (short of its trials at the bound) is reported as
-        // judged, not as waiting for the next caller.
-        core.judge_due(core.word(), now);
-        core.settle_ramp(now);
+        // A snapshot only reads: taken on another runtime's clock (a parallel test's paused
+        // clock, ahead of this breaker's), it must not end a forced state, judge a half-open
+        // or age the window of a breaker whose calls run on an earlier clock. A forced state
+        // whose time ran out, or a half-open whose verdict is due, is reported as what it
+        // becomes; the breaker's next call (or `Breaker::state`) applies it.
+        let state = core.state_at(now);
         let c = &core.counters;
         let load = |a: &AtomicU64| a.load(Relaxed);
-        let (totals, latency) = core.with_window(|w| (w.totals(now), w.latency(now)));
+        let (totals, latency) = core.with_window(|w| w.view(now));
         let [p50, p95, p99] = latency.quantiles([0.50, 0.95, 0.99]);
         let (succeeded, failed, ignored) = (load(&c.succeeded), load(&c.failed), load(&c.ignored));
         let (timed_out, panicked, cancelled) =
@@ -225,7 +225,7 @@ impl BreakerMetrics {
         BreakerMetrics {
             name: core.config().name().to_owned(),
             key: core.config().key().map(str::to_owned),
-            state: core.state(),
+            state,
             time_in_state: Duration::from_nanos(now.saturating_sub(core.state_since())),
             calls: succeeded
                 + failed
@@ -245,7 +245,8 @@ impl BreakerMetrics {
             rejected_by_reason: by_reason,
             rejected_by_bulkhead: rejected_full,
             slow: load(&c.slow),
-            recording: core.recording(),
+            // Only a forced closed state records nothing: one that ran out records again.
+            recording: state != State::ForcedClosed || core.recording(),
             window_calls: totals.calls,
             failure_rate: pct(totals.failures, totals.calls),
             slow_rate: pct(totals.slow, totals.calls),
@@ -254,7 +255,9 @@ impl BreakerMetrics {
             p99,
             times_opened: load(&c.times_opened),
             stuck: core.check_stuck(now),
-            force_expires_in: core.force_expires_in(now),
+            force_expires_in: matches!(state, State::ForcedOpen | State::ForcedClosed)
+                .then(|| core.force_expires_in(now))
+                .flatten(),
             ramp_share: core.ramp_share(now),
             conflicts: load(&c.conflicts),
             stale_served: load(&c.stale_served),

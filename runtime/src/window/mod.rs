@@ -135,10 +135,12 @@ impl Window {
         }
     }
 
-    pub(crate) fn latency(&self, now: u64) -> Counts {
+    /// The totals and latencies a reader at `now` sees, expiring nothing (a metrics snapshot:
+    /// `TimeWindow::totals_view`).
+    pub(crate) fn view(&self, now: u64) -> (Totals, Counts) {
         match self {
-            Window::Count(w) => w.latency(),
-            Window::Time(w) => w.latency(now),
+            Window::Count(w) => (w.totals(), w.latency()),
+            Window::Time(w) => (w.totals_view(now), w.latency_view(now)),
         }
     }
 
@@ -242,7 +244,7 @@ mod tests {
                     slow: 1
                 }
             );
-            assert!(w.latency(0).quantile(0.5).unwrap() > Duration::from_secs(6));
+            assert!(w.view(0).1.quantile(0.5).unwrap() > Duration::from_secs(6));
         }
     }
 
@@ -276,7 +278,7 @@ mod tests {
         );
         w.record(|| 0, ok());
         w.record(|| 0, ok());
-        let p99 = w.latency(0).quantile(0.99).unwrap();
+        let p99 = w.view(0).1.quantile(0.99).unwrap();
         assert!(p99 < Duration::from_millis(10), "{p99:?}");
     }
 
@@ -295,13 +297,13 @@ mod tests {
             ..ok()
         };
         w.record(|| 0, slow);
-        let c = w.latency(0);
+        let c = w.view(0).1;
         assert!(c.quantile(0.5).unwrap() < Duration::from_millis(1));
         assert!(c.quantile(0.99).unwrap() < Duration::from_millis(1));
         assert!(c.quantile(1.0).unwrap() > Duration::from_secs(6));
         assert_eq!(c.0.iter().sum::<u64>(), 100);
         // Both leave with their slot.
-        assert_eq!(w.latency(10_000_000_001).quantile(0.5), None);
+        assert_eq!(w.view(10_000_000_001).1.quantile(0.5), None);
     }
 
     #[test]
@@ -314,16 +316,16 @@ mod tests {
         };
         w.record(|| 0, slow);
         w.record(|| 6 * s, ok());
-        let p99 = w.latency(9 * s).quantile(0.99).unwrap();
+        let p99 = w.view(9 * s).1.quantile(0.99).unwrap();
         assert!(
             p99 > Duration::from_secs(6),
             "both calls in the window: {p99:?}"
         );
-        let p99 = w.latency(10 * s + 1).quantile(0.99).unwrap();
+        let p99 = w.view(10 * s + 1).1.quantile(0.99).unwrap();
         assert!(
             p99 < Duration::from_millis(10),
             "the 8 s call left: {p99:?}"
         );
-        assert_eq!(w.latency(100 * s).quantile(0.5), None);
+        assert_eq!(w.view(100 * s).1.quantile(0.5), None);
     }
 }

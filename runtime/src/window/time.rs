@@ -256,6 +256,28 @@ impl TimeWindow {
         self.totals_now()
     }
 
+    /// The slot epoch a reader at `now` sees as the newest: never behind the head.
+    fn seen_at(&self, now: u64) -> (u64, u64) {
+        let head = self.head.load(Acquire);
+        (head, (self.since_origin(now) / self.slot_nanos).max(head))
+    }
+
+    /// The totals a reader at `now` sees, without expiring anything: a metrics snapshot taken
+    /// on another runtime's clock (a parallel test's, far ahead of this breaker's paused one)
+    /// must not age the window of calls still recorded on the breaker's own clock, or they
+    /// would land behind its head and go unrecorded.
+    pub(crate) fn totals_view(&self, now: u64) -> Totals {
+        let (head, at) = self.seen_at(now);
+        let (mut calls, mut failures, mut slow) = (0i64, 0i64, 0i64);
+        for e in (at + 1).saturating_sub(SLOTS)..=head {
+            let s = self.slot(e);
+            calls += i64::from(s.calls.load(Relaxed));
+            failures += i64::from(s.failures.load(Relaxed));
+            slow += i64::from(s.slow.load(Relaxed));
+        }
+        Totals::clamped(calls, failures, slow)
+    }
+
     /// `(calls, failures)` summed over the slots, to check the running totals.
     #[cfg(loom)]
     pub(crate) fn contents(&self) -> (u64, u64) {
@@ -267,11 +289,10 @@ impl TimeWindow {
         })
     }
 
-    pub(crate) fn latency(&self, now: u64) -> Counts {
-        let epoch = self.since_origin(now) / self.slot_nanos;
-        self.advance(epoch);
-        let head = self.head.load(Acquire);
-        let gen = head / PER_GEN;
+    /// The latencies a reader at `now` sees, without expiring anything (as `totals_view`).
+    pub(crate) fn latency_view(&self, now: u64) -> Counts {
+        let (head, at) = self.seen_at(now);
+        let gen = at / PER_GEN;
         let mut c = Counts::new();
         for g in &self.store.gens {
             let epoch = g.epoch.load(Acquire);
@@ -283,7 +304,7 @@ impl TimeWindow {
                 // Every slot of these two generations is still in the window: the calls in
                 // them that the histogram lacks are the first bucket's (see `record`).
                 let calls: u64 = (epoch * PER_GEN..(epoch + 1) * PER_GEN)
-                    .filter(|e| *e <= head && e + SLOTS > head)
+                    .filter(|e| *e <= head && e + SLOTS > at)
                     .map(|e| u64::from(self.slot(e).calls.load(Acquire)))
                     .sum();
                 c.0[0] += calls.saturating_sub(timed);

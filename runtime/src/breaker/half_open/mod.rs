@@ -77,6 +77,36 @@ impl Core {
         true
     }
 
+    /// The state a reader at `now` should see, changing nothing: a forced state past its
+    /// expiry reads as what it lapses into, and a half-open with `half_open_calls` whose
+    /// verdict is due as that verdict. What a metrics snapshot reports: taken on another
+    /// runtime's clock (a parallel test's, ahead of this breaker's), it must not apply a
+    /// transition that the breaker's own clock has not reached. The breaker's next call, or
+    /// [`Breaker::state`](crate::breaker::Breaker::state), applies it.
+    pub(crate) fn state_at(&self, now: u64) -> State {
+        let w = self.word();
+        let expired = || now >= self.forced.expires();
+        match w.state() {
+            State::ForcedOpen if expired() => State::HalfOpen,
+            State::ForcedClosed if expired() => State::Closed,
+            State::HalfOpen if matches!(self.config().half_open(), HalfOpenPolicy::Calls(_)) => {
+                let rare = lock(&self.rare);
+                if self.word() != w {
+                    return self.state();
+                }
+                match rare
+                    .episode
+                    .verdict(self.in_state_for(now), self.trial_rule())
+                {
+                    Some(Verdict::Close) => State::Closed,
+                    Some(Verdict::Reopen) => State::Open,
+                    None => State::HalfOpen,
+                }
+            }
+            s => s,
+        }
+    }
+
     /// What half-open judges its trials by: the breaker's whole rule.
     pub(super) fn trial_rule(&self) -> Rule {
         let c = self.config();
