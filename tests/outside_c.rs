@@ -454,3 +454,30 @@ mod tower_layer {
         assert_eq!((rm.calls, rm.retries, rm.budget_exhausted), (4, 4, 2));
     }
 }
+
+// --- A retry alone: named by its module path -----------------------------------------------
+
+static ALONE: AtomicU32 = AtomicU32::new(0);
+
+#[retry(attempts = 2, backoff = "1ms")]
+async fn alone_plain() -> Result<u32, String> {
+    if ALONE.fetch_add(1, SeqCst) == 0 {
+        Err("reset".into())
+    } else {
+        Ok(2)
+    }
+}
+
+/// Without a breaker or bulkhead the budget (and the metrics row) is named by the function's
+/// module path and name, as retry.md says.
+#[tokio::test(start_paused = true)]
+async fn a_retry_alone_is_named_by_its_module_path() {
+    assert_eq!(alone_plain().await, Ok(2));
+    let names: Vec<_> = fusebox::retry::budgets()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let b = fusebox::retry::budget("outside_c::alone_plain")
+        .unwrap_or_else(|| panic!("no budget named outside_c::alone_plain in {names:?}"));
+    assert_eq!((b.calls(), b.retries()), (1, 1));
+}
