@@ -222,27 +222,6 @@ async fn total_counts_the_breakers_timeout_for_each_attempt() {
     assert!(t.elapsed() <= ms(2500), "{:?}", t.elapsed());
 }
 
-/// The builder refuses, in words, a deadline the first attempt alone could outlast (the
-/// attribute refuses it at compile time: tests/ui/fail/retry_total_below_timeout.rs).
-#[test]
-fn a_total_shorter_than_the_attempt_timeout_is_refused() {
-    let e = Retry::builder("oc-deadline")
-        .total(ms(500))
-        .attempt_timeout(Duration::from_secs(1))
-        .build()
-        .unwrap_err();
-    assert!(matches!(
-        e,
-        fusebox::ConfigError::OutOfRange { field: "total", .. }
-    ));
-    assert!(e.to_string().contains("attempt_timeout"), "{e}");
-    assert!(Retry::builder("oc-deadline")
-        .total(Duration::from_secs(1))
-        .attempt_timeout(Duration::from_secs(1))
-        .build()
-        .is_ok());
-}
-
 // --- One budget per name: attribute, builder and tower layer -------------------------------
 
 static SHARED: AtomicU32 = AtomicU32::new(0);

@@ -52,8 +52,6 @@ pub struct RetryArgs {
     /// `hold_open = false`: a `retry_after` hint delays this caller only.
     pub no_hold_open: bool,
     pub krate: Option<syn::Path>,
-    /// Where `total` was written, to blame a deadline shorter than the breaker's timeout.
-    pub total_span: Option<Span>,
 }
 
 impl RetryArgs {
@@ -108,9 +106,6 @@ impl RetryArgs {
         seen.push((known, syn::spanned::Spanned::span(&arg.value)));
         if let Some(k) = Key::retry_from_name(known) {
             self.given.push(k.name());
-            if k == Key::Total {
-                self.total_span = Some(syn::spanned::Spanned::span(&arg.value));
-            }
             return checks::set_setting(arg, k, |k, text| raw.set_text(k, text))
                 .map_err(|e| (e, true));
         }

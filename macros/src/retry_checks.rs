@@ -7,7 +7,6 @@ use syn::{FnArg, Pat, Type};
 
 use crate::args::Errors;
 use crate::ast::Function;
-use crate::breaker_args::BreakerArgs;
 use crate::retry_args::RetryArgs;
 use crate::shape::is_renamed_pattern;
 use crate::signature::Output;
@@ -15,15 +14,7 @@ use crate::signature::Output;
 /// Checks `func` for `#[retry]` (an `async fn` or the boxed future `#[async_trait]` leaves:
 /// each attempt makes that future again); `guarded` says whether a breaker or bulkhead
 /// answers for a body that does not return a `Result`.
-pub fn check(
-    func: &Function,
-    out: &Output,
-    r: &RetryArgs,
-    breaker: Option<&BreakerArgs>,
-    errors: &mut Errors,
-) {
-    let guarded = breaker.is_some_and(|b| b.fallback.is_some());
-    deadline(r, breaker, errors);
+pub fn check(func: &Function, out: &Output, r: &RetryArgs, guarded: bool, errors: &mut Errors) {
     if !out.is_result && !guarded {
         errors.at(
             out.span,
@@ -82,25 +73,6 @@ fn arguments(func: &Function, errors: &mut Errors) {
                     );
                 }
             }
-        }
-    }
-}
-
-/// `total` below the breaker's `timeout`: the first attempt alone may outlast the deadline,
-/// which `#[retry]` promises to keep, so the pair is refused at `total`.
-fn deadline(r: &RetryArgs, breaker: Option<&BreakerArgs>, errors: &mut Errors) {
-    let total = r.settings.as_ref().and_then(|s| s.total());
-    let timeout = breaker.and_then(|b| b.settings.timeout());
-    if let (Some(total), Some(timeout), Some(span)) = (total, timeout, r.total_span) {
-        if total < timeout {
-            errors.at(
-                span,
-                format!(
-                    "`total` = {total:?} is shorter than the breaker's `timeout` = {timeout:?}: one \
-                     attempt may take the whole timeout, so the deadline could not be kept; give a \
-                     `total` at least the `timeout`"
-                ),
-            );
         }
     }
 }

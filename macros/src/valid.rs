@@ -41,8 +41,9 @@ pub fn validate(
     };
     let out = signature::output(func, &shape);
     let breaker = args.breaker.as_ref();
+    let fallback = breaker.and_then(|b| b.fallback.as_ref()).is_some();
     if let Some(r) = &args.retry {
-        crate::retry_checks::check(func, &out, r, breaker, &mut errors);
+        crate::retry_checks::check(func, &out, r, fallback, &mut errors);
     }
     // A retry alone has said what it needs above.
     if breaker.is_some() || args.bulkhead.is_some() {

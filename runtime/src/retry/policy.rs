@@ -11,10 +11,6 @@ use super::budget::{BudgetConfig, RetryBudget};
 use super::names;
 use crate::error::ConfigError;
 
-/// Why a `total` shorter than `attempt_timeout` is refused.
-const TOTAL_BELOW_TIMEOUT: &str =
-    "a deadline at least `attempt_timeout` (the breaker's `timeout`): one attempt may take it all";
-
 /// A retry policy of one name: see [the module](super) for what is retried.
 ///
 /// Cloning is cheap; every `Retry` of one name shares its [`RetryBudget`].
@@ -155,19 +151,7 @@ impl RetryBuilder {
         self
     }
 
-    /// The longest one attempt can take (the breaker's `timeout`), for the deadline; a
-    /// [`total`](Self::total) shorter than it is refused by [`build`](Self::build).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use fusebox_runtime::retry::Retry;
-    /// let e = Retry::builder("retry-doc-deadline")
-    ///     .total(Duration::from_millis(500))
-    ///     .attempt_timeout(Duration::from_secs(1))
-    ///     .build()
-    ///     .unwrap_err();
-    /// assert!(e.to_string().starts_with("`total` = 500ms is out of range"), "{e}");
-    /// ```
+    /// The longest one attempt can take (the breaker's `timeout`), for the deadline.
     pub fn attempt_timeout(mut self, d: Duration) -> Self {
         self.attempt_timeout = Some(d);
         self
@@ -221,16 +205,6 @@ impl RetryBuilder {
             return Err(ConfigError::ZeroDuration {
                 field: "attempt_timeout",
             });
-        }
-        // The first attempt alone could outlast the deadline: `#[retry]` refuses the pair too.
-        if let (Some(total), Some(timeout)) = (s.total(), self.attempt_timeout) {
-            if total < timeout {
-                return Err(ConfigError::OutOfRange {
-                    field: "total",
-                    value: format!("{total:?}"),
-                    expected: TOTAL_BELOW_TIMEOUT,
-                });
-            }
         }
         let budget = s
             .budget()
