@@ -149,9 +149,16 @@ impl RetryBudget {
     /// Takes one retry from the budget if the window allows it; `false` (and counted as
     /// exhausted) if not.
     pub fn try_withdraw(&self) -> bool {
+        self.withdraw().is_some()
+    }
+
+    /// [`try_withdraw`](Self::try_withdraw), returning the slot the retry was counted in, so a
+    /// retry that is never made (its call dropped during the backoff) can be
+    /// [`refund`](Self::refund)ed.
+    pub(crate) fn withdraw(&self) -> Option<u64> {
         if !self.limited {
             self.retries.fetch_add(1, Relaxed);
-            return true;
+            return Some(u64::MAX);
         }
         let slot_len = (nanos(self.config.window) / SLOTS).max(1);
         let index = self.clock.now() / slot_len;
@@ -179,10 +186,23 @@ impl RetryBudget {
                 s.retries += 1;
             }
             self.retries.fetch_add(1, Relaxed);
-            true
+            Some(index)
         } else {
             self.exhausted.fetch_add(1, Relaxed);
-            false
+            None
+        }
+    }
+
+    /// Gives back a retry granted in slot `index` that was never made: it leaves the counts
+    /// (metrics say attempts made) and, if its slot is still in the window, the allowance.
+    pub(crate) fn refund(&self, index: u64) {
+        self.retries.fetch_sub(1, Relaxed);
+        if !self.limited {
+            return;
+        }
+        let mut slots = lock(&self.slots);
+        if let Some(s) = slots.iter_mut().find(|s| s.index == index) {
+            s.retries = s.retries.saturating_sub(1);
         }
     }
 

@@ -5,8 +5,21 @@ use std::time::Duration;
 
 use tokio::time::{sleep, Instant};
 
+use super::budget::RetryBudget;
 use super::policy::Retry;
 use crate::error::{Error, Rejection};
+
+/// A retry granted by the budget whose attempt has not started yet: refunded if dropped.
+struct Unmade<'a> {
+    budget: &'a RetryBudget,
+    slot: u64,
+}
+
+impl Drop for Unmade<'_> {
+    fn drop(&mut self) {
+        self.budget.refund(self.slot);
+    }
+}
 
 impl Retry {
     /// Runs `attempt` until it succeeds or the policy says stop, retrying every counted
@@ -213,10 +226,20 @@ impl Retry {
                 return Err(err);
             }
             let wait = self.backoff.delay(retries).max(hint.unwrap_or_default());
-            if !self.fits(started, wait) || !self.budget.try_withdraw() {
+            if !self.fits(started, wait) {
                 return Err(err);
             }
+            let Some(slot) = self.budget.withdraw() else {
+                return Err(err);
+            };
+            // Dropped during the wait (the caller gave up), the retry is never made: it is
+            // given back, so neither the metrics nor the name's budget count it.
+            let unmade = Unmade {
+                budget: &self.budget,
+                slot,
+            };
             sleep(wait).await;
+            std::mem::forget(unmade);
             retries += 1;
             match attempt().await {
                 Ok(v) => return Ok(v),
