@@ -6,6 +6,9 @@
 //! fallback of the error alone ignores the tuple and is called exactly as before. An argument
 //! can be lent when the body's `async move` copies rather than moves it: references (`&T`,
 //! `&self`) and numbers, `bool`, `char` by value; other owned arguments are moved into the call.
+//! The lent list stops at the first argument that cannot be lent: the fallback's k-th argument
+//! is always the call's k-th, never a later one of the same type shifted into its place (a
+//! generic `fn(&T, Error<E>)` would otherwise take whatever argument came next).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -35,11 +38,12 @@ pub fn call(sig: &Signature, fallback: &Expr, ret: &TokenStream, pv: &TokenStrea
     }
 }
 
-/// References to the arguments that stay usable after the body ran, in order.
+/// References to the leading arguments that stay usable after the body ran, in order, up to
+/// the first one that is moved.
 fn lent_arguments(sig: &Signature) -> Vec<TokenStream> {
     sig.inputs
         .iter()
-        .filter_map(|input| match input {
+        .map_while(|input| match input {
             FnArg::Receiver(r) => {
                 let by_ref = match &*r.ty {
                     Type::Reference(t) => t.mutability.is_none(),
