@@ -59,8 +59,20 @@ pub fn parse(tokens: TokenStream, attr: &str) -> syn::Result<Vec<Arg>> {
                     format!("`{key}` needs a value: write `#[{attr}({key} = ...)]`"),
                 ));
             }
-            input.parse::<Token![=]>()?;
-            let value: Expr = input.parse()?;
+            let eq = input.parse::<Token![=]>()?;
+            // A value cut short (`key = ,` or `rate = 50%`) ends the list; syn would blame the
+            // whole attribute, so the error points at the argument instead.
+            let value: Expr = input.parse().map_err(|e| {
+                let msg = e.to_string();
+                if msg.starts_with("unexpected end of input") || input.peek(Token![,]) {
+                    syn::Error::new(
+                        eq.span,
+                        format!("`{key}` has no complete value after `=`: write `#[{attr}({key} = ...)]`"),
+                    )
+                } else {
+                    e
+                }
+            })?;
             args.push(Arg { key, value });
             if input.is_empty() {
                 break;
