@@ -517,3 +517,92 @@ async fn a_breaker_open_past_alert_after_is_stuck_and_not_before() {
         .iter()
         .any(|b| b.name == "d-alert"));
 }
+
+#[breaker(name = "d-evict", key = tenant, window_calls = 2, min_calls = 2)]
+async fn per_tenant(tenant: &str) -> Result<u8, DepError> {
+    let _ = tenant;
+    Ok(1)
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_evicted_key_comes_back_as_a_fresh_listed_breaker() {
+    assert_eq!(per_tenant("a").await, Ok(1));
+    assert_eq!(per_tenant("b").await, Ok(1));
+    registry().breaker("d-evict/a").expect("listed once used").force_open();
+    assert!(per_tenant("a").await.is_err());
+
+    // One key evicted: its next call makes a fresh breaker, listed again, not forced.
+    assert!(registry().evict("d-evict/a"));
+    assert!(registry().breaker("d-evict/a").is_none());
+    assert_eq!(per_tenant("a").await, Ok(1));
+    let again = registry().breaker("d-evict/a").expect("listed again");
+    assert_eq!((again.state(), again.metrics().calls), (State::Closed, 1));
+
+    // Every key evicted at once.
+    assert_eq!(registry().evict_keys("d-evict"), 2);
+    assert!(registry().breaker("d-evict/b").is_none());
+    assert_eq!(per_tenant("b").await, Ok(1));
+    assert_eq!(registry().breaker("d-evict/b").unwrap().metrics().calls, 1);
+}
+
+static SHARE_FALLBACKS: AtomicU32 = AtomicU32::new(0);
+
+fn share_fallback(_: Error<DepError>) -> Result<u8, DepError> {
+    SHARE_FALLBACKS.fetch_add(1, SeqCst);
+    Ok(9)
+}
+
+#[breaker(name = "d-share", window_calls = 2, min_calls = 2, open_for = "5s", fallback = share_fallback)]
+async fn shared(fail: bool) -> Result<u8, DepError> {
+    if fail {
+        Err(DepError::Down)
+    } else {
+        Ok(1)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn half_open_admits_about_five_percent_and_answers_the_rest_with_the_fallback() {
+    for _ in 0..2 {
+        assert_eq!(shared(true).await, Ok(9));
+    }
+    advance(Duration::from_secs(5)).await;
+    SHARE_FALLBACKS.store(0, SeqCst);
+    let mut live = 0;
+    for _ in 0..400 {
+        if shared(false).await == Ok(1) {
+            live += 1;
+        }
+        advance(ms(10)).await;
+    }
+    // 4 s of half-open (under its 30 s window): about 5 % of 400 calls go through.
+    assert_eq!(registry().breaker("d-share").unwrap().state(), State::HalfOpen);
+    assert!((10..=30).contains(&live), "{live} of 400 admitted");
+    assert_eq!(SHARE_FALLBACKS.load(SeqCst), 400 - live);
+    assert_eq!(breaker_metrics("d-share").rejected_by_reason.half_open, 400 - live as u64);
+}
+
+#[cfg(feature = "testing")]
+#[tokio::test(start_paused = true)]
+async fn the_recorder_sees_open_half_open_and_closed_in_order() {
+    #[breaker(name = "d-recorded", window_calls = 2, min_calls = 2, open_for = "5s", half_open_calls = 1)]
+    async fn recorded(fail: bool) -> Result<u8, DepError> {
+        if fail {
+            Err(DepError::Down)
+        } else {
+            Ok(1)
+        }
+    }
+    let scope = fusebox::testing::scope();
+    let mut rec = scope.recorder();
+    for _ in 0..2 {
+        let _ = recorded(true).await;
+    }
+    advance(Duration::from_secs(5)).await;
+    assert_eq!(recorded(false).await, Ok(1));
+    assert_eq!(
+        rec.states_of("d-recorded"),
+        vec![State::Closed, State::Open, State::HalfOpen, State::Closed]
+    );
+    fusebox::testing::assert_calls("d-recorded", 1, 2, 0);
+}
