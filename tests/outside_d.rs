@@ -528,7 +528,10 @@ async fn per_tenant(tenant: &str) -> Result<u8, DepError> {
 async fn an_evicted_key_comes_back_as_a_fresh_listed_breaker() {
     assert_eq!(per_tenant("a").await, Ok(1));
     assert_eq!(per_tenant("b").await, Ok(1));
-    registry().breaker("d-evict/a").expect("listed once used").force_open();
+    registry()
+        .breaker("d-evict/a")
+        .expect("listed once used")
+        .force_open();
     assert!(per_tenant("a").await.is_err());
 
     // One key evicted: its next call makes a fresh breaker, listed again, not forced.
@@ -576,16 +579,28 @@ async fn half_open_admits_about_five_percent_and_answers_the_rest_with_the_fallb
         advance(ms(10)).await;
     }
     // 4 s of half-open (under its 30 s window): about 5 % of 400 calls go through.
-    assert_eq!(registry().breaker("d-share").unwrap().state(), State::HalfOpen);
+    assert_eq!(
+        registry().breaker("d-share").unwrap().state(),
+        State::HalfOpen
+    );
     assert!((10..=30).contains(&live), "{live} of 400 admitted");
     assert_eq!(SHARE_FALLBACKS.load(SeqCst), 400 - live);
-    assert_eq!(breaker_metrics("d-share").rejected_by_reason.half_open, 400 - live as u64);
+    assert_eq!(
+        breaker_metrics("d-share").rejected_by_reason.half_open,
+        400 - live as u64
+    );
 }
 
 #[cfg(feature = "testing")]
 #[tokio::test(start_paused = true)]
 async fn the_recorder_sees_open_half_open_and_closed_in_order() {
-    #[breaker(name = "d-recorded", window_calls = 2, min_calls = 2, open_for = "5s", half_open_calls = 1)]
+    #[breaker(
+        name = "d-recorded",
+        window_calls = 2,
+        min_calls = 2,
+        open_for = "5s",
+        half_open_calls = 1
+    )]
     async fn recorded(fail: bool) -> Result<u8, DepError> {
         if fail {
             Err(DepError::Down)
@@ -605,4 +620,38 @@ async fn the_recorder_sees_open_half_open_and_closed_in_order() {
         vec![State::Closed, State::Open, State::HalfOpen, State::Closed]
     );
     fusebox::testing::assert_calls("d-recorded", 1, 2, 0);
+}
+
+mod clients {
+    use super::DepError;
+    use fusebox::breaker;
+
+    pub struct Payments;
+    pub struct Addresses;
+
+    impl Payments {
+        #[breaker(window_calls = 2, min_calls = 2)]
+        pub async fn get(&self) -> Result<u8, DepError> {
+            Err(DepError::Down)
+        }
+    }
+
+    impl Addresses {
+        #[breaker(window_calls = 2, min_calls = 2)]
+        pub async fn get(&self) -> Result<u8, DepError> {
+            Ok(1)
+        }
+    }
+}
+
+/// The default name leaves out a method's type (the attribute cannot see it), so two types'
+/// `get` in one module share `outside_d::clients::get`. Nobody chose that: it is told at
+/// ERROR and counted as a conflict from the start, before any call.
+#[tokio::test(start_paused = true)]
+async fn two_methods_sharing_a_default_name_are_a_counted_conflict() {
+    let shared = registry()
+        .breaker("outside_d::clients::get")
+        .expect("listed");
+    assert_eq!(shared.metrics().conflicts, 1);
+    let _ = (clients::Payments, clients::Addresses);
 }
