@@ -52,7 +52,20 @@ pub fn parse(tokens: TokenStream, attr: &str) -> syn::Result<Vec<Arg>> {
         let mut args = Vec::new();
         while !input.is_empty() {
             // `Ident::parse_any` also accepts keywords, so `crate = ...` gets a helpful error.
-            let key = Ident::parse_any(input)?;
+            let key = Ident::parse_any(input).map_err(|e| {
+                // `#[breaker("payments")]`: a value without its key.
+                let example = if attr == "bulkhead" {
+                    "pool = 60"
+                } else {
+                    "name = \"payments\""
+                };
+                syn::Error::new(
+                    e.span(),
+                    format!(
+                        "`#[{attr}]` takes `key = value` arguments, like `#[{attr}({example})]`"
+                    ),
+                )
+            })?;
             if !input.peek(Token![=]) {
                 return Err(syn::Error::new(
                     key.span(),
