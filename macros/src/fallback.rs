@@ -6,9 +6,9 @@
 //! fallback of the error alone ignores the tuple and is called exactly as before. An argument
 //! can be lent when the body's `async move` copies rather than moves it: references (`&T`,
 //! `&self`) and numbers, `bool`, `char` by value; other owned arguments are moved into the call.
-//! The lent list stops at the first argument that cannot be lent: the fallback's k-th argument
-//! is always the call's k-th, never a later one of the same type shifted into its place (a
-//! generic `fn(&T, Error<E>)` would otherwise take whatever argument came next).
+//! The lent list skips the arguments moved into the call, so a fallback written for the lent
+//! ones keeps compiling; a fallback generic in an argument's type takes the next lent one, so
+//! the reference says to give such a fallback concrete types.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -38,12 +38,11 @@ pub fn call(sig: &Signature, fallback: &Expr, ret: &TokenStream, pv: &TokenStrea
     }
 }
 
-/// References to the leading arguments that stay usable after the body ran, in order, up to
-/// the first one that is moved.
+/// References to the arguments that stay usable after the body ran, in order.
 fn lent_arguments(sig: &Signature) -> Vec<TokenStream> {
     sig.inputs
         .iter()
-        .map_while(|input| match input {
+        .filter_map(|input| match input {
             FnArg::Receiver(r) => {
                 let by_ref = match &*r.ty {
                     Type::Reference(t) => t.mutability.is_none(),
