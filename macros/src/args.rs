@@ -52,15 +52,40 @@ pub fn parse(tokens: TokenStream, attr: &str) -> syn::Result<Vec<Arg>> {
         let mut args = Vec::new();
         while !input.is_empty() {
             // `Ident::parse_any` also accepts keywords, so `crate = ...` gets a helpful error.
-            let key = Ident::parse_any(input)?;
+            let key = Ident::parse_any(input).map_err(|e| {
+                // `#[breaker("payments")]`: a value without its key.
+                let example = if attr == "bulkhead" {
+                    "pool = 60"
+                } else {
+                    "name = \"payments\""
+                };
+                syn::Error::new(
+                    e.span(),
+                    format!(
+                        "`#[{attr}]` takes `key = value` arguments, like `#[{attr}({example})]`"
+                    ),
+                )
+            })?;
             if !input.peek(Token![=]) {
                 return Err(syn::Error::new(
                     key.span(),
                     format!("`{key}` needs a value: write `#[{attr}({key} = ...)]`"),
                 ));
             }
-            input.parse::<Token![=]>()?;
-            let value: Expr = input.parse()?;
+            let eq = input.parse::<Token![=]>()?;
+            // A value cut short (`key = ,` or `rate = 50%`) ends the list; syn would blame the
+            // whole attribute, so the error points at the argument instead.
+            let value: Expr = input.parse().map_err(|e| {
+                let msg = e.to_string();
+                if msg.starts_with("unexpected end of input") || input.peek(Token![,]) {
+                    syn::Error::new(
+                        eq.span,
+                        format!("`{key}` has no complete value after `=`: write `#[{attr}({key} = ...)]`"),
+                    )
+                } else {
+                    e
+                }
+            })?;
             args.push(Arg { key, value });
             if input.is_empty() {
                 break;

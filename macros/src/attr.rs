@@ -133,7 +133,15 @@ impl Attrs {
                 BreakerArgs::from_args(&list(tokens, Kind::Breaker, errors), errors)
             }),
             bulkhead: self.bulkhead.map(|(tokens, span)| {
-                BulkheadArgs::from_args(&list(tokens, Kind::Bulkhead, errors), span, errors)
+                match args::parse(tokens, Kind::Bulkhead.name()) {
+                    Ok(list) => BulkheadArgs::from_args(&list, span, errors),
+                    // A list that does not parse is one mistake: its keys are unread, so
+                    // `pool` is not reported missing too.
+                    Err(e) => {
+                        errors.push(e);
+                        BulkheadArgs::from_args(&[], span, &mut Errors::default())
+                    }
+                }
             }),
             retry: self
                 .retry

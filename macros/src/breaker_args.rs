@@ -98,12 +98,18 @@ impl BreakerArgs {
                 errors.push(refused.error);
             }
         }
-        // Rules between keys only once every value is good, so one mistake gives one error.
-        if !bad_value {
+        // Rules between keys only once every value is good and every key known, so one mistake
+        // gives one error: `slow_rte = 20` is the missing `slow_rate`, misspelt.
+        let unknown_key = args
+            .iter()
+            .any(|a| !KEYS.contains(&a.key.to_string().as_str()));
+        if !bad_value && !unknown_key {
             out.check_settings(&raw, errors);
         }
-        stale_needs_stale_for(&seen, errors);
-        max_keys_needs_key(&seen, errors);
+        if !unknown_key {
+            stale_needs_stale_for(&seen, errors);
+            max_keys_needs_key(&seen, errors);
+        }
         out
     }
 

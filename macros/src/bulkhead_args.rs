@@ -60,8 +60,12 @@ impl BulkheadArgs {
                 errors.push(e);
             }
         }
-        // Rules between keys only once every value is good, so one mistake gives one error.
-        if !bad_value {
+        // Rules between keys only once every value is good and every key known, so one mistake
+        // gives one error: `pol = 5` is the missing `pool`, misspelt.
+        let unknown_key = args
+            .iter()
+            .any(|a| !KEYS.contains(&a.key.to_string().as_str()));
+        if !bad_value && !unknown_key {
             match raw.check() {
                 Ok(s) => out.settings = s,
                 Err(e) => errors.push(checks::config_error(

@@ -6,6 +6,9 @@
 //! fallback of the error alone ignores the tuple and is called exactly as before. An argument
 //! can be lent when the body's `async move` copies rather than moves it: references (`&T`,
 //! `&self`) and numbers, `bool`, `char` by value; other owned arguments are moved into the call.
+//! The lent list skips the arguments moved into the call, so a fallback written for the lent
+//! ones keeps compiling; a fallback generic in an argument's type takes the next lent one, so
+//! the reference says to give such a fallback concrete types.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};

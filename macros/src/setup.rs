@@ -26,6 +26,15 @@ pub fn breaker(
         Some((n, _)) => quote!(#n),
         None => default_name.clone(),
     };
+    // A default name is listed apart, so two functions that share one by accident are told.
+    let default_named = match (&b.name, &b.key) {
+        (None, None) => quote! {
+            #[#pv::linkme::distributed_slice(#pv::DEFAULT_NAMED_SITES)]
+            #[linkme(crate = #pv::linkme)]
+            static DEFAULT_NAMED: &str = NAME;
+        },
+        _ => TokenStream::new(),
+    };
     let settings = crate::emit::breaker_settings(&b.settings, pv);
     let config = quote!(#pv::BreakerConfig::from_settings(NAME, SETTINGS));
     let Some(key) = &b.key else {
@@ -40,6 +49,7 @@ pub fn breaker(
                 #[#pv::linkme::distributed_slice(#pv::BREAKER_SITES)]
                 #[linkme(crate = #pv::linkme)]
                 static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
+                #default_named
                 static CELL: #pv::OnceCell<#pv::Breaker> =
                     #pv::OnceCell::new();
                 #pv::static_breaker(&CELL, config)

@@ -132,7 +132,8 @@ pub mod __private {
         WithArguments,
     };
     pub use crate::registry::sites::{
-        BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES, KEYED_BREAKER_SITES,
+        BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES, DEFAULT_NAMED_SITES,
+        KEYED_BREAKER_SITES,
     };
     pub use crate::retry::{Backoff, BudgetConfig, Retry, RetryBuilder};
     pub use crate::settings::BreakerConfig;

@@ -47,6 +47,13 @@ pub static KEYED_BREAKER_SITES: [BreakerSite];
 #[distributed_slice]
 pub static BULKHEAD_SITES: [BulkheadSite];
 
+/// The name of every static `#[breaker]` site that did not give `name`: the default,
+/// `module::path::fn_name`, leaves out a method's type, so two types' methods of one name in
+/// one module would share a breaker without anyone choosing it. Two entries of one name here
+/// are that accident (one generic function is one entry: its statics are shared).
+#[distributed_slice]
+pub static DEFAULT_NAMED_SITES: [&'static str];
+
 impl super::Registry {
     /// Registers every listed site in this very registry (not a test scope's: this runs while
     /// a registry is made, before anyone can ask it to defer).
@@ -61,6 +68,7 @@ impl super::Registry {
                 crate::breaker::Breaker::with_events(config, self.events.clone())
             });
         }
+        shared_default_names(&*breakers);
         drop(breakers);
         let mut bulkheads = super::write(&self.bulkheads);
         for site in BULKHEAD_SITES {
@@ -70,5 +78,34 @@ impl super::Registry {
                 .entry(config.name.clone())
                 .or_insert_with(|| crate::bulkhead::Bulkhead::new(config));
         }
+    }
+}
+
+/// Logs at ERROR, and counts as a conflict, every default name that two annotated functions
+/// share: DESIGN's "a shared breaker for unrelated dependencies is a bug users hit".
+fn shared_default_names<S: std::hash::BuildHasher>(
+    breakers: &std::collections::HashMap<std::sync::Arc<str>, crate::breaker::Breaker, S>,
+) {
+    let mut seen: Vec<&'static str> = Vec::new();
+    let mut reported: Vec<&'static str> = Vec::new();
+    for &name in DEFAULT_NAMED_SITES {
+        if !seen.contains(&name) {
+            seen.push(name);
+            continue;
+        }
+        if reported.contains(&name) {
+            continue;
+        }
+        reported.push(name);
+        if let Some(b) = breakers.get(name) {
+            b.0.counters
+                .conflicts
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        tracing::error!(
+            breaker = name,
+            "two annotated functions share the default breaker name `{name}` (the default leaves \
+             out a method's type): they share one breaker; give each its own `name = \"...\"`"
+        );
     }
 }
