@@ -1,5 +1,5 @@
-//! Getting the figures out: Prometheus text, JSON (feature `serde`) and the `metrics` crate
-//! facade (feature `metrics`).
+//! Getting the figures out: Prometheus text, JSON (feature `serde`: `Metrics::to_json`) and the
+//! `metrics` crate facade (feature `metrics`).
 //!
 //! Every output carries the same figures under the same names, `stuck` included, so an alert
 //! written against one of them means the same thing in the others. The Prometheus text is one
