@@ -1,6 +1,6 @@
-//! The shared state machine of one breaker: its fields, admission, judging the closed window,
-//! and transitions. Each other state keeps its own fields and methods in a file of its own,
-//! each an `impl Core`: `open.rs` (the open period and its probes), `half_open/` (trials),
+//! The shared state machine of one breaker: its fields, admission, and judging the closed
+//! window; the transitions themselves are `transition.rs`'s. Each other state keeps its own
+//! fields and methods in a file of its own, each an `impl Core`: `open.rs` (the open period and its probes), `half_open/` (trials),
 //! `ramp.rs` (traffic ramped back in after half-open), `forced.rs` (operator overrides),
 //! `stuck.rs` (the `alert_after` alert).
 //!
@@ -26,7 +26,7 @@
 
 use std::time::Duration;
 
-use super::events::{Events, Reason, Transition};
+use super::events::{Events, Reason};
 use super::forced::Forced;
 use super::half_open::Episode;
 use super::live::{Config, Live};
@@ -39,7 +39,7 @@ use crate::error::Rejection;
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
 use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
-use crate::sync::{lock, Mutex};
+use crate::sync::Mutex;
 use crate::window::{Totals, Window};
 
 /// A deadline that never comes, and `Stuck::since` of a healthy breaker.
@@ -96,7 +96,7 @@ pub(crate) struct Core {
     pub(super) word: AtomicU64,
     /// When the current state began (virtual nanos). Also the start of a half-open episode and
     /// of a ramp, which begin with their state.
-    state_since: AtomicU64,
+    pub(super) state_since: AtomicU64,
     pub(super) open: Open,
     pub(super) forced: Forced,
     pub(super) stuck: Stuck,
@@ -109,7 +109,7 @@ pub(crate) struct Core {
     /// slowly, so trials that would pass by answering are judged by the slow bound
     /// (`Core::trial_slow_bound`). Written under `rare`'s lock as states are entered; read by
     /// a trial as it ends. In what was `slow_in_flight`'s padding.
-    slow_episode: AtomicBool,
+    pub(super) slow_episode: AtomicBool,
     pub(crate) window: Window,
     /// A candidate configuration judged beside this one (issue 29, `shadow.rs`).
     pub(crate) shadow: ShadowSlot,
@@ -346,110 +346,6 @@ impl Core {
         let w = self.word();
         if w.state() == State::Closed && w.generation() == gen {
             self.transition(Some(w), State::Open, reason, self.clock().now());
-        }
-    }
-
-    /// Takes the lock and moves to `to` if the word is still `expected`'s state and generation
-    /// (or unconditionally for `None`); emits the transition once the lock is released.
-    pub(crate) fn transition(
-        &self,
-        expected: Option<Word>,
-        to: State,
-        reason: Reason,
-        now: u64,
-    ) -> bool {
-        let mut rare = lock(&self.rare);
-        let cur = self.word();
-        if expected.is_some_and(|e| !e.same_state(cur)) {
-            return false;
-        }
-        let event = self.transition_locked(&mut rare, cur, to, reason, now);
-        drop(rare);
-        self.events.emit(event);
-        true
-    }
-
-    /// Performs a transition under the lock the caller holds (`rare` is its guard's); the
-    /// caller emits the returned event after releasing it.
-    pub(super) fn transition_locked(
-        &self,
-        rare: &mut Rare,
-        cur: Word,
-        to: State,
-        reason: Reason,
-        now: u64,
-    ) -> Transition {
-        let next = self.enter(rare, cur, to, &reason, now);
-        self.publish(cur, next, reason, now)
-    }
-
-    /// Writes the fields of the state being entered (each state's own, before the word turns)
-    /// and returns the word to publish. Under the lock.
-    pub(super) fn enter(
-        &self,
-        rare: &mut Rare,
-        cur: Word,
-        to: State,
-        reason: &Reason,
-        now: u64,
-    ) -> Word {
-        // Trials passed and a ramp is set: closed, ramping (`ramp.rs`).
-        let ramps = to == State::Closed
-            && matches!(reason, Reason::TrialsPassed { .. })
-            && self.config().ramp().is_some();
-        match to {
-            State::Open => {
-                let period = self.config().open_period(rare.opened_in_a_row);
-                rare.opened_in_a_row = rare.opened_in_a_row.saturating_add(1);
-                self.enter_open(period, now);
-                bump(&self.counters.times_opened);
-                self.stuck.begin_unless_unhealthy(now);
-                // Trials that fail keep the episode what its opening made it.
-                match reason {
-                    Reason::SlowRate { .. } => self.slow_episode.store(true, Relaxed),
-                    Reason::FailureRate { .. } | Reason::Quorum { .. } => {
-                        self.slow_episode.store(false, Relaxed)
-                    }
-                    _ => {}
-                }
-            }
-            State::HalfOpen => rare.episode = Episode::default(),
-            State::Closed => {
-                self.with_window(|w| w.reset(now));
-                if ramps {
-                    self.start_ramp();
-                } else {
-                    rare.opened_in_a_row = 0;
-                }
-                self.stuck.end();
-                self.slow_episode.store(false, Relaxed);
-            }
-            // A forced state is an operator's override: held past `alert_after` it is stuck too,
-            // counted from the moment it was forced.
-            State::ForcedClosed | State::ForcedOpen => self.stuck.begin(now),
-        }
-        if *reason == Reason::Reset {
-            rare.opened_in_a_row = 0;
-            self.slow_episode.store(false, Relaxed);
-        }
-        if ramps {
-            cur.next_ramping()
-        } else {
-            cur.next(to)
-        }
-    }
-
-    /// Turns the word to `next` (the state's fields were written by [`enter`](Self::enter))
-    /// and returns the transition to emit.
-    pub(super) fn publish(&self, cur: Word, next: Word, reason: Reason, now: u64) -> Transition {
-        self.state_since.store(now, Relaxed);
-        self.word.store(next.0, Release);
-        Transition {
-            name: self.code_config().name.clone(),
-            from: cur.state(),
-            to: next.state(),
-            at: self.clock().instant(now),
-            reason,
         }
     }
 }

@@ -14,6 +14,7 @@ mod ramp;
 pub(crate) mod shadow;
 mod spread;
 mod stuck;
+mod transition;
 
 use std::fmt;
 use std::future::Future;

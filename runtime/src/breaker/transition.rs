@@ -1,0 +1,119 @@
+//! Transitions of the state machine: the one place a breaker changes state. `transition`
+//! takes `rare`'s lock and checks the word is still the state the caller judged;
+//! `transition_locked` is the same for a caller already holding it; `enter` writes the fields
+//! of the state being entered (each state's own, before the word turns), and `publish` turns
+//! the word (Release) and stamps `state_since`. The caller emits the returned `Transition`
+//! once the lock is released (`core.rs` gives the invariants).
+
+use super::core::{bump, Core, Rare};
+use super::events::{Reason, Transition};
+use super::half_open::Episode;
+use crate::state::{State, Word};
+use crate::sync::atomic::Ordering::*;
+use crate::sync::lock;
+
+impl Core {
+    /// Takes the lock and moves to `to` if the word is still `expected`'s state and generation
+    /// (or unconditionally for `None`); emits the transition once the lock is released.
+    pub(crate) fn transition(
+        &self,
+        expected: Option<Word>,
+        to: State,
+        reason: Reason,
+        now: u64,
+    ) -> bool {
+        let mut rare = lock(&self.rare);
+        let cur = self.word();
+        if expected.is_some_and(|e| !e.same_state(cur)) {
+            return false;
+        }
+        let event = self.transition_locked(&mut rare, cur, to, reason, now);
+        drop(rare);
+        self.events.emit(event);
+        true
+    }
+
+    /// Performs a transition under the lock the caller holds (`rare` is its guard's); the
+    /// caller emits the returned event after releasing it.
+    pub(super) fn transition_locked(
+        &self,
+        rare: &mut Rare,
+        cur: Word,
+        to: State,
+        reason: Reason,
+        now: u64,
+    ) -> Transition {
+        let next = self.enter(rare, cur, to, &reason, now);
+        self.publish(cur, next, reason, now)
+    }
+
+    /// Writes the fields of the state being entered (each state's own, before the word turns)
+    /// and returns the word to publish. Under the lock.
+    pub(super) fn enter(
+        &self,
+        rare: &mut Rare,
+        cur: Word,
+        to: State,
+        reason: &Reason,
+        now: u64,
+    ) -> Word {
+        // Trials passed and a ramp is set: closed, ramping (`ramp.rs`).
+        let ramps = to == State::Closed
+            && matches!(reason, Reason::TrialsPassed { .. })
+            && self.config().ramp().is_some();
+        match to {
+            State::Open => {
+                let period = self.config().open_period(rare.opened_in_a_row);
+                rare.opened_in_a_row = rare.opened_in_a_row.saturating_add(1);
+                self.enter_open(period, now);
+                bump(&self.counters.times_opened);
+                self.stuck.begin_unless_unhealthy(now);
+                // Trials that fail keep the episode what its opening made it.
+                match reason {
+                    Reason::SlowRate { .. } => self.slow_episode.store(true, Relaxed),
+                    Reason::FailureRate { .. } | Reason::Quorum { .. } => {
+                        self.slow_episode.store(false, Relaxed)
+                    }
+                    _ => {}
+                }
+            }
+            State::HalfOpen => rare.episode = Episode::default(),
+            State::Closed => {
+                self.with_window(|w| w.reset(now));
+                if ramps {
+                    self.start_ramp();
+                } else {
+                    rare.opened_in_a_row = 0;
+                }
+                self.stuck.end();
+                self.slow_episode.store(false, Relaxed);
+            }
+            // A forced state is an operator's override: held past `alert_after` it is stuck too,
+            // counted from the moment it was forced.
+            State::ForcedClosed | State::ForcedOpen => self.stuck.begin(now),
+        }
+        if *reason == Reason::Reset {
+            rare.opened_in_a_row = 0;
+            self.slow_episode.store(false, Relaxed);
+        }
+        if ramps {
+            cur.next_ramping()
+        } else {
+            cur.next(to)
+        }
+    }
+
+    /// Turns the word to `next` (the state's fields were written by [`enter`](Self::enter))
+    /// and returns the transition to emit.
+    pub(super) fn publish(&self, cur: Word, next: Word, reason: Reason, now: u64) -> Transition {
+        self.state_since.store(now, Relaxed);
+        self.word.store(next.0, Release);
+        Transition {
+            name: self.code_config().name.clone(),
+            from: cur.state(),
+            to: next.state(),
+            at: self.clock().instant(now),
+            reason,
+        }
+    }
+}
