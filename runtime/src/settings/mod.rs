@@ -10,8 +10,10 @@ mod builder;
 mod config;
 pub(crate) mod in_force;
 pub(crate) mod overrides;
+mod overrides_env;
 #[cfg(feature = "serde")]
 mod overrides_file;
+pub(crate) mod overrides_report;
 pub(crate) mod text;
 
 pub use builder::BreakerBuilder;

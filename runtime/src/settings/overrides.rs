@@ -4,7 +4,10 @@
 
 use std::fmt;
 
-use fusebox_settings::{check_name, ConfigError, RawBulkheadSettings, RawSettings, Source};
+use fusebox_settings::{check_name, RawBulkheadSettings, RawSettings, Source};
+
+// What applying them tells (`overrides_report.rs`), named here beside what it reports on.
+pub use super::overrides_report::{Applied, AppliedTo, OverrideError, Undeclared};
 
 /// What an override is for.
 ///
@@ -288,75 +291,6 @@ impl Overrides {
         self
     }
 
-    /// Reads `FUSEBOX_BREAKER*` and `FUSEBOX_BULKHEAD*` from the environment (the format is
-    /// [`Overrides`]'); each value parsed, not yet checked against a breaker's settings.
-    ///
-    /// ```
-    /// use fusebox_runtime::Overrides;
-    /// // With no FUSEBOX_BREAKER* / FUSEBOX_BULKHEAD* variables set, there is nothing to apply.
-    /// let o = Overrides::from_env().unwrap();
-    /// # let _ = o;
-    /// ```
-    // A start-time error that names the breaker, key and value in full: its size is no cost.
-    #[allow(clippy::result_large_err)]
-    pub fn from_env() -> Result<Overrides, OverrideError> {
-        let vars = std::env::vars_os().map(|(k, v)| {
-            (
-                k.to_string_lossy().into_owned(),
-                v.to_string_lossy().into_owned(),
-            )
-        });
-        Overrides::from_vars(vars)
-    }
-
-    /// [`from_env`](Self::from_env) over given variables; others are ignored. A value that
-    /// is not `name; key=value; ...` is an [`OverrideError`] naming it.
-    // A start-time error that names the breaker, key and value in full: its size is no cost.
-    #[allow(clippy::result_large_err)]
-    pub fn from_vars<K, V>(
-        vars: impl IntoIterator<Item = (K, V)>,
-    ) -> Result<Overrides, OverrideError>
-    where
-        K: AsRef<str>,
-        V: AsRef<str>,
-    {
-        let mut o = Overrides::new();
-        for (k, v) in vars {
-            let var = k.as_ref();
-            let target = if is_var(var, "FUSEBOX_BREAKER") {
-                GuardKind::Breaker
-            } else if is_var(var, "FUSEBOX_BULKHEAD") {
-                GuardKind::Bulkhead
-            } else {
-                continue;
-            };
-            let mut parts = v.as_ref().split(';');
-            let name = parts.next().unwrap_or_default().trim().to_owned();
-            let mut pairs = Vec::new();
-            for part in parts.map(str::trim).filter(|p| !p.is_empty()) {
-                let Some((key, value)) = part.split_once('=') else {
-                    return Err(OverrideError {
-                        target,
-                        name,
-                        given_as: None,
-                        key: part.to_owned(),
-                        value: String::new(),
-                        source: Source::Env,
-                        reason: ConfigError::OutOfRange {
-                            field: "override",
-                            value: part.to_owned(),
-                            expected: "`key=value` pairs after the name, separated by `;`",
-                        },
-                    });
-                };
-                pairs.push((key.trim().to_owned(), value.trim().to_owned()));
-            }
-            o = o.entry(target, name, pairs, Source::Env);
-        }
-        o.check_text()?;
-        Ok(o)
-    }
-
     /// Each entry's name and each value on its own (the table's verdict on one key); rules
     /// between keys wait for the settings each override lies on.
     // A start-time error that names the breaker, key and value in full: its size is no cost.
@@ -376,155 +310,6 @@ impl Overrides {
         }
         Ok(())
     }
-}
-
-fn is_var(var: &str, base: &str) -> bool {
-    var.strip_prefix(base)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('_'))
-}
-
-impl Entry {
-    /// An error about this entry: `key` and `value`, or, when empty, the ones of `reason`'s
-    /// keys it gave (a rule between keys names the one the override wrote).
-    pub(crate) fn error(&self, key: String, value: String, reason: ConfigError) -> OverrideError {
-        let (key, value) = if key.is_empty() && !self.pairs.is_empty() {
-            let named = reason.keys();
-            self.pairs
-                .iter()
-                .rev()
-                .find(|(k, _)| named.contains(&k.as_str()))
-                .or(self.pairs.last())
-                .cloned()
-                .unwrap_or_default()
-        } else {
-            (key, value)
-        };
-        OverrideError {
-            target: self.target,
-            name: self.name.clone(),
-            given_as: None,
-            key,
-            value,
-            source: self.source,
-            reason,
-        }
-    }
-}
-
-/// A bad override: which breaker or bulkhead (name or pattern), which key and value, where it
-/// came from, and the settings table's reason, in its words. Never a panic, never ignored.
-///
-/// ```
-/// use fusebox_runtime::{registry, Breaker, ConfigError, GuardKind, Overrides, Source};
-/// Breaker::builder("override-error-doc").build().unwrap();
-/// let o = Overrides::new().breaker("override-error-doc", [("failure_rate", "0")], Source::Env);
-/// let e = registry().apply_overrides(&o).unwrap_err();
-/// assert_eq!((e.target, e.name.as_str(), e.key.as_str(), e.value.as_str()),
-///            (GuardKind::Breaker, "override-error-doc", "failure_rate", "0"));
-/// assert!(matches!(e.reason, ConfigError::OutOfRange { field: "failure_rate", .. }));
-/// assert!(e.to_string().contains("breaker `override-error-doc`"));
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct OverrideError {
-    /// A breaker's override or a bulkhead's.
-    pub target: GuardKind,
-    /// The breaker or bulkhead refused: its name (or the name or pattern given, when the
-    /// error is in the override's text itself).
-    pub name: String,
-    /// The pattern (or other name) the override was given as, when not `name` itself.
-    pub given_as: Option<String>,
-    /// The key refused (for a rule between keys, the one the override gave).
-    pub key: String,
-    /// Its value, as given.
-    pub value: String,
-    /// Where the override came from.
-    pub source: Source,
-    /// Why, in the settings table's words.
-    pub reason: ConfigError,
-}
-
-impl fmt::Display for OverrideError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "bad override of {} `{}`", self.target, self.name)?;
-        if let Some(p) = &self.given_as {
-            write!(f, " (given as `{p}`)")?;
-        }
-        write!(
-            f,
-            " from {}: `{}` = {:?}: {}",
-            self.source, self.key, self.value, self.reason
-        )
-    }
-}
-
-impl std::error::Error for OverrideError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.reason)
-    }
-}
-
-/// What [`Registry::apply_overrides`](crate::Registry::apply_overrides) did: the settings
-/// applied to each breaker and bulkhead, and the names no code declares.
-///
-/// ```
-/// use fusebox_runtime::{registry, Overrides, Source};
-/// let o = Overrides::new().breaker("applied-doc-nobody", [("timeout", "1s")], Source::Env);
-/// let applied = registry().apply_overrides(&o).unwrap();
-/// assert_eq!(applied.undeclared[0].name, "applied-doc-nobody");
-/// ```
-#[derive(Debug, Clone, Default, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[non_exhaustive]
-pub struct Applied {
-    /// Each breaker and bulkhead whose settings changed, with the pairs applied to it.
-    pub applied: Vec<AppliedTo>,
-    /// Names and patterns that matched no breaker or bulkhead the code declares (also logged
-    /// at WARN). A pattern is kept and applies to keys made later (a keyed breaker is known
-    /// from its first key).
-    pub undeclared: Vec<Undeclared>,
-}
-
-/// Settings applied to one breaker or bulkhead.
-///
-/// ```
-/// use fusebox_runtime::{registry, Bulkhead, GuardKind, Overrides, Source};
-/// Bulkhead::builder("applied-to-doc").pool(2).build().unwrap();
-/// let o = Overrides::new().bulkhead("applied-to-doc", [("pool", "3")], Source::File);
-/// let a = registry().apply_overrides(&o).unwrap();
-/// assert_eq!(a.applied[0].target, GuardKind::Bulkhead);
-/// assert_eq!(a.applied[0].pairs, [("pool".to_string(), "3".to_string())]);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[non_exhaustive]
-pub struct AppliedTo {
-    /// A breaker or a bulkhead.
-    pub target: GuardKind,
-    /// Its name.
-    pub name: String,
-    /// The pairs in force over the code's, from every matching override.
-    pub pairs: Vec<(String, String)>,
-}
-
-/// An override's name or pattern that no declared breaker or bulkhead has.
-///
-/// ```
-/// use fusebox_runtime::{registry, GuardKind, Overrides, Source};
-/// let o = Overrides::new().bulkhead("undeclared-doc-pool", [("pool", "3")], Source::Env);
-/// let u = &registry().apply_overrides(&o).unwrap().undeclared[0];
-/// assert_eq!((u.target, u.name.as_str(), u.source), (GuardKind::Bulkhead, "undeclared-doc-pool", Source::Env));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[non_exhaustive]
-pub struct Undeclared {
-    /// A breaker's override or a bulkhead's.
-    pub target: GuardKind,
-    /// The name or pattern given.
-    pub name: String,
-    /// Where it came from.
-    pub source: Source,
 }
 
 #[cfg(test)]
