@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use super::events::{Events, Reason};
 use super::forced::Forced;
-use super::half_open::Episode;
+use super::half_open::{Episode, Verdict};
 use super::live::{Config, Live};
 use super::open::Open;
 use super::ramp::Ramp;
@@ -39,7 +39,7 @@ use crate::error::Rejection;
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
 use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
-use crate::sync::Mutex;
+use crate::sync::{lock, Mutex};
 use crate::window::{Totals, Window};
 
 /// A deadline that never comes, and `Stuck::since` of a healthy breaker.
@@ -189,6 +189,26 @@ impl Core {
 
     pub(crate) fn state(&self) -> State {
         self.word().state()
+    }
+
+    /// The state a reader at `now` should see, changing nothing: a forced state past its
+    /// expiry reads as what it lapses into, a half-open whose verdict is due as that verdict.
+    /// What a metrics snapshot reports: taken on another runtime's clock (a parallel test's,
+    /// ahead of this breaker's), it must not apply a transition the breaker's own clock has
+    /// not reached. The breaker's next call, or `Breaker::state`, applies it.
+    pub(crate) fn state_at(&self, now: u64) -> State {
+        let w = self.word();
+        if let Some(to) = self.force_lapsed(w, now) {
+            return to;
+        }
+        if w.state() == State::HalfOpen {
+            return match self.verdict_due(&lock(&self.rare), w, now) {
+                Some(Verdict::Close) => State::Closed,
+                Some(Verdict::Reopen) => State::Open,
+                None => self.state(),
+            };
+        }
+        w.state()
     }
 
     pub(crate) fn state_since(&self) -> u64 {

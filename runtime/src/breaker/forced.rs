@@ -77,16 +77,22 @@ impl Core {
     /// dependency still down is not hit by all traffic), forced closed to closed. Checked lazily
     /// on admission and by the metrics, so no timer task is needed. True if it moved.
     pub(crate) fn expire_force(&self, w: Word, now: u64) -> bool {
+        let Some(to) = self.force_lapsed(w, now) else {
+            return false;
+        };
+        self.transition(Some(w), to, Reason::ForceExpired, now);
+        true
+    }
+
+    /// What the forced word `w` lapses into if its time ran out by `now`: forced open into
+    /// half-open (trials find out), forced closed into closed; `None` otherwise.
+    pub(crate) fn force_lapsed(&self, w: Word, now: u64) -> Option<State> {
         let to = match w.state() {
             State::ForcedOpen => State::HalfOpen,
             State::ForcedClosed => State::Closed,
-            _ => return false,
+            _ => return None,
         };
-        if now < self.forced.expires() {
-            return false;
-        }
-        self.transition(Some(w), to, Reason::ForceExpired, now);
-        true
+        (now >= self.forced.expires()).then_some(to)
     }
 
     /// Whether calls go into the window now: always, except forced closed without recording.

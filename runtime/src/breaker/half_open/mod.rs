@@ -55,56 +55,29 @@ impl Core {
     ///
     /// [`state`]: crate::breaker::Breaker::state
     pub(crate) fn judge_due(&self, w: Word, now: u64) -> bool {
-        if w.state() != State::HalfOpen
-            || !matches!(self.config().half_open(), HalfOpenPolicy::Calls(_))
-        {
+        if w.state() != State::HalfOpen {
             return false;
         }
         let mut rare = lock(&self.rare);
-        let cur = self.word();
-        if cur != w {
-            return false;
-        }
-        let Some(v) = rare
-            .episode
-            .verdict(self.in_state_for(now), self.trial_rule())
-        else {
+        let Some(v) = self.verdict_due(&rare, w, now) else {
             return false;
         };
-        let event = self.apply_verdict(&mut rare, cur, v, now);
+        let event = self.apply_verdict(&mut rare, w, v, now);
         drop(rare);
         self.events.emit(event);
         true
     }
 
-    /// The state a reader at `now` should see, changing nothing: a forced state past its
-    /// expiry reads as what it lapses into, and a half-open with `half_open_calls` whose
-    /// verdict is due as that verdict. What a metrics snapshot reports: taken on another
-    /// runtime's clock (a parallel test's, ahead of this breaker's), it must not apply a
-    /// transition that the breaker's own clock has not reached. The breaker's next call, or
-    /// [`Breaker::state`](crate::breaker::Breaker::state), applies it.
-    pub(crate) fn state_at(&self, now: u64) -> State {
-        let w = self.word();
-        let expired = || now >= self.forced.expires();
-        match w.state() {
-            State::ForcedOpen if expired() => State::HalfOpen,
-            State::ForcedClosed if expired() => State::Closed,
-            State::HalfOpen if matches!(self.config().half_open(), HalfOpenPolicy::Calls(_)) => {
-                let rare = lock(&self.rare);
-                if self.word() != w {
-                    return self.state();
-                }
-                match rare
-                    .episode
-                    .verdict(self.in_state_for(now), self.trial_rule())
-                {
-                    Some(Verdict::Close) => State::Closed,
-                    Some(Verdict::Reopen) => State::Open,
-                    None => State::HalfOpen,
-                }
-            }
-            s => s,
+    /// Under `rare`'s lock: the verdict due at `now` on the half-open word `w` with
+    /// `half_open_calls` (short of its trials at the bound, or judged); `None` when the word
+    /// moved on, the half-open samples a share (judged by its next caller), or none is due.
+    pub(super) fn verdict_due(&self, rare: &Rare, w: Word, now: u64) -> Option<Verdict> {
+        let counted = matches!(self.config().half_open(), HalfOpenPolicy::Calls(_));
+        if w.state() != State::HalfOpen || !counted || self.word() != w {
+            return None;
         }
+        rare.episode
+            .verdict(self.in_state_for(now), self.trial_rule())
     }
 
     /// What half-open judges its trials by: the breaker's whole rule.
