@@ -111,10 +111,7 @@ impl Bulkhead {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let pairs: Vec<(String, String)> = pairs
-            .into_iter()
-            .map(|(k, v)| (k.as_ref().trim().to_owned(), v.as_ref().trim().to_owned()))
-            .collect();
+        let pairs: Vec<(String, String)> = crate::settings::text::trimmed_pairs(pairs);
         self.lapse();
         let until = for_.and_then(|d| Instant::now().checked_add(d));
         let _w = lock(&self.0.live_writer);
@@ -230,7 +227,7 @@ impl Bulkhead {
         source: Source,
         until: Option<Instant>,
     ) -> Result<Layer, ConfigError> {
-        let keyed = by_key(&given, source, sources);
+        let keyed = crate::settings::in_force::by_key(&given, source, sources);
         let code = &self.0.config;
         let base = below.as_ref().map_or(code, |b| &b.config);
         let adaptive = code.limit != PoolLimit::Fixed;
@@ -320,23 +317,4 @@ fn settings_of(c: &BulkheadConfig) -> fusebox_settings::BulkheadSettings {
 
 fn code_text(c: &BulkheadConfig) -> Vec<(&'static str, String)> {
     settings_of(c).to_text()
-}
-
-/// Each given key's source: `sources`' where it says, else `source`.
-fn by_key(
-    pairs: &[(String, String)],
-    source: Source,
-    sources: &[(String, Source)],
-) -> Vec<(String, Source)> {
-    pairs
-        .iter()
-        .map(|(k, _)| {
-            let s = sources
-                .iter()
-                .rev()
-                .find(|(sk, _)| sk == k)
-                .map_or(source, |(_, s)| *s);
-            (k.clone(), s)
-        })
-        .collect()
 }

@@ -338,10 +338,7 @@ impl super::Fleet {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let pairs = pairs
-            .into_iter()
-            .map(|(k, v)| (k.as_ref().trim().to_owned(), v.as_ref().trim().to_owned()))
-            .collect();
+        let pairs = crate::settings::text::trimmed_pairs(pairs);
         self.shared.send_settings(kind, name, pairs, for_, by).await
     }
 }

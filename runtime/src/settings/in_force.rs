@@ -126,3 +126,24 @@ pub(crate) fn of_code(settings: &Settings) -> Arc<[SettingInForce]> {
         }
     })
 }
+
+/// Each given key's source: `sources`' where it says (the last word on a key wins), else
+/// `source`. For a live change whose keys came from more than one place (breakers and
+/// bulkheads alike).
+pub(crate) fn by_key(
+    pairs: &[(String, String)],
+    source: Source,
+    sources: &[(String, Source)],
+) -> Vec<(String, Source)> {
+    pairs
+        .iter()
+        .map(|(k, _)| {
+            let s = sources
+                .iter()
+                .rev()
+                .find(|(sk, _)| sk == k)
+                .map_or(source, |(_, s)| *s);
+            (k.clone(), s)
+        })
+        .collect()
+}

@@ -203,10 +203,7 @@ impl Overrides {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let pairs = pairs
-            .into_iter()
-            .map(|(k, v)| (k.as_ref().trim().to_owned(), v.as_ref().trim().to_owned()))
-            .collect();
+        let pairs = crate::settings::text::trimmed_pairs(pairs);
         self.entries.push(Entry {
             target,
             name: name.trim().to_owned(),

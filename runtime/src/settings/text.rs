@@ -114,3 +114,16 @@ pub(crate) fn prefixed_pairs(
     }
     Ok(pairs)
 }
+
+/// `(key, value)` pairs as given, each trimmed and owned: how every entry point that takes
+/// settings as text (live changes, overrides, the fleet's changes) reads them.
+pub(crate) fn trimmed_pairs<K, V>(pairs: impl IntoIterator<Item = (K, V)>) -> Vec<(String, String)>
+where
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    pairs
+        .into_iter()
+        .map(|(k, v)| (k.as_ref().trim().to_owned(), v.as_ref().trim().to_owned()))
+        .collect()
+}

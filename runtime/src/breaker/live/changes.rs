@@ -76,10 +76,7 @@ impl Breaker {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let pairs: Vec<(String, String)> = pairs
-            .into_iter()
-            .map(|(k, v)| (k.as_ref().trim().to_owned(), v.as_ref().trim().to_owned()))
-            .collect();
+        let pairs: Vec<(String, String)> = crate::settings::text::trimmed_pairs(pairs);
         self.change_settings_to(pairs, None, source, for_)
     }
 

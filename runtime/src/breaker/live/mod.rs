@@ -274,7 +274,7 @@ impl Core {
         until: u64,
         exact: Option<&Settings>,
     ) -> Result<Layer, ConfigError> {
-        let keyed = by_key(&pairs, source, sources);
+        let keyed = crate::settings::in_force::by_key(&pairs, source, sources);
         let base = below
             .as_ref()
             .map_or(self.code_config().settings(), |b| b.config.settings());
@@ -343,23 +343,4 @@ fn start_layer(cur: &Option<Arc<Layer>>) -> Option<Arc<Layer>> {
         Some(l) if is_change(l) => l.below.clone(),
         other => other.clone(),
     }
-}
-
-/// Each given key's source: `sources`' where it says, else `source`.
-fn by_key(
-    pairs: &[(String, String)],
-    source: Source,
-    sources: &[(String, Source)],
-) -> Vec<(String, Source)> {
-    pairs
-        .iter()
-        .map(|(k, _)| {
-            let s = sources
-                .iter()
-                .rev()
-                .find(|(sk, _)| sk == k)
-                .map_or(source, |(_, s)| *s);
-            (k.clone(), s)
-        })
-        .collect()
 }
