@@ -8,26 +8,11 @@
 
 mod fleet_support;
 
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use fleet_support::{refused_url, within, BlackHole, RedisServer};
+use fleet_support::{link_down, refused_url, runtime, turn, within, BlackHole, RedisServer};
 use fusebox::fleet::{self, Fleet, FleetConfig, FleetError, LinkFault, LinkState};
 use fusebox::Breaker;
-
-/// One fleet per process: each test holds this while it is joined.
-fn turn() -> MutexGuard<'static, ()> {
-    static TURN: Mutex<()> = Mutex::new(());
-    TURN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
 
 fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s)
@@ -43,14 +28,6 @@ async fn force_open(fleet: &Fleet) -> (Result<(), FleetError>, Duration) {
     let t = Instant::now();
     let r = fleet.force_open("link-pay", secs(60.0), "alice").await;
     (r, t.elapsed())
-}
-
-/// The cause inside a `LinkDown`, or a failure naming what came instead.
-fn link_down(r: Result<(), FleetError>) -> LinkFault {
-    match r {
-        Err(FleetError::LinkDown { cause }) => cause,
-        other => panic!("expected FleetError::LinkDown, got {other:?}"),
-    }
 }
 
 #[test]

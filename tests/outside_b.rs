@@ -14,10 +14,9 @@
 
 mod fleet_support;
 
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use fleet_support::{within, RedisServer};
+use fleet_support::{link_down, runtime, turn, within, RedisServer};
 use fusebox::fleet::{self, FleetConfig, FleetError, LinkFault};
 use fusebox::settings::{GuardKind, Overrides, Source};
 use fusebox::{breaker, bulkhead, registry, Breaker, Bulkhead, Rejection, State};
@@ -312,27 +311,6 @@ async fn a_shadow_promoted_over_http_is_in_force_and_the_answer_says_so() {
 
 // ---------------------------------------------------------------------------------------------
 // Issue 32 (and 29's fleet side): fleet mode under faults, against a real redis-server.
-
-/// One fleet per process: each fleet test holds this while it is joined.
-fn turn() -> MutexGuard<'static, ()> {
-    static TURN: Mutex<()> = Mutex::new(());
-    TURN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
-fn link_down<T: std::fmt::Debug>(r: Result<T, FleetError>) -> LinkFault {
-    match r {
-        Err(FleetError::LinkDown { cause }) => cause,
-        other => panic!("expected FleetError::LinkDown, got {other:?}"),
-    }
-}
 
 #[test]
 fn every_kind_of_send_at_once_after_redis_is_killed_is_the_one_documented_error() {

@@ -275,3 +275,28 @@ pub fn within<T>(limit: Duration, what: &str, mut probe: impl FnMut() -> Option<
         std::thread::sleep(Duration::from_millis(25));
     }
 }
+
+/// One fleet per process: each test that joins one holds this while it is joined.
+pub fn turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A two-worker runtime of its own for one fleet test (real time, real sockets).
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// The cause inside a `LinkDown`, or a failure naming what came instead.
+pub fn link_down<T: std::fmt::Debug>(
+    r: Result<T, fusebox::fleet::FleetError>,
+) -> fusebox::fleet::LinkFault {
+    match r {
+        Err(fusebox::fleet::FleetError::LinkDown { cause }) => cause,
+        other => panic!("expected FleetError::LinkDown, got {other:?}"),
+    }
+}
