@@ -178,7 +178,7 @@ pub mod metrics {
     /// The `metrics` crate facade: breaker and bulkhead figures for any installed exporter.
     #[cfg(feature = "metrics")]
     pub use fusebox_runtime::export::metrics as facade;
-    pub use fusebox_runtime::export::prometheus;
+    pub use fusebox_runtime::export::{prometheus, PROMETHEUS_CONTENT_TYPE};
     pub use fusebox_runtime::{
         stuck_breakers, AdaptiveMetrics, BreakerMetrics, BulkheadMetrics, LimitChange, Metrics,
         RejectedByReason, RetryMetrics, ShadowMetrics, ShadowReport,

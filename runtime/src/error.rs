@@ -12,7 +12,7 @@ use crate::state::State;
 /// Each variant carries the name of the breaker or bulkhead that refused.
 ///
 /// ```
-/// use fusebox_runtime::Rejection;
+/// use fusebox::Rejection;
 /// fn is_retryable(r: &Rejection) -> bool {
 ///     matches!(r, Rejection::TimedOut { .. })
 /// }
@@ -28,7 +28,7 @@ pub enum Rejection {
     /// ([`Rejection::is_open`]), so code that falls back on `Open { .. }` keeps working.
     ///
     /// ```
-    /// use fusebox_runtime::{Rejection, State};
+    /// use fusebox::{Rejection, State};
     /// fn why(r: &Rejection) -> &'static str {
     ///     match r {
     ///         Rejection::Open { state: State::Closed, .. } => "ramping back in",
@@ -139,7 +139,7 @@ impl std::error::Error for Rejection {}
 /// What a fallback receives: the call was rejected, or it failed with the function's own error.
 ///
 /// ```
-/// use fusebox_runtime::{Error, Rejection};
+/// use fusebox::{Error, Rejection};
 /// fn describe(e: &Error<std::io::Error>) -> &'static str {
 ///     match e {
 ///         Error::Rejected(Rejection::Open { .. }) => "breaker open",
@@ -168,7 +168,7 @@ impl<E> Error<E> {
     /// Turns the error back into the function's own error type.
     ///
     /// ```
-    /// # use fusebox_runtime::{Error, Rejection};
+    /// # use fusebox::{Error, Rejection};
     /// #[derive(Debug)]
     /// enum MyErr { Io, Unavailable(Rejection) }
     /// impl From<Rejection> for MyErr { fn from(r: Rejection) -> Self { MyErr::Unavailable(r) } }
@@ -215,7 +215,8 @@ impl<E: std::error::Error + 'static> std::error::Error for Error<E> {
 /// panicking.
 ///
 /// ```
-/// use fusebox_runtime::{Breaker, ConfigError};
+/// use fusebox::Breaker;
+/// use fusebox::settings::ConfigError;
 /// let err = Breaker::builder("x").failure_rate(0).config().unwrap_err();
 /// assert!(matches!(err, ConfigError::OutOfRange { field: "failure_rate", .. }));
 /// ```

@@ -22,7 +22,7 @@ use crate::state::State;
 /// ```
 /// use std::time::Duration;
 /// use axum::response::IntoResponse;
-/// use fusebox_runtime::{Rejection, State};
+/// use fusebox::{Rejection, State};
 ///
 /// let open = Rejection::Open {
 ///     name: "payments/eu".into(),
@@ -45,7 +45,7 @@ impl IntoResponse for Rejection {
 /// ```
 /// use axum::http::StatusCode;
 /// use axum::response::IntoResponse;
-/// use fusebox_runtime::{Error, Rejection};
+/// use fusebox::{Error, Rejection};
 ///
 /// let full: Error<StatusCode> = Error::Rejected(Rejection::Full { name: "pool".into(), pool: 4 });
 /// assert_eq!(full.into_response().status(), 503);
@@ -69,7 +69,8 @@ impl<E: IntoResponse> IntoResponse for Error<E> {
 /// ```
 /// use std::time::Duration;
 /// use axum::response::IntoResponse;
-/// use fusebox_runtime::{Named, Rejection, State};
+/// use fusebox::{Rejection, State};
+/// use fusebox::response::Named;
 ///
 /// let open = Rejection::Open {
 ///     name: "payments".into(),

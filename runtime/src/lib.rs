@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use fusebox_runtime::{Breaker, Error, State};
+//! use fusebox::{Breaker, Error, State};
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! let payments = Breaker::builder("lib-doc-payments")
@@ -83,7 +83,7 @@ pub use error::{ConfigError, Error, Rejection};
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::{parse_duration, ConfigError};
+/// use fusebox::settings::{parse_duration, ConfigError};
 /// assert_eq!(parse_duration("500ns"), Ok(Duration::from_nanos(500)));
 /// assert!(matches!(parse_duration("3 s"), Err(ConfigError::BadDuration { .. })));
 /// ```

@@ -56,7 +56,7 @@ impl Breaker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::{Breaker, State};
+    /// use fusebox::{Breaker, State};
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let b = Breaker::builder("hold-open-doc").open_for(Duration::from_secs(60)).build().unwrap();
     /// assert!(b.hold_open(Duration::from_secs(600)));
@@ -107,8 +107,8 @@ impl Retry {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::retry::Retry;
-    /// use fusebox_runtime::{Breaker, Error, State};
+    /// use fusebox::retry::Retry;
+    /// use fusebox::{Breaker, Error, State};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let b = Breaker::builder("run-with-breaker-doc").build().unwrap();

@@ -5,7 +5,7 @@ use std::fmt;
 /// The state of a circuit breaker.
 ///
 /// ```
-/// use fusebox_runtime::State;
+/// use fusebox::State;
 /// assert!(State::Closed.admits_all());
 /// assert_eq!(State::HalfOpen.to_string(), "half_open");
 /// ```

@@ -11,7 +11,7 @@ use crate::settings::BreakerConfig;
 ///
 /// ```
 /// use std::time::Duration;
-/// assert_eq!(fusebox_runtime::tune::pool_size(20.0, Duration::from_secs(2), 1.5), 60);
+/// assert_eq!(fusebox::tune::pool_size(20.0, Duration::from_secs(2), 1.5), 60);
 /// ```
 pub fn pool_size(calls_per_s: f64, latency: Duration, spare: f64) -> usize {
     let n = calls_per_s * latency.as_secs_f64() * spare;
@@ -28,7 +28,7 @@ pub fn pool_size(calls_per_s: f64, latency: Duration, spare: f64) -> usize {
 /// ```
 /// use std::time::Duration;
 /// // Price server down, 300 ms timeout, 400 calls/s: 120 workers.
-/// let held = fusebox_runtime::tune::workers_held(400.0, Duration::from_millis(300));
+/// let held = fusebox::tune::workers_held(400.0, Duration::from_millis(300));
 /// assert!((held - 120.0).abs() < 1e-9);
 /// ```
 pub fn workers_held(calls_per_s: f64, wait: Duration) -> f64 {
@@ -51,7 +51,7 @@ pub fn workers_held(calls_per_s: f64, wait: Duration) -> f64 {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::tune::extra_utilization;
+/// use fusebox::tune::extra_utilization;
 /// let before = extra_utilization(42, Duration::from_millis(250), Duration::from_secs(2), 2);
 /// let after = extra_utilization(42, Duration::from_millis(50), Duration::from_secs(30), 2);
 /// assert!((before - 2.625).abs() < 1e-9);
@@ -80,7 +80,7 @@ pub fn extra_utilization(
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::tune::probe_load;
+/// use fusebox::tune::probe_load;
 /// let before = probe_load(42, Duration::from_millis(250), Duration::from_secs(2), 2);
 /// assert!((before - 7.0 / 3.0).abs() < 1e-9); // 233 %: more than the two threads have
 /// let after = probe_load(42, Duration::from_millis(50), Duration::from_secs(30), 2);
@@ -106,7 +106,7 @@ pub fn probe_load(
 /// ```
 /// use std::time::Duration;
 /// // A pool of 60 with every call stuck 5 s starts 12 calls per second.
-/// let started = fusebox_runtime::tune::pool_throughput(60, Duration::from_secs(5));
+/// let started = fusebox::tune::pool_throughput(60, Duration::from_secs(5));
 /// assert!((started - 12.0).abs() < 1e-9);
 /// ```
 pub fn pool_throughput(pool: usize, wait: Duration) -> f64 {
@@ -122,7 +122,7 @@ pub fn pool_throughput(pool: usize, wait: Duration) -> f64 {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::tune::time_to_exhaust;
+/// use fusebox::tune::time_to_exhaust;
 /// // 60 statements/s, each stuck 5 s, fill 200 workers in about 3.3 s.
 /// let t = time_to_exhaust(200.0, 60.0, Duration::from_secs(5)).unwrap();
 /// assert!((t.as_secs_f64() - 10.0 / 3.0).abs() < 1e-9);
@@ -144,7 +144,7 @@ pub fn time_to_exhaust(free: f64, calls_per_s: f64, wait: Duration) -> Option<Du
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::{tune, Breaker};
+/// use fusebox::{tune, Breaker};
 /// let old = Breaker::builder("address-lookup")
 ///     .open_for(Duration::from_secs(30))
 ///     .backoff(2.0, Duration::from_secs(1800))

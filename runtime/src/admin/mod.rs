@@ -42,12 +42,12 @@
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! let admin = fusebox_runtime::admin::router("s3cret-from-the-environment").expect("a token");
+//! let admin = fusebox::admin::router("s3cret-from-the-environment").expect("a token");
 //! // let listener = tokio::net::TcpListener::bind("127.0.0.1:9091").await?;
 //! // let app = admin.into_make_service_with_connect_info::<std::net::SocketAddr>();
 //! // axum::serve(listener, app).await?;
 //! # let _ = admin;
-//! assert!(fusebox_runtime::admin::router("").is_err());
+//! assert!(fusebox::admin::router("").is_err());
 //! # }
 //! ```
 
@@ -70,7 +70,7 @@ use axum::Router;
 /// Why [`router`] refused to build.
 ///
 /// ```
-/// use fusebox_runtime::admin::{router, AdminError};
+/// use fusebox::admin::{router, AdminError};
 /// assert_eq!(router("").err(), Some(AdminError::EmptyToken));
 /// assert_eq!(router("has space").err(), Some(AdminError::InvalidToken));
 /// assert_eq!(router("s3cret").err(), Some(AdminError::ShortToken { len: 6 }));
@@ -118,7 +118,7 @@ impl std::error::Error for AdminError {}
 ///
 /// ```
 /// # fn token_from_env() -> String { "s3cret-of-sixteen-bytes".into() }
-/// let admin: axum::Router = fusebox_runtime::admin::router(token_from_env()).unwrap();
+/// let admin: axum::Router = fusebox::admin::router(token_from_env()).unwrap();
 /// // Mount it under a prefix of the debug server if you like:
 /// let debug = axum::Router::new().nest("/fusebox", admin);
 /// # let _ = debug;

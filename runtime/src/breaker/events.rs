@@ -115,9 +115,9 @@ impl fmt::Display for Reason {
 /// ```no_run
 /// # async fn page(_: &str) {}
 /// # async fn demo() {
-/// let mut rx = fusebox_runtime::registry().subscribe();
+/// let mut rx = fusebox::registry().subscribe();
 /// while let Ok(t) = rx.recv().await {
-///     if t.to == fusebox_runtime::State::Open {
+///     if t.to == fusebox::State::Open {
 ///         page(&format!("{} opened: {}", t.name, t.reason)).await;
 ///     }
 /// }

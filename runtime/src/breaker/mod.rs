@@ -36,7 +36,7 @@ use crate::state::State;
 /// A handle to one circuit breaker. Cheap to clone; every clone drives the same state machine.
 ///
 /// ```
-/// use fusebox_runtime::{Breaker, Error, State};
+/// use fusebox::{Breaker, Error, State};
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let breaker = Breaker::builder("inventory").window_calls(10).build().unwrap();
 /// let answer: Result<u32, Error<std::io::Error>> = breaker.call(async { Ok(42) }).await;
@@ -64,7 +64,7 @@ impl Breaker {
     /// Its transitions are broadcast on the global channel, like every detached breaker's.
     ///
     /// ```
-    /// use fusebox_runtime::{registry, Breaker};
+    /// use fusebox::{registry, Breaker};
     /// let cfg = Breaker::builder("detached-doc").window_calls(3).config().unwrap();
     /// // One breaker per shard, none of them registered: e.g. for a simulation run twice.
     /// let shard = Breaker::detached(cfg.with_key("7"));
@@ -115,7 +115,7 @@ impl Breaker {
     /// state from one that left it and came back, e.g. open again after a failed half-open.
     ///
     /// ```
-    /// use fusebox_runtime::{Breaker, State};
+    /// use fusebox::{Breaker, State};
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let b = Breaker::builder("since-doc").build_detached().unwrap();
     /// let before = b.state_since();
@@ -153,7 +153,7 @@ impl Breaker {
     /// `recording` is false. Ended by `reset` or any other force.
     ///
     /// ```
-    /// use fusebox_runtime::{Breaker, Error, State};
+    /// use fusebox::{Breaker, Error, State};
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let b = Breaker::builder("unrecorded-doc").build_detached().unwrap();
     /// b.force_close_unrecorded();
@@ -174,7 +174,7 @@ impl Breaker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::{Breaker, State};
+    /// use fusebox::{Breaker, State};
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let b = Breaker::builder("force-for-doc").build_detached().unwrap();
     /// b.force_open_for(Duration::from_secs(600));
@@ -192,7 +192,7 @@ impl Breaker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::{Breaker, Error, State};
+    /// use fusebox::{Breaker, Error, State};
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let b = Breaker::builder("force-close-for-doc").build_detached().unwrap();
     /// b.force_close_for(Duration::from_secs(60));
@@ -210,7 +210,7 @@ impl Breaker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::{Breaker, State};
+    /// use fusebox::{Breaker, State};
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let b = Breaker::builder("unrecorded-for-doc").build_detached().unwrap();
     /// b.force_close_unrecorded_for(Duration::from_secs(60));
@@ -235,7 +235,7 @@ impl Breaker {
     /// [`BreakerMetrics::ramp_share`](crate::BreakerMetrics::ramp_share), without a snapshot.
     ///
     /// ```
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::Breaker;
     /// let b = Breaker::builder("ramp-share-handle-doc").build_detached().unwrap();
     /// assert_eq!(b.ramp_share(), None);
     /// ```
@@ -281,7 +281,8 @@ impl Breaker {
     /// [`call_classified`](Self::call_classified) with [`Outcome::Ignored`].
     ///
     /// ```
-    /// # use fusebox_runtime::{Breaker, Completion};
+    /// # use fusebox::Breaker;
+    /// # use fusebox::call::Completion;
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let b = Breaker::builder("catalog").build_detached().unwrap();
     /// // A 404 is the dependency answering, not failing.
@@ -306,7 +307,8 @@ impl Breaker {
     /// not a half-open trial). See [`Outcome`] for what each does.
     ///
     /// ```
-    /// # use fusebox_runtime::{Breaker, Completion, Outcome};
+    /// # use fusebox::Breaker;
+    /// # use fusebox::call::{Completion, Outcome};
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let b = Breaker::builder("http").build_detached().unwrap();
     /// let c = b
@@ -351,7 +353,8 @@ impl Breaker {
     /// bulkhead is never a failure, whatever `classify` says.
     ///
     /// ```
-    /// # use fusebox_runtime::{Breaker, Bulkhead, Completion, Outcome};
+    /// # use fusebox::{Breaker, Bulkhead};
+    /// # use fusebox::call::{Completion, Outcome};
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let b = Breaker::builder("classified-in").build_detached().unwrap();
     /// let pool = Bulkhead::builder("classified-in").pool(2).build_detached().unwrap();

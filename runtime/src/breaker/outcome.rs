@@ -15,7 +15,8 @@
 /// timeout is a failure before any classification.
 ///
 /// ```
-/// use fusebox_runtime::{Breaker, Completion, Outcome};
+/// use fusebox::Breaker;
+/// use fusebox::call::{Completion, Outcome};
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let b = Breaker::builder("classified").build_detached().unwrap();
 /// // A request the client refused never reached the dependency: no sign of anything.
@@ -46,7 +47,7 @@ impl Outcome {
     /// first, then `failure` (an error it excludes is a success), then `failure_if_ok`.
     ///
     /// ```
-    /// use fusebox_runtime::Outcome;
+    /// use fusebox::call::Outcome;
     /// let r: Result<u16, u16> = Err(404);
     /// let o = Outcome::of(&r, |e| *e == 400, |e| *e >= 500, |_| false);
     /// assert_eq!(o, Outcome::Success);

@@ -210,7 +210,7 @@ impl Sightings {
 /// like [`Breaker::state_since`](crate::Breaker::state_since): virtual under a paused clock.
 ///
 /// ```
-/// use fusebox_runtime::{Breaker, State};
+/// use fusebox::{Breaker, State};
 /// let live = Breaker::builder("shadow-report-doc").build_detached().unwrap();
 /// live.set_shadow([("failure_rate", "20")]).unwrap();
 /// let r = live.shadow().unwrap();
@@ -251,7 +251,7 @@ impl ShadowReport {
     /// Time from setting the shadow to its last would-be opening from closed.
     ///
     /// ```
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::Breaker;
     /// let live = Breaker::builder("shadow-after-doc").build_detached().unwrap();
     /// live.set_shadow([("failure_rate", "20")]).unwrap();
     /// assert_eq!(live.shadow().unwrap().opened_after(), None);
@@ -269,7 +269,7 @@ impl ShadowReport {
 /// value (a config or a builder is taken whole).
 ///
 /// ```
-/// use fusebox_runtime::Breaker;
+/// use fusebox::Breaker;
 /// let live = Breaker::builder("candidate-doc").build_detached().unwrap();
 /// let candidate = Breaker::builder("any-name").failure_rate(20).config().unwrap();
 /// live.set_shadow(candidate).unwrap();
@@ -333,7 +333,7 @@ impl Breaker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::{Breaker, Error, State};
+    /// use fusebox::{Breaker, Error, State};
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let live = Breaker::builder("set-shadow-doc").window_calls(10).build_detached().unwrap();
     /// live.set_shadow([("window_calls", "10"), ("min_calls", "5"), ("failure_rate", "20")]).unwrap();
@@ -366,7 +366,7 @@ impl Breaker {
     /// `None` without one.
     ///
     /// ```
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::Breaker;
     /// let live = Breaker::builder("shadow-doc").build_detached().unwrap();
     /// assert!(live.shadow().is_none());
     /// ```
@@ -381,7 +381,7 @@ impl Breaker {
     /// [`clear_settings_change`](Breaker::clear_settings_change).
     ///
     /// ```
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::Breaker;
     /// let live = Breaker::builder("promote-doc").build_detached().unwrap();
     /// live.set_shadow([("failure_rate", "20")]).unwrap();
     /// let candidate = live.promote_shadow().unwrap();
@@ -416,7 +416,7 @@ impl Breaker {
     /// left as it is.
     ///
     /// ```
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::Breaker;
     /// let live = Breaker::builder("drop-shadow-doc").build_detached().unwrap();
     /// live.set_shadow([("failure_rate", "20")]).unwrap();
     /// assert_eq!(live.drop_shadow().unwrap().calls_seen, 0);

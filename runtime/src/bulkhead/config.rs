@@ -53,7 +53,7 @@ impl BulkheadConfig {
 /// Builds a [`Bulkhead`](super::Bulkhead).
 ///
 /// ```
-/// use fusebox_runtime::Bulkhead;
+/// use fusebox::Bulkhead;
 /// let reports = Bulkhead::builder("reports").pool(60).build().unwrap();
 /// assert_eq!(reports.pool(), 60);
 /// assert!(Bulkhead::builder("reports").pool(0).build().is_err());
@@ -92,7 +92,8 @@ impl BulkheadBuilder {
     /// described in [`Bulkhead`](super::Bulkhead#adaptive-limit).
     ///
     /// ```
-    /// use fusebox_runtime::{Bulkhead, PoolLimit};
+    /// use fusebox::Bulkhead;
+    /// use fusebox::settings::PoolLimit;
     /// let b = Bulkhead::builder("adaptive-doc").adaptive().max_pool(100).build_detached().unwrap();
     /// assert_eq!(b.pool(), 20);
     /// assert_eq!(b.config().limit(), PoolLimit::Adaptive { min_pool: 1, max_pool: 100 });
@@ -114,7 +115,8 @@ impl BulkheadBuilder {
     /// Checks the name, then the settings.
     ///
     /// ```
-    /// use fusebox_runtime::{Bulkhead, ConfigError};
+    /// use fusebox::Bulkhead;
+    /// use fusebox::settings::ConfigError;
     /// let err = Bulkhead::builder("reports").config().unwrap_err();
     /// assert!(matches!(err, ConfigError::OutOfRange { field: "pool", .. }));
     /// ```

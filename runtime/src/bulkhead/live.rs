@@ -42,7 +42,8 @@ impl Bulkhead {
     /// Every setting in force, with the code's value and where the one in force came from.
     ///
     /// ```
-    /// use fusebox_runtime::{Bulkhead, Source};
+    /// use fusebox::Bulkhead;
+    /// use fusebox::settings::Source;
     /// let b = Bulkhead::builder("bulkhead-in-force-doc").pool(4).build_detached().unwrap();
     /// b.change_settings([("pool", "8")], Source::Admin, None).unwrap();
     /// let pool = b.settings_in_force().into_iter().find(|s| s.key == "pool").unwrap();
@@ -72,7 +73,8 @@ impl Bulkhead {
     /// The settings in force (the code's, or an override's).
     ///
     /// ```
-    /// use fusebox_runtime::{Bulkhead, Source};
+    /// use fusebox::Bulkhead;
+    /// use fusebox::settings::Source;
     /// let b = Bulkhead::builder("bulkhead-config-doc").pool(4).build_detached().unwrap();
     /// b.change_settings([("pool", "6")], Source::Admin, None).unwrap();
     /// assert_eq!((b.config_in_force().pool(), b.config().pool()), (6, 4));
@@ -92,7 +94,8 @@ impl Bulkhead {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::{Bulkhead, ConfigError, Source};
+    /// use fusebox::Bulkhead;
+    /// use fusebox::settings::{ConfigError, Source};
     /// let b = Bulkhead::builder("bulkhead-change-doc").pool(4).build_detached().unwrap();
     /// let e = b.change_settings([("pool", "0")], Source::Admin, None).unwrap_err();
     /// assert!(matches!(e, ConfigError::OutOfRange { field: "pool", .. }));

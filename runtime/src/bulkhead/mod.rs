@@ -28,7 +28,7 @@ use crate::sync::atomic::Ordering::*;
 /// A handle to one bulkhead. Cheap to clone; clones share the pool.
 ///
 /// ```
-/// use fusebox_runtime::{Bulkhead, Rejection};
+/// use fusebox::{Bulkhead, Rejection};
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let b = Bulkhead::builder("one-at-a-time").pool(1).build_detached().unwrap();
 /// let held = b.acquire().await.unwrap();
@@ -88,7 +88,7 @@ use crate::sync::atomic::Ordering::*;
 /// slot. Pair it with a timeout: calls that never end teach it nothing.
 ///
 /// ```
-/// use fusebox_runtime::Bulkhead;
+/// use fusebox::Bulkhead;
 /// let b = Bulkhead::builder("adaptive-pool").adaptive().min_pool(4).max_pool(64).build_detached().unwrap();
 /// assert_eq!(b.pool(), 20);
 /// assert!(Bulkhead::builder("bad").adaptive().min_pool(10).max_pool(4).build_detached().is_err());

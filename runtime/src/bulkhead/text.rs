@@ -18,7 +18,8 @@ impl BulkheadBuilder {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::{BulkheadBuilder, ConfigError};
+    /// use fusebox::config::BulkheadBuilder;
+    /// use fusebox::settings::ConfigError;
     /// let b = BulkheadBuilder::from_settings("db", [("pool", "20"), ("max_wait", "50ms")]).unwrap();
     /// let bulkhead = b.build_detached().unwrap();
     /// assert_eq!((bulkhead.pool(), bulkhead.config().max_wait()), (20, Duration::from_millis(50)));
@@ -48,7 +49,7 @@ impl BulkheadBuilder {
     /// naming them.
     ///
     /// ```
-    /// use fusebox_runtime::BulkheadBuilder;
+    /// use fusebox::config::BulkheadBuilder;
     /// // A bulkhead needs a pool: with no FUSEBOX_DOC_POOL set, the error says so.
     /// let e = BulkheadBuilder::from_env("doc", "FUSEBOX_DOC_BULKHEAD").unwrap_err();
     /// assert!(e.to_string().contains("pool"), "{e}");
@@ -61,7 +62,7 @@ impl BulkheadBuilder {
     ///
     /// ```
     /// use std::ffi::OsString;
-    /// use fusebox_runtime::BulkheadBuilder;
+    /// use fusebox::config::BulkheadBuilder;
     /// let vars = [
     ///     (OsString::from("DB_POOL"), OsString::from("8")),
     ///     (OsString::from("DB_TIMEOUT"), OsString::from("800ms")), // a breaker's: ignored

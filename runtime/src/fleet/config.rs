@@ -9,7 +9,7 @@ use super::FleetError;
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::fleet::FleetConfig;
+/// use fusebox::fleet::FleetConfig;
 /// let config = FleetConfig::new("rediss://:secret@redis.internal:6380/0", "checkout", "pod-7")
 ///     .quorum("payments", 50, 3)
 ///     .heartbeat(Duration::from_secs(1));
@@ -32,7 +32,7 @@ pub struct FleetConfig {
 /// judgement, with at least `min_instances` live and never fewer than two voting, it opens here.
 ///
 /// ```
-/// use fusebox_runtime::fleet::FleetConfig;
+/// use fusebox::fleet::FleetConfig;
 /// let c = FleetConfig::new("redis://127.0.0.1/", "checkout", "pod-7").quorum("payments", 50, 3);
 /// assert_eq!(c.quorum_rules()[0].percent, 50);
 /// ```
@@ -124,7 +124,7 @@ impl FleetConfig {
     /// This instance's id.
     ///
     /// ```
-    /// # use fusebox_runtime::fleet::FleetConfig;
+    /// # use fusebox::fleet::FleetConfig;
     /// assert_eq!(FleetConfig::new("redis://h/", "svc", "pod-7").instance(), "pod-7");
     /// ```
     pub fn instance(&self) -> &str {
@@ -134,7 +134,7 @@ impl FleetConfig {
     /// The quorum rules, in the order given.
     ///
     /// ```
-    /// # use fusebox_runtime::fleet::FleetConfig;
+    /// # use fusebox::fleet::FleetConfig;
     /// assert!(FleetConfig::new("redis://h/", "svc", "pod-7").quorum_rules().is_empty());
     /// ```
     pub fn quorum_rules(&self) -> &[QuorumRule] {

@@ -15,7 +15,7 @@ use super::LinkState;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use fusebox_runtime::fleet::{join, FleetConfig, FleetError};
+/// use fusebox::fleet::{join, FleetConfig, FleetError};
 /// let bad = join(FleetConfig::new("redis://127.0.0.1/", "", "pod-1")).await;
 /// assert!(matches!(bad.err(), Some(FleetError::BadName { field: "service", .. })));
 /// # }
@@ -58,9 +58,9 @@ pub enum FleetError {
     /// an outage on. Nothing was written; send it again once the link is up.
     ///
     /// ```
-    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) {
+    /// # async fn demo(fleet: fusebox::fleet::Fleet) {
     /// use std::time::Duration;
-    /// use fusebox_runtime::fleet::FleetError;
+    /// use fusebox::fleet::FleetError;
     /// match fleet.force_open("payments", Duration::from_secs(600), "alice").await {
     ///     Ok(()) => println!("sent to every instance"),
     ///     Err(FleetError::LinkDown { cause }) => eprintln!("not sent, retry later: {cause}"),
@@ -95,7 +95,7 @@ pub enum FleetError {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::fleet::{FleetError, LinkFault};
+/// use fusebox::fleet::{FleetError, LinkFault};
 /// let e = FleetError::LinkDown { cause: LinkFault::TimedOut { after: Duration::from_millis(500) } };
 /// assert_eq!(e.to_string(), "the fleet is unreachable: Redis did not answer within 500ms");
 /// ```

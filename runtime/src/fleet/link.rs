@@ -12,9 +12,9 @@ use redis::AsyncConnectionConfig;
 /// [the fleet module's reference](super#the-links-states).
 ///
 /// ```
-/// use fusebox_runtime::fleet::LinkState;
+/// use fusebox::fleet::LinkState;
 /// assert_eq!(LinkState::Up.as_str(), "up");
-/// if let Some(s) = fusebox_runtime::fleet::status() {
+/// if let Some(s) = fusebox::fleet::status() {
 ///     match s.link {
 ///         LinkState::Up => println!("overrides reach the fleet"),
 ///         LinkState::Connecting | LinkState::Down => println!("on our own: {:?}", s.last_error),
@@ -45,7 +45,7 @@ impl LinkState {
     /// `link` of `GET /fleet`.
     ///
     /// ```
-    /// assert_eq!(fusebox_runtime::fleet::LinkState::Connecting.as_str(), "connecting");
+    /// assert_eq!(fusebox::fleet::LinkState::Connecting.as_str(), "connecting");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {

@@ -21,7 +21,8 @@
 //!   `fusebox_fleet_live_instances`, `fusebox_fleet_overrides`, labelled `service` and `instance`.
 //!
 //! ```no_run
-//! use fusebox_runtime::fleet::{self, FleetConfig};
+//! use fusebox::fleet;
+//! use fusebox::fleet::FleetConfig;
 //! # #[tokio::main] async fn main() -> Result<(), fleet::FleetError> {
 //! let fleet = fleet::join(
 //!     FleetConfig::new("redis://:secret@redis.internal:6379/0", "checkout", "pod-7")
@@ -118,7 +119,7 @@ pub(crate) fn current() -> Option<Arc<Shared>> {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use fusebox_runtime::fleet::{join, FleetConfig, FleetError};
+/// use fusebox::fleet::{join, FleetConfig, FleetError};
 /// let bad = join(FleetConfig::new("http://example.com", "svc", "pod-1")).await;
 /// assert!(matches!(bad.err(), Some(FleetError::BadUrl { .. })));
 /// # }
@@ -175,8 +176,8 @@ fn hold_everywhere(breaker: &str, for_: Duration) {
 ///
 /// ```no_run
 /// # use std::time::Duration;
-/// # use fusebox_runtime::fleet::{join, FleetConfig};
-/// # #[tokio::main] async fn main() -> Result<(), fusebox_runtime::fleet::FleetError> {
+/// # use fusebox::fleet::{join, FleetConfig};
+/// # #[tokio::main] async fn main() -> Result<(), fusebox::fleet::FleetError> {
 /// let fleet = join(FleetConfig::new("redis://127.0.0.1/", "checkout", "pod-7")).await?;
 /// fleet.force_close("search", Duration::from_secs(300), "bob").await?;
 /// assert!(fleet.status().live.contains(&"pod-7".to_owned()));
@@ -193,7 +194,7 @@ impl Fleet {
     ///
     /// ```no_run
     /// # use std::time::Duration;
-    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// # async fn demo(fleet: fusebox::fleet::Fleet) -> Result<(), fusebox::fleet::FleetError> {
     /// fleet.force_open("payments", Duration::from_secs(600), "alice").await?;
     /// # Ok(()) }
     /// ```
@@ -210,7 +211,7 @@ impl Fleet {
     ///
     /// ```no_run
     /// # use std::time::Duration;
-    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// # async fn demo(fleet: fusebox::fleet::Fleet) -> Result<(), fusebox::fleet::FleetError> {
     /// fleet.force_close("payments", Duration::from_secs(60), "alice").await?;
     /// # Ok(()) }
     /// ```
@@ -228,7 +229,7 @@ impl Fleet {
     ///
     /// ```no_run
     /// # use std::time::Duration;
-    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// # async fn demo(fleet: fusebox::fleet::Fleet) -> Result<(), fusebox::fleet::FleetError> {
     /// fleet.reset("payments", "alice").await?;
     /// # Ok(()) }
     /// ```
@@ -245,8 +246,8 @@ impl Fleet {
     ///
     /// ```no_run
     /// # use std::time::Duration;
-    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
-    /// use fusebox_runtime::fleet::Action;
+    /// # async fn demo(fleet: fusebox::fleet::Fleet) -> Result<(), fusebox::fleet::FleetError> {
+    /// use fusebox::fleet::Action;
     /// fleet.send("payments", Action::ForceOpen, Duration::from_secs(600), "alice").await?;
     /// # Ok(()) }
     /// ```
@@ -264,7 +265,7 @@ impl Fleet {
     ///
     /// ```no_run
     /// # use std::time::Duration;
-    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// # async fn demo(fleet: fusebox::fleet::Fleet) -> Result<(), fusebox::fleet::FleetError> {
     /// let s = fleet.status();
     /// println!("{} sees {} live instances", s.instance, s.live.len());
     /// # Ok(()) }
@@ -277,7 +278,7 @@ impl Fleet {
     ///
     /// ```no_run
     /// # use std::time::Duration;
-    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// # async fn demo(fleet: fusebox::fleet::Fleet) -> Result<(), fusebox::fleet::FleetError> {
     /// for i in fleet.view().instances {
     ///     println!("{}: {} breakers", i.instance, i.breakers.len());
     /// }
@@ -292,7 +293,7 @@ impl Fleet {
     ///
     /// ```no_run
     /// # use std::time::Duration;
-    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
+    /// # async fn demo(fleet: fusebox::fleet::Fleet) -> Result<(), fusebox::fleet::FleetError> {
     /// fleet.leave().await;
     /// # Ok(()) }
     /// ```

@@ -14,7 +14,7 @@ use crate::state::State;
 /// What a fleet override does to a breaker on every instance.
 ///
 /// ```
-/// use fusebox_runtime::fleet::Action;
+/// use fusebox::fleet::Action;
 /// assert_eq!("force_open".parse::<Action>(), Ok(Action::ForceOpen));
 /// assert_eq!(Action::Reset.as_str(), "reset");
 /// ```

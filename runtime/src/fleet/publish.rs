@@ -12,7 +12,7 @@ use crate::state::State;
 /// and one entry of `GET /fleet`.
 ///
 /// ```
-/// # fn show(r: &fusebox_runtime::fleet::InstanceReport) {
+/// # fn show(r: &fusebox::fleet::InstanceReport) {
 /// for b in r.breakers.iter().filter(|b| b.votes_open) {
 ///     println!("{} sees {} open for {:.0} s", r.instance, b.name, b.time_in_state_s);
 /// }
@@ -34,7 +34,7 @@ pub struct InstanceReport {
 /// One breaker as an instance reports it.
 ///
 /// ```
-/// # fn show(b: &fusebox_runtime::fleet::BreakerReport) {
+/// # fn show(b: &fusebox::fleet::BreakerReport) {
 /// println!("{} {} ({:.1}% failing)", b.name, b.state, b.failure_rate_pct);
 /// # }
 /// ```
@@ -65,7 +65,7 @@ pub struct BreakerReport {
 /// What an instance sees of the fleet.
 ///
 /// ```
-/// # fn show(s: &fusebox_runtime::fleet::Sees) {
+/// # fn show(s: &fusebox::fleet::Sees) {
 /// println!("link {}, live: {}", s.link.as_str(), s.live.join(", "));
 /// # }
 /// ```
@@ -83,7 +83,7 @@ pub struct Sees {
 /// A fleet override as one instance holds it.
 ///
 /// ```
-/// # fn show(o: &fusebox_runtime::fleet::OverrideStatus) {
+/// # fn show(o: &fusebox::fleet::OverrideStatus) {
 /// println!("{} {} by {} until {}", o.breaker, o.action.as_str(), o.by, o.until);
 /// # }
 /// ```
@@ -106,9 +106,9 @@ impl BreakerReport {
     /// The reported state, if it is one this version knows.
     ///
     /// ```
-    /// # use fusebox_runtime::fleet::InstanceReport;
+    /// # use fusebox::fleet::InstanceReport;
     /// # fn first(r: &InstanceReport) { let _ =
-    /// r.breakers[0].state() == Some(fusebox_runtime::State::Open)
+    /// r.breakers[0].state() == Some(fusebox::State::Open)
     /// # ; }
     /// ```
     pub fn state(&self) -> Option<State> {

@@ -295,8 +295,8 @@ impl super::Fleet {
     /// a change was in force; `Ok(false)` when there was none to end.
     ///
     /// ```no_run
-    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
-    /// use fusebox_runtime::GuardKind;
+    /// # async fn demo(fleet: fusebox::fleet::Fleet) -> Result<(), fusebox::fleet::FleetError> {
+    /// use fusebox::settings::GuardKind;
     /// let ended = fleet.end_settings_change(GuardKind::Breaker, "payments", "alice").await?;
     /// # Ok(()) }
     /// ```
@@ -319,8 +319,8 @@ impl super::Fleet {
     ///
     /// ```no_run
     /// # use std::time::Duration;
-    /// # async fn demo(fleet: fusebox_runtime::fleet::Fleet) -> Result<(), fusebox_runtime::fleet::FleetError> {
-    /// use fusebox_runtime::GuardKind;
+    /// # async fn demo(fleet: fusebox::fleet::Fleet) -> Result<(), fusebox::fleet::FleetError> {
+    /// use fusebox::settings::GuardKind;
     /// fleet
     ///     .change_settings(GuardKind::Breaker, "payments", [("failure_rate", "80")], Duration::from_secs(600), "alice")
     ///     .await?;

@@ -10,7 +10,7 @@ use super::publish::{InstanceReport, OverrideStatus};
 /// What this instance knows of its fleet now.
 ///
 /// ```
-/// if let Some(s) = fusebox_runtime::fleet::status() {
+/// if let Some(s) = fusebox::fleet::status() {
 ///     println!("link {}, {} live, {} overrides", s.link.as_str(), s.live.len(), s.overrides.len());
 /// }
 /// ```
@@ -38,7 +38,7 @@ pub struct FleetStatus {
 /// `GET /fleet`: this instance's status and every live instance's heartbeat.
 ///
 /// ```
-/// if let Some(v) = fusebox_runtime::fleet::view() {
+/// if let Some(v) = fusebox::fleet::view() {
 ///     let open = v.instances.iter().filter(|i| i.breakers.iter().any(|b| b.votes_open)).count();
 ///     println!("{open} of {} instances have a breaker open", v.instances.len());
 /// }
@@ -55,7 +55,7 @@ pub struct FleetView {
 /// The process's fleet status, if it joined one.
 ///
 /// ```
-/// assert!(fusebox_runtime::fleet::status().is_none());
+/// assert!(fusebox::fleet::status().is_none());
 /// ```
 pub fn status() -> Option<FleetStatus> {
     current().map(|s| s.status())
@@ -64,7 +64,7 @@ pub fn status() -> Option<FleetStatus> {
 /// The process's fleet view (what `GET /fleet` answers), if it joined one.
 ///
 /// ```
-/// assert!(fusebox_runtime::fleet::view().is_none());
+/// assert!(fusebox::fleet::view().is_none());
 /// ```
 pub fn view() -> Option<FleetView> {
     current().map(|s| s.view())

@@ -10,7 +10,7 @@ use crate::sync::{atomic::Ordering::Relaxed, lock};
 /// seconds (`short_latency_s`, `long_latency_s`, and `ago_s` in each history entry).
 ///
 /// ```
-/// use fusebox_runtime::Bulkhead;
+/// use fusebox::Bulkhead;
 /// let b = Bulkhead::builder("limit-doc").adaptive().pool(8).build_detached().unwrap();
 /// let m = b.metrics();
 /// let a = m.adaptive.unwrap();

@@ -5,7 +5,8 @@ use crate::retry::{budgets, RetryBudget};
 /// The retries of one name at one instant: what its [`Retry`](crate::retry::Retry)s did.
 ///
 /// ```
-/// use fusebox_runtime::{metrics, retry::Retry};
+/// use fusebox::metrics;
+/// use fusebox::retry::Retry;
 /// let _ = Retry::builder("retry-metrics-doc").build().unwrap();
 /// let m = metrics();
 /// let r = m.retry("retry-metrics-doc").unwrap();

@@ -14,7 +14,7 @@ use crate::state::State;
 /// rates as `failure_rate_pct`, `slow_rate_pct`.
 ///
 /// ```
-/// use fusebox_runtime::{Breaker, State};
+/// use fusebox::{Breaker, State};
 /// let live = Breaker::builder("shadow-metrics-doc").build_detached().unwrap();
 /// assert!(live.metrics().shadow.is_none());
 /// live.set_shadow([("failure_rate", "20")]).unwrap();

@@ -128,7 +128,7 @@ pub struct BreakerMetrics {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::Breaker;
     /// let b = Breaker::builder("ramp-share-doc").ramp(Duration::from_secs(20)).build_detached().unwrap();
     /// assert_eq!(b.metrics().ramp_share, None); // closed, not ramping
     /// ```
@@ -145,7 +145,8 @@ pub struct BreakerMetrics {
     /// (`code`, `env`, `file`, `admin`, `fleet`).
     ///
     /// ```
-    /// use fusebox_runtime::{Breaker, Source};
+    /// use fusebox::Breaker;
+    /// use fusebox::settings::Source;
     /// let b = Breaker::builder("settings-metrics-doc").build_detached().unwrap();
     /// b.change_settings([("failure_rate", "80")], Source::Admin, None).unwrap();
     /// let m = b.metrics();
@@ -167,7 +168,7 @@ pub struct BreakerMetrics {
 /// Why calls were refused: the breaker's own three reasons, then a full bulkhead and the timeout.
 ///
 /// ```
-/// use fusebox_runtime::{Breaker, Error};
+/// use fusebox::{Breaker, Error};
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let b = Breaker::builder("by-reason-doc").build_detached().unwrap();
 /// b.force_open();
@@ -309,7 +310,8 @@ pub struct BulkheadMetrics {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::{Bulkhead, Source};
+    /// use fusebox::Bulkhead;
+    /// use fusebox::settings::Source;
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let b = Bulkhead::builder("bulkhead-expiry-doc").pool(4).build_detached().unwrap();
     /// b.change_settings([("pool", "8")], Source::Admin, Some(Duration::from_secs(600))).unwrap();
@@ -379,7 +381,7 @@ impl Metrics {
 /// Takes a snapshot of the global registry.
 ///
 /// ```
-/// use fusebox_runtime::{metrics, Breaker, State};
+/// use fusebox::{metrics, Breaker, State};
 /// Breaker::builder("metrics-doc").build().unwrap();
 /// let m = metrics();
 /// assert_eq!(m.breaker("metrics-doc").unwrap().state, State::Closed);

@@ -40,7 +40,7 @@ pub(crate) use register::Key;
 /// Named breakers and bulkheads shared by every call site of a process.
 ///
 /// ```
-/// use fusebox_runtime::{registry, Breaker};
+/// use fusebox::{registry, Breaker};
 /// let b = Breaker::builder("registry-doc").build().unwrap();
 /// assert!(registry().breaker("registry-doc").unwrap().state() == b.state());
 /// assert!(registry().breaker("no-such-breaker").is_none());
@@ -133,7 +133,8 @@ impl Registry {
     /// built (inside a test scope: in the scope's registry, so tests never share one).
     ///
     /// ```
-    /// use fusebox_runtime::{registry, retry::Retry};
+    /// use fusebox::registry;
+    /// use fusebox::retry::Retry;
     /// let _ = Retry::builder("registry-retry-doc").build().unwrap();
     /// assert_eq!(registry().retry_budget("registry-retry-doc").unwrap().calls(), 0);
     /// ```
@@ -229,7 +230,7 @@ impl Registry {
 /// The figures of one keyed name (`key = ...`), from [`Registry::keyed_names`].
 ///
 /// ```
-/// use fusebox_runtime::{registry, Breaker};
+/// use fusebox::{registry, Breaker};
 /// let template = Breaker::builder("keyed-names-doc").max_keys(2).config().unwrap();
 /// let names = || registry().keyed_names().into_iter().find(|k| k.name == "keyed-names-doc").unwrap();
 /// // Idle keys (closed, empty window) make room for new ones...

@@ -81,7 +81,8 @@ impl Registry {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::{registry, Breaker, Overrides, Source};
+    /// use fusebox::{registry, Breaker};
+    /// use fusebox::settings::{Overrides, Source};
     /// let b = Breaker::builder("apply-doc").timeout(Duration::from_millis(800)).build().unwrap();
     /// let o = Overrides::from_vars([("FUSEBOX_BREAKER", "apply-doc; timeout=2s")]).unwrap();
     /// let applied = registry().apply_overrides(&o).unwrap();

@@ -72,7 +72,7 @@ impl Registry {
     /// The breaker for `key` under `template`'s name: `name/key`, created on first use.
     ///
     /// ```
-    /// use fusebox_runtime::{registry, Breaker};
+    /// use fusebox::{registry, Breaker};
     /// let template = Breaker::builder("shard-doc").config().unwrap();
     /// let shard = registry().keyed(&template, &3);
     /// assert_eq!(shard.name(), "shard-doc/3");

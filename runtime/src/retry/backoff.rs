@@ -11,7 +11,7 @@ use fusebox_settings::defaults;
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::retry::Backoff;
+/// use fusebox::retry::Backoff;
 /// let b = Backoff::new(Duration::from_millis(100), Duration::from_secs(1));
 /// assert_eq!(b.ceiling(0), Duration::from_millis(100));
 /// assert_eq!(b.ceiling(2), Duration::from_millis(400));

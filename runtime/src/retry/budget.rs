@@ -44,7 +44,7 @@ const SLOTS: u64 = 10;
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::retry::BudgetConfig;
+/// use fusebox::retry::BudgetConfig;
 /// let b = BudgetConfig::default();
 /// assert_eq!((b.share_pct, b.floor_per_s, b.window), (20, 1, Duration::from_secs(10)));
 /// ```
@@ -79,7 +79,7 @@ struct Slot {
 /// The retry budget of one name: deposits by calls, withdrawals by retries (see the module).
 ///
 /// ```
-/// use fusebox_runtime::retry::{BudgetConfig, RetryBudget};
+/// use fusebox::retry::{BudgetConfig, RetryBudget};
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let budget = RetryBudget::new(BudgetConfig { share_pct: 50, floor_per_s: 0, ..Default::default() });
 /// // The window starts counting calls at its first retry: before it, only the floor is sure.

@@ -21,8 +21,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use fusebox_runtime::retry::Retry;
-//! use fusebox_runtime::{Breaker, Error};
+//! use fusebox::retry::Retry;
+//! use fusebox::{Breaker, Error};
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 //! let breaker = Breaker::builder("retry-doc-prices").build().unwrap();

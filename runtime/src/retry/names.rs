@@ -73,7 +73,7 @@ pub(super) fn shared(name: &str, config: Option<BudgetConfig>) -> Arc<RetryBudge
 /// caller's test scope, inside one).
 ///
 /// ```
-/// use fusebox_runtime::retry::{budget, Retry};
+/// use fusebox::retry::{budget, Retry};
 /// let _ = Retry::builder("retry-doc-budget").build().unwrap();
 /// assert_eq!(budget("retry-doc-budget").unwrap().retries(), 0);
 /// assert!(budget("retry-doc-nobody").is_none());

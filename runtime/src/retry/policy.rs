@@ -44,8 +44,8 @@ impl Retry {
     /// `#[retry]`'s own table entry, so text gets the attribute's verdict in its words.
     ///
     /// ```
-    /// use fusebox_runtime::retry::Retry;
-    /// use fusebox_runtime::ConfigError;
+    /// use fusebox::retry::Retry;
+    /// use fusebox::settings::ConfigError;
     /// let r = Retry::from_settings("retry-doc-text", [("attempts", "4"), ("total", "2s")]).unwrap();
     /// assert_eq!(r.attempts(), 4);
     /// let e = Retry::from_settings("retry-doc-text", [("budget", "120")]).unwrap_err();
@@ -87,8 +87,8 @@ impl Retry {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::retry::{Backoff, Retry};
-/// use fusebox_runtime::ConfigError;
+/// use fusebox::retry::{Backoff, Retry};
+/// use fusebox::settings::ConfigError;
 /// let r = Retry::builder("retry-doc-builder")
 ///     .attempts(4)
 ///     .backoff(Backoff::new(Duration::from_millis(20), Duration::from_millis(500)))
@@ -176,7 +176,7 @@ impl RetryBuilder {
     /// `budget`, `budget_floor`, `budget_window`, `total`), judged at once by its table entry.
     ///
     /// ```
-    /// use fusebox_runtime::retry::Retry;
+    /// use fusebox::retry::Retry;
     /// let mut b = Retry::builder("retry-doc-set-text");
     /// b.set_text("backoff", "20ms").unwrap();
     /// assert!(b.set_text("backoff_max", "0s").is_err());

@@ -44,8 +44,8 @@ impl Retry {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::retry::Retry;
-    /// use fusebox_runtime::Error;
+    /// use fusebox::retry::Retry;
+    /// use fusebox::Error;
     ///
     /// #[derive(Debug, PartialEq)]
     /// enum HttpError { Status(u16, Option<Duration>) }
@@ -98,8 +98,8 @@ impl Retry {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::retry::Retry;
-    /// use fusebox_runtime::Error;
+    /// use fusebox::retry::Retry;
+    /// use fusebox::Error;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let retry = Retry::builder("retry-doc-hinted").attempts(1).build().unwrap();
@@ -114,7 +114,7 @@ impl Retry {
     ///     .await;
     /// assert_eq!(r, Err(Error::Failed(503)));
     /// assert_eq!(told, [Duration::from_secs(1)], "told even when not retried");
-    /// assert_eq!(fusebox_runtime::metrics().retry("retry-doc-hinted").unwrap().held_open, 1);
+    /// assert_eq!(fusebox::metrics().retry("retry-doc-hinted").unwrap().held_open, 1);
     /// # }
     /// ```
     pub fn run_hinted<'a, T, E, F, Fut, R, A, H>(
@@ -140,7 +140,7 @@ impl Retry {
     /// to tell apart).
     ///
     /// ```
-    /// use fusebox_runtime::retry::Retry;
+    /// use fusebox::retry::Retry;
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let retry = Retry::builder("retry-doc-plain").build().unwrap();
     /// let mut n = 0;

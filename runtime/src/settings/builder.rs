@@ -17,7 +17,7 @@ use super::config::BreakerConfig;
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::Breaker;
+/// use fusebox::Breaker;
 /// let breaker = Breaker::builder("address-lookup")
 ///     .timeout(Duration::from_millis(800))
 ///     .half_open_timeout(Duration::from_secs(3))
@@ -71,7 +71,7 @@ impl BreakerBuilder {
         ///
         /// ```
         /// use std::time::Duration;
-        /// use fusebox_runtime::Breaker;
+        /// use fusebox::Breaker;
         /// let cfg = Breaker::builder("slow-doc").timeout(Duration::from_secs(2)).config().unwrap();
         /// let rule = cfg.slow().unwrap();
         /// assert_eq!((rule.bound, rule.rate), (Duration::from_secs(1), 50));
@@ -104,7 +104,7 @@ impl BreakerBuilder {
         ///
         /// ```
         /// use std::time::Duration;
-        /// use fusebox_runtime::Breaker;
+        /// use fusebox::Breaker;
         /// let s = Duration::from_secs;
         /// let cfg = Breaker::builder("timeout-doc").timeout(Duration::from_millis(800)).config().unwrap();
         /// assert_eq!(cfg.half_open_timeout(), Some(Duration::from_millis(3200)));
@@ -127,7 +127,8 @@ impl BreakerBuilder {
         ///
         /// ```
         /// use std::time::Duration;
-        /// use fusebox_runtime::{Breaker, ConfigError};
+        /// use fusebox::Breaker;
+        /// use fusebox::settings::ConfigError;
         /// let ms = Duration::from_millis;
         /// let ok = Breaker::builder("warmup-doc").trip_p95(ms(500)).half_open_slow(ms(3000)).config();
         /// assert!(ok.is_ok());
@@ -159,7 +160,7 @@ impl BreakerBuilder {
         /// ERROR). No call is ever refused because of the cap.
         ///
         /// ```
-        /// use fusebox_runtime::Breaker;
+        /// use fusebox::Breaker;
         /// let cfg = Breaker::builder("per-host").max_keys(100).config().unwrap();
         /// assert_eq!(cfg.max_keys(), 100);
         /// assert!(Breaker::builder("per-host").max_keys(0).config().is_err());
@@ -183,7 +184,8 @@ impl BreakerBuilder {
         ///
         /// ```
         /// use std::time::Duration;
-        /// use fusebox_runtime::{Breaker, ConfigError};
+        /// use fusebox::Breaker;
+        /// use fusebox::settings::ConfigError;
         /// let s = Duration::from_secs;
         /// let cfg = Breaker::builder("probe-doc").probe_every(s(1)).config().unwrap();
         /// assert_eq!(cfg.probe_every(), Some(s(1)));
@@ -204,7 +206,7 @@ impl BreakerBuilder {
         ///
         /// ```
         /// use std::time::Duration;
-        /// use fusebox_runtime::Breaker;
+        /// use fusebox::Breaker;
         /// let cfg = Breaker::builder("ramp-doc").ramp(Duration::from_secs(20)).config().unwrap();
         /// assert_eq!(cfg.ramp(), Some(Duration::from_secs(20)));
         /// ```
@@ -214,7 +216,8 @@ impl BreakerBuilder {
     /// Checks the name, then every setting, and returns the validated config.
     ///
     /// ```
-    /// use fusebox_runtime::{Breaker, ConfigError};
+    /// use fusebox::Breaker;
+    /// use fusebox::settings::ConfigError;
     /// let err = Breaker::builder("big").window_calls(2_000_000).config().unwrap_err();
     /// assert!(matches!(err, ConfigError::OutOfRange { field: "window_calls", .. }));
     /// ```

@@ -12,7 +12,7 @@ use fusebox_settings::{HalfOpenPolicy, Settings, SlowRule, WindowKind};
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::Breaker;
+/// use fusebox::Breaker;
 /// let cfg = Breaker::builder("payments").trip_p95(Duration::from_millis(500)).config().unwrap();
 /// assert_eq!(cfg.name(), "payments");
 /// assert_eq!(cfg.slow().unwrap().rate, 5);
@@ -56,7 +56,7 @@ impl BreakerConfig {
     /// The validated settings, without the name.
     ///
     /// ```
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::Breaker;
     /// let a = Breaker::builder("a").config().unwrap();
     /// let b = Breaker::builder("b").config().unwrap();
     /// assert_eq!(a.settings(), b.settings());
@@ -93,7 +93,7 @@ impl BreakerConfig {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::Breaker;
     /// let ms = Duration::from_millis;
     /// let c = Breaker::builder("trial-slow-doc").trip_p95(ms(500)).config().unwrap();
     /// assert_eq!(c.half_open_slow(), Some(ms(500)));

@@ -14,7 +14,8 @@ use fusebox_settings::{Settings, Source};
 /// attributed to that override's source.
 ///
 /// ```
-/// use fusebox_runtime::{Breaker, Source};
+/// use fusebox::Breaker;
+/// use fusebox::settings::Source;
 /// let b = Breaker::builder("in-force-doc").failure_rate(30).build_detached().unwrap();
 /// let s = b.settings_in_force();
 /// let rate = s.iter().find(|s| s.key == "failure_rate").unwrap();
@@ -42,7 +43,8 @@ impl SettingInForce {
     /// Whether the value in force is not the code's.
     ///
     /// ```
-    /// use fusebox_runtime::{Breaker, Source};
+    /// use fusebox::Breaker;
+    /// use fusebox::settings::Source;
     /// let b = Breaker::builder("overridden-doc").build_detached().unwrap();
     /// b.change_settings([("open_for", "5s")], Source::Admin, None).unwrap();
     /// let over: Vec<_> = b.settings_in_force().into_iter().filter(|s| s.overridden()).collect();

@@ -12,7 +12,7 @@ pub use super::overrides_report::{Applied, AppliedTo, OverrideError, Undeclared}
 /// What an override is for.
 ///
 /// ```
-/// use fusebox_runtime::GuardKind;
+/// use fusebox::settings::GuardKind;
 /// assert_eq!(GuardKind::Bulkhead.to_string(), "bulkhead");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -129,7 +129,7 @@ fn glob(pattern: &str, name: &str) -> bool {
 /// where a variable's name could not hold it.
 ///
 /// ```
-/// use fusebox_runtime::Overrides;
+/// use fusebox::settings::Overrides;
 /// let o = Overrides::from_vars([
 ///     ("FUSEBOX_BREAKER_PAY", "payments/*; failure_rate=30; timeout=2s"),
 ///     ("FUSEBOX_BULKHEAD", "db-pool; pool=40"),
@@ -155,7 +155,7 @@ impl Overrides {
     /// Adds settings for the breakers `name` (a name or a pattern) names, from `source`.
     ///
     /// ```
-    /// use fusebox_runtime::{Overrides, Source};
+    /// use fusebox::settings::{Overrides, Source};
     /// let o = Overrides::new().breaker("payments", [("timeout", "2s")], Source::File);
     /// assert!(!o.is_empty());
     /// ```
@@ -175,7 +175,7 @@ impl Overrides {
     /// Adds settings for the bulkheads `name` (a name or a pattern) names, from `source`.
     ///
     /// ```
-    /// use fusebox_runtime::{Overrides, Source};
+    /// use fusebox::settings::{Overrides, Source};
     /// let o = Overrides::new().bulkhead("db", [("pool", "40")], Source::Env);
     /// assert_eq!(o.len(), 1);
     /// ```
@@ -217,7 +217,7 @@ impl Overrides {
     /// a file, then the environment on top, `Overrides::from(file).and(Overrides::from_env()?)`.
     ///
     /// ```
-    /// use fusebox_runtime::{Overrides, Source};
+    /// use fusebox::settings::{Overrides, Source};
     /// let file = Overrides::new().breaker("payments", [("timeout", "2s")], Source::File);
     /// let env = Overrides::new().breaker("payments", [("timeout", "3s")], Source::Env);
     /// assert_eq!(file.and(env).len(), 2);
@@ -230,7 +230,7 @@ impl Overrides {
     /// The number of names and patterns given.
     ///
     /// ```
-    /// use fusebox_runtime::Overrides;
+    /// use fusebox::settings::Overrides;
     /// assert_eq!(Overrides::new().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
@@ -240,7 +240,7 @@ impl Overrides {
     /// No override given.
     ///
     /// ```
-    /// use fusebox_runtime::Overrides;
+    /// use fusebox::settings::Overrides;
     /// assert!(Overrides::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
@@ -255,7 +255,7 @@ impl Overrides {
     /// tried there in the very form it will be given at start.
     ///
     /// ```
-    /// use fusebox_runtime::{GuardKind, Overrides, Source};
+    /// use fusebox::settings::{GuardKind, Overrides, Source};
     /// let o = Overrides::new()
     ///     .breaker("payments/*", [("timeout", "2s"), ("failure_rate", "30")], Source::File)
     ///     .breaker("payments/eu", [("timeout", "3s")], Source::Env);
@@ -277,7 +277,7 @@ impl Overrides {
     /// Every override attributed to `source` (a file read by hand, say).
     ///
     /// ```
-    /// use fusebox_runtime::{Overrides, Source};
+    /// use fusebox::settings::{Overrides, Source};
     /// let o = Overrides::new().breaker("a", [("timeout", "1s")], Source::File).with_source(Source::Env);
     /// assert_eq!(o.len(), 1);
     /// ```

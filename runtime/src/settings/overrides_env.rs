@@ -11,7 +11,7 @@ impl Overrides {
     /// [`Overrides`]'); each value parsed, not yet checked against a breaker's settings.
     ///
     /// ```
-    /// use fusebox_runtime::Overrides;
+    /// use fusebox::settings::Overrides;
     /// // With no FUSEBOX_BREAKER* / FUSEBOX_BULKHEAD* variables set, there is nothing to apply.
     /// let o = Overrides::from_env().unwrap();
     /// # let _ = o;

@@ -13,7 +13,8 @@ use super::overrides::{GuardKind, Overrides};
 /// [`Registry::apply_overrides`](crate::Registry::apply_overrides), as from the environment.
 ///
 /// ```
-/// use fusebox_runtime::{registry, Overrides, Source};
+/// use fusebox::registry;
+/// use fusebox::settings::{Overrides, Source};
 /// let o: Overrides = serde_json::from_str(
 ///     r#"{ "breakers": { "payments/*": { "failure_rate": 30, "timeout": "2s" } },
 ///          "bulkheads": { "db": { "pool": 40 } } }"#,

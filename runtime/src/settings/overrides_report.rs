@@ -40,7 +40,8 @@ impl Entry {
 /// came from, and the settings table's reason, in its words. Never a panic, never ignored.
 ///
 /// ```
-/// use fusebox_runtime::{registry, Breaker, ConfigError, GuardKind, Overrides, Source};
+/// use fusebox::{registry, Breaker};
+/// use fusebox::settings::{ConfigError, GuardKind, Overrides, Source};
 /// Breaker::builder("override-error-doc").build().unwrap();
 /// let o = Overrides::new().breaker("override-error-doc", [("failure_rate", "0")], Source::Env);
 /// let e = registry().apply_overrides(&o).unwrap_err();
@@ -93,7 +94,8 @@ impl std::error::Error for OverrideError {
 /// applied to each breaker and bulkhead, and the names no code declares.
 ///
 /// ```
-/// use fusebox_runtime::{registry, Overrides, Source};
+/// use fusebox::registry;
+/// use fusebox::settings::{Overrides, Source};
 /// let o = Overrides::new().breaker("applied-doc-nobody", [("timeout", "1s")], Source::Env);
 /// let applied = registry().apply_overrides(&o).unwrap();
 /// assert_eq!(applied.undeclared[0].name, "applied-doc-nobody");
@@ -113,7 +115,8 @@ pub struct Applied {
 /// Settings applied to one breaker or bulkhead.
 ///
 /// ```
-/// use fusebox_runtime::{registry, Bulkhead, GuardKind, Overrides, Source};
+/// use fusebox::{registry, Bulkhead};
+/// use fusebox::settings::{GuardKind, Overrides, Source};
 /// Bulkhead::builder("applied-to-doc").pool(2).build().unwrap();
 /// let o = Overrides::new().bulkhead("applied-to-doc", [("pool", "3")], Source::File);
 /// let a = registry().apply_overrides(&o).unwrap();
@@ -135,7 +138,8 @@ pub struct AppliedTo {
 /// An override's name or pattern that no declared breaker or bulkhead has.
 ///
 /// ```
-/// use fusebox_runtime::{registry, GuardKind, Overrides, Source};
+/// use fusebox::registry;
+/// use fusebox::settings::{GuardKind, Overrides, Source};
 /// let o = Overrides::new().bulkhead("undeclared-doc-pool", [("pool", "3")], Source::Env);
 /// let u = &registry().apply_overrides(&o).unwrap().undeclared[0];
 /// assert_eq!((u.target, u.name.as_str(), u.source), (GuardKind::Bulkhead, "undeclared-doc-pool", Source::Env));

@@ -16,7 +16,8 @@ impl BreakerBuilder {
     /// between keys, is the error.
     ///
     /// ```
-    /// use fusebox_runtime::{BreakerBuilder, ConfigError};
+    /// use fusebox::config::BreakerBuilder;
+    /// use fusebox::settings::ConfigError;
     /// let b = BreakerBuilder::from_settings("payments", [("timeout", "800ms"), ("half_open_pct", "5")])
     ///     .unwrap();
     /// assert_eq!(b.config().unwrap().timeout(), Some(std::time::Duration::from_millis(800)));
@@ -46,7 +47,7 @@ impl BreakerBuilder {
     /// them. Keys and values are trimmed, as in [`from_settings`](Self::from_settings).
     ///
     /// ```
-    /// use fusebox_runtime::BreakerBuilder;
+    /// use fusebox::config::BreakerBuilder;
     /// // With no FUSEBOX_DOC_* variables set, the defaults apply.
     /// let b = BreakerBuilder::from_env("doc", "FUSEBOX_DOC").unwrap();
     /// assert_eq!(b.config().unwrap().failure_rate(), 50);
@@ -59,7 +60,7 @@ impl BreakerBuilder {
     ///
     /// ```
     /// use std::ffi::OsString;
-    /// use fusebox_runtime::BreakerBuilder;
+    /// use fusebox::config::BreakerBuilder;
     /// let vars = [(OsString::from("PAY_TIMEOUT"), OsString::from("500ns"))];
     /// let b = BreakerBuilder::from_vars("pay", "PAY", vars).unwrap();
     /// assert_eq!(b.config().unwrap().timeout(), Some(std::time::Duration::from_nanos(500)));

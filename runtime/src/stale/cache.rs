@@ -20,7 +20,8 @@ use crate::sync::{lock, Mutex};
 /// passes to `f`, together with the error that made the call fall back.
 ///
 /// ```
-/// use fusebox_runtime::{Error, Stale};
+/// use fusebox::Error;
+/// use fusebox::stale::Stale;
 /// # #[derive(Debug)] struct Forecast { text: String }
 /// fn as_of(stale: Stale<Forecast>, _why: Error<std::io::Error>) -> std::io::Result<Forecast> {
 ///     let minutes = stale.age.as_secs() / 60;
@@ -117,7 +118,7 @@ impl Hasher for Prehashed {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::StaleCache;
+/// use fusebox::stale::StaleCache;
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// let cache = StaleCache::new(Duration::from_secs(600), 2);
 /// cache.put("berlin", 21);
@@ -157,7 +158,7 @@ impl<K: Hash + Eq, V: Clone> StaleCache<K, V> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::StaleCache;
+    /// use fusebox::stale::StaleCache;
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let by_len = |_: &u32, v: &String| v.len();
     /// let cache = StaleCache::with_weigher(Duration::from_secs(60), 100, 10, by_len);

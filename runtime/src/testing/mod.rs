@@ -7,7 +7,7 @@
 //! inside belong to the scope and vanish with it, even at call sites that cache their breaker.
 //!
 //! ```
-//! use fusebox_runtime::{testing, Breaker, State};
+//! use fusebox::{testing, Breaker, State};
 //!
 //! #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! async fn main() {
@@ -20,7 +20,7 @@
 //!     testing::assert_state("payments", State::Open);
 //!     assert_eq!(rec.states_of("payments"), [State::Closed, State::Open]);
 //!     drop(scope);
-//!     assert!(fusebox_runtime::registry().breaker("payments").is_none());
+//!     assert!(fusebox::registry().breaker("payments").is_none());
 //! }
 //! ```
 

@@ -10,7 +10,7 @@ use crate::breaker::Outcome;
 /// decides what the breaker learns from it.
 ///
 /// ```
-/// use fusebox_runtime::tower::{Classify, ErrorsFail};
+/// use fusebox::tower::{Classify, ErrorsFail};
 ///
 /// let server_errors = |res: &Result<u16, std::io::Error>| match res {
 ///     Ok(status) => *status >= 500,
@@ -29,8 +29,8 @@ pub trait Classify<T, E> {
     /// overrides it so that a result can be ignored (no place in the window, not a trial).
     ///
     /// ```
-    /// use fusebox_runtime::tower::{Classify, ErrorsFail};
-    /// use fusebox_runtime::Outcome;
+    /// use fusebox::tower::{Classify, ErrorsFail};
+    /// use fusebox::call::Outcome;
     /// assert_eq!(Classify::<u16, ()>::outcome(&ErrorsFail, &Err(())), Outcome::Failure);
     /// ```
     fn outcome(&self, result: &Result<T, E>) -> Outcome {
@@ -47,8 +47,8 @@ pub trait Classify<T, E> {
 /// the dependency never saw is [`Outcome::Ignored`].
 ///
 /// ```
-/// use fusebox_runtime::tower::{Classified, Classify};
-/// use fusebox_runtime::Outcome;
+/// use fusebox::tower::{Classified, Classify};
+/// use fusebox::call::Outcome;
 ///
 /// let c = Classified(|res: &Result<u16, &str>| match res {
 ///     Ok(s) if *s >= 500 => Outcome::Failure,
@@ -79,7 +79,7 @@ where
 /// The default classification: every `Err` is a failure, every `Ok` a success.
 ///
 /// ```
-/// use fusebox_runtime::tower::{Classify, ErrorsFail};
+/// use fusebox::tower::{Classify, ErrorsFail};
 /// assert!(!Classify::<u16, ()>::is_failure(&ErrorsFail, &Ok(500)));
 /// assert!(Classify::<u16, ()>::is_failure(&ErrorsFail, &Err(())));
 /// ```

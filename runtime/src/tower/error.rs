@@ -8,8 +8,8 @@ use crate::error::Rejection;
 /// needed.
 ///
 /// ```
-/// use fusebox_runtime::tower::BoxError;
-/// use fusebox_runtime::Rejection;
+/// use fusebox::tower::BoxError;
+/// use fusebox::Rejection;
 /// let err: BoxError = Box::new(Rejection::Full { name: "pool".into(), pool: 1 });
 /// assert!(err.is::<Rejection>());
 /// ```
@@ -22,8 +22,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// without knowing it, through `Error::source`, also behind other wrappers.
 ///
 /// ```
-/// use fusebox_runtime::tower::{rejection, BoxError};
-/// use fusebox_runtime::{Error, Rejection};
+/// use fusebox::tower::{rejection, BoxError};
+/// use fusebox::{Error, Rejection};
 ///
 /// let full = Rejection::Full { name: "pool".into(), pool: 4 };
 /// let boxed: BoxError = Error::<std::io::Error>::Rejected(full.clone()).into();
@@ -47,8 +47,8 @@ pub fn rejection<'a>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a R
 /// boxed as itself, so code that downcasts it keeps working.
 ///
 /// ```
-/// use fusebox_runtime::tower::box_error;
-/// use fusebox_runtime::{Error, Rejection};
+/// use fusebox::tower::box_error;
+/// use fusebox::{Error, Rejection};
 ///
 /// let open = Rejection::Full { name: "pool".into(), pool: 1 };
 /// assert!(box_error(Error::<std::io::Error>::Rejected(open)).is::<Rejection>());

@@ -20,8 +20,8 @@ use tower_service::Service;
 ///
 /// ```
 /// use std::convert::Infallible;
-/// use fusebox_runtime::tower::{BreakerLayer, FallbackLayer};
-/// use fusebox_runtime::{Breaker, Error};
+/// use fusebox::tower::{BreakerLayer, FallbackLayer};
+/// use fusebox::{Breaker, Error};
 /// use tower::{service_fn, Layer, ServiceExt};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -49,8 +49,8 @@ impl<F> FallbackLayer<F> {
     /// A layer answering errors with `fallback(err).await`.
     ///
     /// ```
-    /// use fusebox_runtime::tower::FallbackLayer;
-    /// let layer = FallbackLayer::new(|_err: fusebox_runtime::Error<()>| async { Ok::<u16, ()>(503) });
+    /// use fusebox::tower::FallbackLayer;
+    /// let layer = FallbackLayer::new(|_err: fusebox::Error<()>| async { Ok::<u16, ()>(503) });
     /// # let _ = layer;
     /// ```
     pub fn new(fallback: F) -> Self {
@@ -80,7 +80,7 @@ impl<F> fmt::Debug for FallbackLayer<F> {
 /// fallback too (as axum's `HandleError` does).
 ///
 /// ```
-/// use fusebox_runtime::tower::FallbackLayer;
+/// use fusebox::tower::FallbackLayer;
 /// use tower::{service_fn, Layer, ServiceExt};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -138,7 +138,7 @@ pin_project! {
     /// the fallback. No allocation: each step is polled in place.
     ///
     /// ```
-    /// use fusebox_runtime::tower::{FallbackFuture, FallbackLayer};
+    /// use fusebox::tower::{FallbackFuture, FallbackLayer};
     /// use tower::{service_fn, Layer, Service};
     ///
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {

@@ -15,8 +15,8 @@ use crate::settings::BreakerConfig;
 /// registry, or the admin router and metrics will not see it).
 ///
 /// ```
-/// use fusebox_runtime::tower::{BreakerLayer, Select};
-/// use fusebox_runtime::Breaker;
+/// use fusebox::tower::{BreakerLayer, Select};
+/// use fusebox::Breaker;
 ///
 /// let layer = BreakerLayer::keyed(Breaker::builder("select-doc"), |shard: &u32| Some(*shard))
 ///     .unwrap();
@@ -30,8 +30,8 @@ pub trait Select<Req> {
 /// The same breaker for every request.
 ///
 /// ```
-/// use fusebox_runtime::tower::{BreakerLayer, Select};
-/// use fusebox_runtime::Breaker;
+/// use fusebox::tower::{BreakerLayer, Select};
+/// use fusebox::Breaker;
 ///
 /// let layer = BreakerLayer::new(Breaker::builder("single-doc")).unwrap();
 /// assert_eq!(Select::<()>::select(layer.selector(), &()).name(), "single-doc");
@@ -59,8 +59,8 @@ impl<Req> Select<Req> for Single {
 /// small set (hosts, routes, shards), never raw user input: each key is a breaker.
 ///
 /// ```
-/// use fusebox_runtime::tower::{BreakerLayer, Select};
-/// use fusebox_runtime::Breaker;
+/// use fusebox::tower::{BreakerLayer, Select};
+/// use fusebox::Breaker;
 ///
 /// let layer = BreakerLayer::keyed(Breaker::builder("keyed-doc"), |path: &&str| {
 ///     path.split('/').nth(1).map(str::to_owned)

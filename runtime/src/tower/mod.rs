@@ -25,8 +25,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use fusebox_runtime::tower::BreakerLayer;
-//! use fusebox_runtime::{Breaker, Error, Rejection};
+//! use fusebox::tower::BreakerLayer;
+//! use fusebox::{Breaker, Error, Rejection};
 //! use tower::{service_fn, Layer, ServiceExt};
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {

@@ -20,7 +20,8 @@ impl Breaker {
     /// (admin, fleet).
     ///
     /// ```
-    /// use fusebox_runtime::{Breaker, Source};
+    /// use fusebox::Breaker;
+    /// use fusebox::settings::Source;
     /// let b = Breaker::builder("in-force-breaker-doc").build_detached().unwrap();
     /// b.change_settings([("failure_rate", "80")], Source::Admin, None).unwrap();
     /// let rate = b.settings_in_force().into_iter().find(|s| s.key == "failure_rate").unwrap();
@@ -33,7 +34,8 @@ impl Breaker {
     /// The settings in force (the code's, or an override's), under the breaker's name.
     ///
     /// ```
-    /// use fusebox_runtime::{Breaker, Source};
+    /// use fusebox::Breaker;
+    /// use fusebox::settings::Source;
     /// let b = Breaker::builder("config-in-force-doc").build_detached().unwrap();
     /// b.change_settings([("timeout", "2s")], Source::Admin, None).unwrap();
     /// assert_eq!(b.config_in_force().timeout(), Some(std::time::Duration::from_secs(2)));
@@ -57,7 +59,8 @@ impl Breaker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::{Breaker, ConfigError, Source};
+    /// use fusebox::Breaker;
+    /// use fusebox::settings::{ConfigError, Source};
     /// let b = Breaker::builder("change-doc").timeout(Duration::from_millis(800)).build_detached().unwrap();
     /// let e = b.change_settings([("failure_rate", "0")], Source::Admin, None).unwrap_err();
     /// assert!(matches!(e, ConfigError::OutOfRange { field: "failure_rate", .. }));

@@ -14,7 +14,8 @@ impl Metrics {
     /// router's `GET /breakers` answers.
     ///
     /// ```
-    /// use fusebox_runtime::{Breaker, Metrics};
+    /// use fusebox::Breaker;
+    /// use fusebox::metrics::Metrics;
     /// let b = Breaker::builder("json-doc").build_detached().unwrap();
     /// let mut m = Metrics::default();
     /// m.breakers.push(b.metrics());

@@ -8,7 +8,7 @@
 //! use std::time::Duration;
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! // Once, at start-up, after installing a recorder:
-//! let reporter = tokio::spawn(fusebox_runtime::export::metrics::report_every(Duration::from_secs(10)));
+//! let reporter = tokio::spawn(fusebox::metrics::facade::report_every(Duration::from_secs(10)));
 //! # reporter.abort();
 //! # }
 //! ```
@@ -24,8 +24,8 @@ use crate::metrics::snapshot::{metrics, Metrics};
 /// Publishes the global snapshot once to the installed `metrics` recorder.
 ///
 /// ```
-/// fusebox_runtime::Breaker::builder("facade-doc").build().unwrap();
-/// fusebox_runtime::export::metrics::record(); // a no-op without a recorder
+/// fusebox::Breaker::builder("facade-doc").build().unwrap();
+/// fusebox::metrics::facade::record(); // a no-op without a recorder
 /// ```
 pub fn record() {
     record_snapshot(&metrics());
@@ -34,11 +34,12 @@ pub fn record() {
 /// Publishes one snapshot to the installed `metrics` recorder.
 ///
 /// ```
-/// use fusebox_runtime::{Breaker, Metrics};
+/// use fusebox::Breaker;
+/// use fusebox::metrics::Metrics;
 /// let b = Breaker::builder("facade-snapshot-doc").build_detached().unwrap();
 /// let mut m = Metrics::default();
 /// m.breakers.push(b.metrics());
-/// fusebox_runtime::export::metrics::record_snapshot(&m);
+/// fusebox::metrics::facade::record_snapshot(&m);
 /// ```
 pub fn record_snapshot(m: &Metrics) {
     visit(m, &mut Facade);
@@ -52,12 +53,12 @@ pub fn record_snapshot(m: &Metrics) {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::ConfigError;
+/// use fusebox::settings::ConfigError;
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let reporter = tokio::spawn(fusebox_runtime::export::metrics::report_every(Duration::from_secs(15)));
+/// let reporter = tokio::spawn(fusebox::metrics::facade::report_every(Duration::from_secs(15)));
 /// // ... on shutdown:
 /// reporter.abort();
-/// let zero = fusebox_runtime::export::metrics::report_every(Duration::ZERO).await;
+/// let zero = fusebox::metrics::facade::report_every(Duration::ZERO).await;
 /// assert_eq!(zero, Err(ConfigError::ZeroDuration { field: "report_every" }));
 /// # }
 /// ```

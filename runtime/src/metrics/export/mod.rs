@@ -8,9 +8,9 @@
 //! `metrics` facade; JSON holds breakers and bulkheads (the fleet's is `GET /fleet`).
 //!
 //! ```
-//! use fusebox_runtime::{export, Breaker};
+//! use fusebox::{metrics, Breaker};
 //! Breaker::builder("export-doc").build().unwrap();
-//! let text = export::prometheus();
+//! let text = metrics::prometheus();
 //! assert!(text.contains(r#"fusebox_breaker_state{breaker="export-doc",state="closed"} 1"#));
 //! ```
 
@@ -27,8 +27,8 @@ mod shadow;
 /// the same text as `metrics().to_prometheus()`, the fleet's gauges included while joined.
 ///
 /// ```
-/// fusebox_runtime::Breaker::builder("export-prometheus-doc").build().unwrap();
-/// let text = fusebox_runtime::export::prometheus();
+/// fusebox::Breaker::builder("export-prometheus-doc").build().unwrap();
+/// let text = fusebox::metrics::prometheus();
 /// assert!(text.contains(r#"fusebox_breaker_stuck{breaker="export-prometheus-doc"} 0"#));
 /// ```
 pub fn prometheus() -> String {
@@ -53,6 +53,6 @@ pub(crate) fn extra_samples() -> Vec<samples::Extra> {
 /// The `Content-Type` of [`prometheus`]'s output (text exposition format 0.0.4).
 ///
 /// ```
-/// assert!(fusebox_runtime::export::PROMETHEUS_CONTENT_TYPE.starts_with("text/plain"));
+/// assert!(fusebox::metrics::PROMETHEUS_CONTENT_TYPE.starts_with("text/plain"));
 /// ```
 pub const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";

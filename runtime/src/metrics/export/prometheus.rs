@@ -13,7 +13,8 @@ impl Metrics {
     /// `# HELP` and `# TYPE` lines, durations are in seconds and shares in ratios from 0 to 1.
     ///
     /// ```
-    /// use fusebox_runtime::{Breaker, Metrics};
+    /// use fusebox::Breaker;
+    /// use fusebox::metrics::Metrics;
     /// let b = Breaker::builder("prometheus-doc").build_detached().unwrap();
     /// let mut m = Metrics::default();
     /// m.breakers.push(b.metrics());

@@ -21,8 +21,8 @@ type Boxed<T, E> = Pin<Box<dyn Future<Output = Result<T, Error<E>>> + Send>>;
 /// are freed and nothing is counted.
 ///
 /// ```
-/// use fusebox_runtime::tower::{BreakerFuture, BreakerLayer};
-/// use fusebox_runtime::Breaker;
+/// use fusebox::tower::{BreakerFuture, BreakerLayer};
+/// use fusebox::Breaker;
 /// use tower::{service_fn, Layer, Service};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {

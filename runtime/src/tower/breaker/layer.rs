@@ -18,8 +18,8 @@ use crate::tower::key::{Keyed, Single};
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_runtime::tower::BreakerLayer;
-/// use fusebox_runtime::{registry, Breaker};
+/// use fusebox::tower::BreakerLayer;
+/// use fusebox::{registry, Breaker};
 ///
 /// let layer = BreakerLayer::new(
 ///     Breaker::builder("layer-doc-payments")
@@ -45,8 +45,8 @@ impl BreakerLayer {
     /// Validates `builder` and takes the registry's breaker of its name (creating it if new).
     ///
     /// ```
-    /// use fusebox_runtime::tower::BreakerLayer;
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::tower::BreakerLayer;
+    /// use fusebox::Breaker;
     /// let layer = BreakerLayer::new(Breaker::builder("new-doc").window_calls(20)).unwrap();
     /// assert_eq!(layer.breaker().name(), "new-doc");
     /// ```
@@ -58,8 +58,8 @@ impl BreakerLayer {
     /// [`BreakerBuilder::build`].
     ///
     /// ```
-    /// use fusebox_runtime::tower::BreakerLayer;
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::tower::BreakerLayer;
+    /// use fusebox::Breaker;
     /// let b = Breaker::builder("from-breaker-doc").build().unwrap();
     /// assert!(BreakerLayer::from_breaker(b.clone()).breaker().ptr_eq(&b));
     /// ```
@@ -76,7 +76,8 @@ impl<P, C> BreakerLayer<P, C> {
     /// The breaker every request goes through.
     ///
     /// ```
-    /// # use fusebox_runtime::{tower::BreakerLayer, Breaker, State};
+    /// # use fusebox::{Breaker, State};
+    /// # use fusebox::tower::BreakerLayer;
     /// let layer = BreakerLayer::new(Breaker::builder("breaker-doc")).unwrap();
     /// assert_eq!(layer.breaker().state(), State::Closed);
     /// ```
@@ -93,8 +94,8 @@ impl<F> BreakerLayer<Keyed<F>> {
     /// registry (created on first use, with these settings); `None` uses the breaker `name`.
     ///
     /// ```
-    /// use fusebox_runtime::tower::BreakerLayer;
-    /// use fusebox_runtime::{registry, Breaker};
+    /// use fusebox::tower::BreakerLayer;
+    /// use fusebox::{registry, Breaker};
     /// use tower::{service_fn, Layer, ServiceExt};
     ///
     /// // The request here is `(host, path)`; with `http::Request<B>` it would be
@@ -128,8 +129,8 @@ impl<P, C> BreakerLayer<P, C> {
     /// A response classified as a failure still goes back to the caller as it is.
     ///
     /// ```
-    /// use fusebox_runtime::tower::BreakerLayer;
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::tower::BreakerLayer;
+    /// use fusebox::Breaker;
     ///
     /// // With http: `|res: &Result<Response<B>, E>| res.as_ref().map_or(true, |r| r.status().is_server_error())`.
     /// let layer = BreakerLayer::new(Breaker::builder("failure-doc"))
@@ -151,8 +152,8 @@ impl<P, C> BreakerLayer<P, C> {
     /// under the breaker, whose `Rejected(Full)` the breaker would count as a failed call.
     ///
     /// ```
-    /// use fusebox_runtime::tower::BreakerLayer;
-    /// use fusebox_runtime::{Breaker, Bulkhead};
+    /// use fusebox::tower::BreakerLayer;
+    /// use fusebox::{Breaker, Bulkhead};
     /// let pool = Bulkhead::builder("bulkhead-doc").pool(60).build().unwrap();
     /// let layer = BreakerLayer::new(Breaker::builder("bulkhead-doc")).unwrap().bulkhead(pool);
     /// # let _ = layer;
@@ -165,8 +166,8 @@ impl<P, C> BreakerLayer<P, C> {
     /// How this layer picks a request's breaker.
     ///
     /// ```
-    /// use fusebox_runtime::tower::{BreakerLayer, Select};
-    /// use fusebox_runtime::Breaker;
+    /// use fusebox::tower::{BreakerLayer, Select};
+    /// use fusebox::Breaker;
     /// let layer = BreakerLayer::new(Breaker::builder("selector-doc")).unwrap();
     /// assert_eq!(Select::<()>::select(layer.selector(), &()).name(), "selector-doc");
     /// ```

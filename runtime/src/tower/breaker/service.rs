@@ -19,8 +19,8 @@ use crate::tower::key::{Select, Single};
 /// clone stays here), which is why `S: Clone`.
 ///
 /// ```
-/// use fusebox_runtime::tower::{BreakerLayer, BreakerService};
-/// use fusebox_runtime::Breaker;
+/// use fusebox::tower::{BreakerLayer, BreakerService};
+/// use fusebox::Breaker;
 /// use tower::{service_fn, Layer};
 ///
 /// let layer = BreakerLayer::new(Breaker::builder("service-doc")).unwrap();
@@ -39,7 +39,8 @@ impl<S, P, C> BreakerService<S, P, C> {
     /// The inner service.
     ///
     /// ```
-    /// # use fusebox_runtime::{tower::BreakerLayer, Breaker};
+    /// # use fusebox::Breaker;
+    /// # use fusebox::tower::BreakerLayer;
     /// # use tower::Layer;
     /// let svc = BreakerLayer::new(Breaker::builder("get-ref-doc")).unwrap().layer(7u8);
     /// assert_eq!(*svc.get_ref(), 7);
@@ -51,7 +52,8 @@ impl<S, P, C> BreakerService<S, P, C> {
     /// The inner service, unwrapped.
     ///
     /// ```
-    /// # use fusebox_runtime::{tower::BreakerLayer, Breaker};
+    /// # use fusebox::Breaker;
+    /// # use fusebox::tower::BreakerLayer;
     /// # use tower::Layer;
     /// let svc = BreakerLayer::new(Breaker::builder("into-inner-doc")).unwrap().layer(7u8);
     /// assert_eq!(svc.into_inner(), 7);

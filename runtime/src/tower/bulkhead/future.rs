@@ -20,8 +20,8 @@ pin_project! {
     /// unless the pool is full and has a `max_wait` to wait out.
     ///
     /// ```
-    /// use fusebox_runtime::tower::{BulkheadFuture, BulkheadLayer};
-    /// use fusebox_runtime::Bulkhead;
+    /// use fusebox::tower::{BulkheadFuture, BulkheadLayer};
+    /// use fusebox::Bulkhead;
     /// use tower::{service_fn, Layer, Service};
     ///
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {

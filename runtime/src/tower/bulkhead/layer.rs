@@ -19,8 +19,8 @@ use crate::error::ConfigError;
 /// inside the response future, and only then calls the inner service.
 ///
 /// ```
-/// use fusebox_runtime::tower::BulkheadLayer;
-/// use fusebox_runtime::{registry, Bulkhead, Error, Rejection};
+/// use fusebox::tower::BulkheadLayer;
+/// use fusebox::{registry, Bulkhead, Error, Rejection};
 /// use tower::{service_fn, Layer, ServiceExt};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -44,8 +44,8 @@ impl BulkheadLayer {
     /// Validates `builder` and takes the registry's bulkhead of its name (creating it if new).
     ///
     /// ```
-    /// use fusebox_runtime::tower::BulkheadLayer;
-    /// use fusebox_runtime::Bulkhead;
+    /// use fusebox::tower::BulkheadLayer;
+    /// use fusebox::Bulkhead;
     /// assert!(BulkheadLayer::new(Bulkhead::builder("bulkhead-new-doc").pool(8)).is_ok());
     /// assert!(BulkheadLayer::new(Bulkhead::builder("bulkhead-new-doc").pool(0)).is_err());
     /// ```
@@ -56,8 +56,8 @@ impl BulkheadLayer {
     /// A layer over an existing bulkhead, e.g. `registry().bulkhead("reports")`.
     ///
     /// ```
-    /// use fusebox_runtime::tower::BulkheadLayer;
-    /// use fusebox_runtime::Bulkhead;
+    /// use fusebox::tower::BulkheadLayer;
+    /// use fusebox::Bulkhead;
     /// let pool = Bulkhead::builder("bulkhead-from-doc").pool(8).build().unwrap();
     /// assert!(BulkheadLayer::from_bulkhead(pool.clone()).bulkhead().ptr_eq(&pool));
     /// ```
@@ -68,7 +68,8 @@ impl BulkheadLayer {
     /// The bulkhead every call goes through.
     ///
     /// ```
-    /// # use fusebox_runtime::{tower::BulkheadLayer, Bulkhead};
+    /// # use fusebox::Bulkhead;
+    /// # use fusebox::tower::BulkheadLayer;
     /// let layer = BulkheadLayer::new(Bulkhead::builder("bulkhead-get-doc").pool(3)).unwrap();
     /// assert_eq!(layer.bulkhead().pool(), 3);
     /// ```

@@ -13,8 +13,8 @@ use crate::error::Error;
 /// back as `Error::Failed`, a full pool as `Error::Rejected`.
 ///
 /// ```
-/// use fusebox_runtime::tower::{BulkheadLayer, BulkheadService};
-/// use fusebox_runtime::Bulkhead;
+/// use fusebox::tower::{BulkheadLayer, BulkheadService};
+/// use fusebox::Bulkhead;
 /// use tower::Layer;
 ///
 /// let layer = BulkheadLayer::new(Bulkhead::builder("bulkhead-service-doc").pool(2)).unwrap();
@@ -31,7 +31,8 @@ impl<S> BulkheadService<S> {
     /// The inner service.
     ///
     /// ```
-    /// # use fusebox_runtime::{tower::BulkheadLayer, Bulkhead};
+    /// # use fusebox::Bulkhead;
+    /// # use fusebox::tower::BulkheadLayer;
     /// # use tower::Layer;
     /// let layer = BulkheadLayer::new(Bulkhead::builder("bulkhead-ref-doc").pool(2)).unwrap();
     /// assert_eq!(*layer.layer(7u8).get_ref(), 7);
@@ -43,7 +44,8 @@ impl<S> BulkheadService<S> {
     /// The inner service, unwrapped.
     ///
     /// ```
-    /// # use fusebox_runtime::{tower::BulkheadLayer, Bulkhead};
+    /// # use fusebox::Bulkhead;
+    /// # use fusebox::tower::BulkheadLayer;
     /// # use tower::Layer;
     /// let layer = BulkheadLayer::new(Bulkhead::builder("bulkhead-inner-doc").pool(2)).unwrap();
     /// assert_eq!(layer.layer(7u8).into_inner(), 7);

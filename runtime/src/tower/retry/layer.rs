@@ -16,9 +16,9 @@ use crate::retry::Retry;
 /// waits for its own readiness).
 ///
 /// ```
-/// use fusebox_runtime::retry::Retry;
-/// use fusebox_runtime::tower::{BreakerLayer, RetryLayer};
-/// use fusebox_runtime::Breaker;
+/// use fusebox::retry::Retry;
+/// use fusebox::tower::{BreakerLayer, RetryLayer};
+/// use fusebox::Breaker;
 /// use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 /// use std::sync::Arc;
 /// use tower::{service_fn, ServiceBuilder, ServiceExt};
@@ -57,9 +57,9 @@ impl RetryLayer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_runtime::retry::Retry;
-    /// use fusebox_runtime::tower::{BreakerLayer, RetryLayer};
-    /// use fusebox_runtime::{registry, Breaker, State};
+    /// use fusebox::retry::Retry;
+    /// use fusebox::tower::{BreakerLayer, RetryLayer};
+    /// use fusebox::{registry, Breaker, State};
     /// use tower::{service_fn, ServiceBuilder, ServiceExt};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
