@@ -11,8 +11,9 @@ use crate::ConfigError;
 /// between `min_pool` and `max_pool` (the runtime documents the algorithm).
 ///
 /// ```
-/// use fusebox_settings::{PoolLimit, RawBulkheadSettings};
-/// let s = RawBulkheadSettings::new().adaptive().max_pool(80).check().unwrap();
+/// use fusebox::settings::PoolLimit;
+/// use fusebox::Bulkhead;
+/// let s = Bulkhead::builder("pool-limit-doc").adaptive().max_pool(80).config().unwrap();
 /// assert_eq!(s.limit(), PoolLimit::Adaptive { min_pool: 1, max_pool: 80 });
 /// assert_eq!(s.pool(), 20, "the adaptive limit starts at 20 unless told");
 /// ```

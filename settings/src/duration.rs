@@ -38,7 +38,7 @@ pub(crate) const EXPECTED: &str =
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_settings::{parse_duration, ConfigError};
+/// use fusebox::settings::{parse_duration, ConfigError};
 /// assert_eq!(parse_duration("800ms"), Ok(Duration::from_millis(800)));
 /// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
 /// assert_eq!(parse_duration("500ns"), Ok(Duration::from_nanos(500)));

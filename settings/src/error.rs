@@ -8,8 +8,9 @@ use crate::keys::{self, Key};
 /// for a bad value, and the attribute macros show its message at the offending token.
 ///
 /// ```
-/// use fusebox_settings::{ConfigError, RawSettings};
-/// let err = RawSettings::new().failure_rate(0).check().unwrap_err();
+/// use fusebox::settings::ConfigError;
+/// use fusebox::Breaker;
+/// let err = Breaker::builder("config-error-doc").failure_rate(0).config().unwrap_err();
 /// assert!(matches!(err, ConfigError::OutOfRange { field: "failure_rate", .. }));
 /// assert_eq!(
 ///     err.to_string(),

@@ -23,7 +23,7 @@ use crate::ConfigError;
 /// Where the value of a setting in force came from.
 ///
 /// ```
-/// use fusebox_settings::Source;
+/// use fusebox::settings::Source;
 /// assert_eq!(Source::Env.as_str(), "env");
 /// assert_eq!("fleet".parse::<Source>(), Ok(Source::Fleet));
 /// ```

@@ -17,8 +17,11 @@ pub(crate) const TRIALS_PASS_BY_ANSWERING: u8 = 4;
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_settings::{Settings, WindowKind};
+/// use fusebox::settings::{Settings, WindowKind};
+/// use fusebox::Breaker;
 /// assert_eq!(Settings::default().window(), WindowKind::Time(Duration::from_secs(30)));
+/// let config = Breaker::builder("window-doc").window_calls(20).config().unwrap();
+/// assert_eq!(config.settings().window(), WindowKind::Calls(20));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(
@@ -37,7 +40,7 @@ pub enum WindowKind {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_settings::SlowRule;
+/// use fusebox::settings::SlowRule;
 /// // trip_p95 = "500ms": open when *more* than 5 % of calls take 500 ms or longer.
 /// let p95 = SlowRule { bound: Duration::from_millis(500), rate: 5, strict: true };
 /// assert!(!p95.trips(5, 100));
@@ -71,9 +74,10 @@ impl SlowRule {
 /// How a half-open breaker tests the dependency.
 ///
 /// ```
-/// use fusebox_settings::{HalfOpenPolicy, RawSettings};
-/// let s = RawSettings::new().half_open_calls(3).check().unwrap();
-/// assert_eq!(s.half_open(), HalfOpenPolicy::Calls(3));
+/// use fusebox::settings::HalfOpenPolicy;
+/// use fusebox::Breaker;
+/// let config = Breaker::builder("half-open-doc").half_open_calls(3).config().unwrap();
+/// assert_eq!(config.settings().half_open(), HalfOpenPolicy::Calls(3));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(
@@ -99,10 +103,13 @@ pub enum HalfOpenPolicy {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fusebox_settings::{RawSettings, Settings};
-/// assert_eq!(RawSettings::new().check().unwrap(), Settings::default());
-/// let s = RawSettings::new().trip_p95(Duration::from_millis(500)).check().unwrap();
-/// assert_eq!(s.slow().unwrap().rate, 5);
+/// use fusebox::settings::Settings;
+/// use fusebox::Breaker;
+/// let plain = Breaker::builder("settings-doc").config().unwrap();
+/// assert_eq!(*plain.settings(), Settings::default());
+/// let p95 = Breaker::builder("settings-doc").trip_p95(Duration::from_millis(500));
+/// let config = p95.config().unwrap();
+/// assert_eq!(config.settings().slow().unwrap().rate, 5);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -242,15 +249,15 @@ impl Settings {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_settings::RawSettings;
-    /// let derived = RawSettings::new().timeout(Duration::from_secs(1)).check().unwrap();
-    /// assert!(derived.probe_backs_off());
-    /// let given = RawSettings::new()
+    /// use fusebox::Breaker;
+    /// let derived = Breaker::builder("settings-doc").timeout(Duration::from_secs(1)).config().unwrap();
+    /// assert!(derived.settings().probe_backs_off());
+    /// let given = Breaker::builder("settings-doc")
     ///     .timeout(Duration::from_secs(1))
     ///     .probe_every(Duration::from_secs(1))
-    ///     .check()
+    ///     .config()
     ///     .unwrap();
-    /// assert!(!given.probe_backs_off());
+    /// assert!(!given.settings().probe_backs_off());
     /// ```
     pub fn probe_backs_off(&self) -> bool {
         self.derived & PROBES_BACK_OFF != 0
@@ -263,15 +270,15 @@ impl Settings {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_settings::RawSettings;
-    /// let s = RawSettings::new().timeout(Duration::from_secs(2)).check().unwrap();
-    /// assert!(s.refusals_count_as_slow());
-    /// let card = RawSettings::new()
+    /// use fusebox::Breaker;
+    /// let s = Breaker::builder("settings-doc").timeout(Duration::from_secs(2)).config().unwrap();
+    /// assert!(s.settings().refusals_count_as_slow());
+    /// let card = Breaker::builder("settings-doc")
     ///     .timeout(Duration::from_secs(2))
     ///     .trip_p95(Duration::from_millis(300))
-    ///     .check()
+    ///     .config()
     ///     .unwrap();
-    /// assert!(!card.refusals_count_as_slow());
+    /// assert!(!card.settings().refusals_count_as_slow());
     /// ```
     pub fn refusals_count_as_slow(&self) -> bool {
         self.derived & REFUSALS_COUNT != 0
@@ -287,15 +294,15 @@ impl Settings {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_settings::RawSettings;
-    /// let s = RawSettings::new().timeout(Duration::from_secs(3)).check().unwrap();
-    /// assert!(s.trials_pass_by_answering());
-    /// let card = RawSettings::new()
+    /// use fusebox::Breaker;
+    /// let s = Breaker::builder("settings-doc").timeout(Duration::from_secs(3)).config().unwrap();
+    /// assert!(s.settings().trials_pass_by_answering());
+    /// let card = Breaker::builder("settings-doc")
     ///     .timeout(Duration::from_secs(3))
     ///     .trip_p95(Duration::from_millis(500))
-    ///     .check()
+    ///     .config()
     ///     .unwrap();
-    /// assert!(!card.trials_pass_by_answering());
+    /// assert!(!card.settings().trials_pass_by_answering());
     /// ```
     pub fn trials_pass_by_answering(&self) -> bool {
         self.derived & TRIALS_PASS_BY_ANSWERING != 0
@@ -331,10 +338,10 @@ impl Settings {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use fusebox_settings::RawSettings;
-    /// let s = RawSettings::new().backoff(2.0, Duration::from_secs(60)).check().unwrap();
-    /// assert_eq!(s.open_period(0), Duration::from_secs(30));
-    /// assert_eq!(s.open_period(5), Duration::from_secs(60));
+    /// use fusebox::Breaker;
+    /// let s = Breaker::builder("settings-doc").backoff(2.0, Duration::from_secs(60)).config().unwrap();
+    /// assert_eq!(s.settings().open_period(0), Duration::from_secs(30));
+    /// assert_eq!(s.settings().open_period(5), Duration::from_secs(60));
     /// ```
     pub fn open_period(&self, opened_before: u32) -> Duration {
         if self.backoff <= 1.0 {
