@@ -114,11 +114,15 @@ fn wrapped_body(v: &Valid<'_>, names: &Names, pv: &TokenStream) -> TokenStream {
         #bulkhead
         #stale
         let #call_var = #call;
-        match #run.await {
+        // The answer is bound, not left as the tail expression: a tail's temporaries (the
+        // call's future) drop after the locals in Rust 2021 and before them in 2024, and
+        // `rust_2024_compatibility` (`cargo fix --edition`) warned at every attribute.
+        let __fusebox_answer = match #run.await {
             #pv::Completion::Ok(#value) => #on_ok,
             #pv::Completion::Ignored(#err) => #on_ignored,
             #pv::Completion::Failed(#err) => #on_failed,
-        }
+        };
+        __fusebox_answer
     }
 }
 

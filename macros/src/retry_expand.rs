@@ -110,7 +110,9 @@ pub fn wrap(v: &Valid<'_>, r: &RetryArgs, p: Pieces<'_>) -> TokenStream {
             let __fusebox_call = #call;
             #attempt
         };
-        #first_match
+        // Bound, not the tail: see `expand.rs` (Rust 2024's tail temporaries).
+        let __fusebox_answer = #first_match;
+        __fusebox_answer
     }
 }
 
