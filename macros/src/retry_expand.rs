@@ -182,8 +182,10 @@ fn rebind_arguments(v: &Valid<'_>, pv: &TokenStream) -> (TokenStream, TokenStrea
         if mutability.is_some() {
             touch.extend(quote!(let _ = &mut #name;));
         }
+        // The clone shadows the argument by design (the body names it): clippy's opt-in
+        // shadowing lints would otherwise point at the user's argument.
         rebind.extend(quote_spanned! {span=>
-            #[allow(unused_mut)]
+            #[allow(unused_mut, unknown_lints, clippy::shadow_reuse, clippy::shadow_same, clippy::shadow_unrelated)]
             let #mutability #name = #pv::RetryArgument::retry_clone(&#name);
         });
     }
