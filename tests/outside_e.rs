@@ -1725,3 +1725,345 @@ async fn an_operator_lists_forces_and_resets_through_the_router() {
         "{text}"
     );
 }
+
+// --- Issue 2 and 7: trials and permits under refusals, concurrency and a mixed load ----------
+
+#[tokio::test(start_paused = true)]
+async fn a_trial_refused_by_a_full_bulkhead_gives_its_slot_back() {
+    let b = Breaker::builder("oe-trial-full")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(secs(1))
+        .half_open_calls(1)
+        .build()
+        .unwrap();
+    let pool = Bulkhead::builder("oe-trial-full").pool(1).build().unwrap();
+    for _ in 0..2 {
+        let _ = call_for(&b, Duration::ZERO, false).await;
+    }
+    advance(secs(1)).await;
+    let permit = pool.acquire().await.unwrap();
+    let r = b.call_in(&pool, async { Ok::<(), DepError>(()) }).await;
+    assert!(
+        matches!(r, Err(Error::Rejected(Rejection::Full { .. }))),
+        "{r:?}"
+    );
+    drop(permit);
+    // The trial never ran: the next caller is the trial, and it closes the breaker.
+    let r = b.call_in(&pool, async { Ok::<(), DepError>(()) }).await;
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(b.state(), State::Closed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_half_open_share_lets_no_stampede_through() {
+    let b = Breaker::builder("oe-share-stampede")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(ms(100))
+        .half_open_pct(5)
+        .half_open_window(secs(30))
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let _ = call_for(&b, Duration::ZERO, false).await;
+    }
+    tokio::time::sleep(ms(150)).await;
+    let entered = Arc::new(AtomicU32::new(0));
+    let gate = Arc::new(Notify::new());
+    let start = Arc::new(tokio::sync::Barrier::new(200));
+    let tasks: Vec<_> = (0..200)
+        .map(|_| {
+            let (b, entered, gate, start) =
+                (b.clone(), entered.clone(), gate.clone(), start.clone());
+            tokio::spawn(async move {
+                start.wait().await;
+                b.call(async {
+                    entered.fetch_add(1, SeqCst);
+                    gate.notified().await;
+                    Ok::<(), DepError>(())
+                })
+                .await
+            })
+        })
+        .collect();
+    while b.metrics().rejected + u64::from(entered.load(SeqCst)) < 200 {
+        tokio::task::yield_now().await;
+    }
+    let n = entered.load(SeqCst);
+    assert!(
+        (1..=10).contains(&n),
+        "5 % of 200 concurrent callers, got {n}"
+    );
+    while tasks.iter().filter(|t| t.is_finished()).count() < 200 {
+        gate.notify_waiters();
+        tokio::task::yield_now().await;
+    }
+}
+
+#[breaker(name = "oe-static-site", window_calls = 2, min_calls = 2)]
+async fn static_site() -> Result<(), DepError> {
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_scope_sees_its_own_breaker_at_a_call_site_already_cached_outside() {
+    static_site().await.unwrap();
+    let global = registry().breaker("oe-static-site").unwrap();
+    global.force_open();
+    {
+        let _scope = fusebox::testing::scope();
+        assert_eq!(static_site().await, Ok(()), "the scope's breaker is fresh");
+        fusebox::testing::assert_calls("oe-static-site", 1, 0, 0);
+    }
+    assert!(
+        matches!(static_site().await, Err(DepError::Refused(_))),
+        "outside again"
+    );
+    assert_eq!(
+        global.metrics().succeeded,
+        1,
+        "the scope's call was not the global's"
+    );
+    global.reset();
+}
+
+#[derive(Clone, Copy)]
+enum Act {
+    Ok,
+    Fail,
+    Slow,
+    Cancel,
+    Panic,
+}
+
+#[breaker(name = "oe-mix", timeout = "50ms", window_calls = 1000, failure_rate = 100,
+          fallback = mix_fallback)]
+#[bulkhead(name = "oe-mix-pool", pool = 16)]
+async fn mixed(act: Act) -> Result<u32, DepError> {
+    tokio::task::yield_now().await;
+    match act {
+        Act::Ok => Ok(1),
+        Act::Fail => Err(DepError::Down),
+        Act::Slow => {
+            tokio::time::sleep(ms(100)).await;
+            Ok(1)
+        }
+        Act::Cancel => {
+            tokio::time::sleep(ms(20)).await;
+            Ok(1)
+        }
+        Act::Panic => panic!("the client panicked"),
+    }
+}
+
+fn mix_fallback(_: Error<DepError>) -> Result<u32, DepError> {
+    Ok(0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_mixed_load_is_counted_exactly_and_leaves_no_permit_behind() {
+    let acts = [
+        Act::Ok,
+        Act::Fail,
+        Act::Slow,
+        Act::Cancel,
+        Act::Panic,
+        Act::Ok,
+        Act::Ok,
+    ];
+    let mut made = [0u64; 5];
+    let mut tasks = Vec::new();
+    for i in 0..3000usize {
+        let act = acts[(i * 7 + i / 3) % acts.len()];
+        made[act as usize] += 1;
+        tasks.push(tokio::spawn(async move {
+            match act {
+                Act::Cancel => {
+                    let _ = tokio::time::timeout(ms(10), mixed(act)).await;
+                }
+                _ => {
+                    let _ = mixed(act).await;
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        let _ = t.await;
+    }
+    let m = registry().breaker("oe-mix").unwrap().metrics();
+    let pool = registry().bulkhead("oe-mix-pool").unwrap();
+    assert_eq!(pool.in_flight(), 0, "no permit leaked");
+    assert_eq!(m.calls, 3000, "{m:?}");
+    assert_eq!(
+        m.succeeded
+            + m.failed
+            + m.ignored
+            + m.timed_out
+            + m.panicked
+            + m.cancelled
+            + m.rejected
+            + m.rejected_by_bulkhead,
+        3000,
+        "{m:?}"
+    );
+    let [_, fail, _, _, panic] = made;
+    assert!(m.failed <= fail && m.panicked <= panic, "{m:?} {made:?}");
+    assert_eq!(
+        m.state,
+        State::Closed,
+        "failure_rate 100 never opens on a mix"
+    );
+}
+
+// --- Issue 2: percentiles over the window, not over the breaker's life -------------------------
+
+#[tokio::test(start_paused = true)]
+async fn latency_percentiles_cover_the_window_only() {
+    let count = Breaker::builder("oe-pct-count")
+        .window_calls(10)
+        .failure_rate(100)
+        .build()
+        .unwrap();
+    let time = Breaker::builder("oe-pct-time")
+        .window(secs(10))
+        .failure_rate(100)
+        .build()
+        .unwrap();
+    for b in [&count, &time] {
+        for _ in 0..10 {
+            call_for(b, ms(800), true).await.unwrap();
+        }
+        assert!(b.metrics().p50.unwrap() >= ms(700), "{:?}", b.metrics().p50);
+    }
+    // The count window: the last 10 calls are fast.
+    for _ in 0..10 {
+        call_for(&count, ms(5), true).await.unwrap();
+    }
+    let m = count.metrics();
+    assert!(
+        m.p99.unwrap() < ms(100),
+        "the slow calls left the last 10: {:?}",
+        m.p99
+    );
+    // The time window: 20 s later nothing is left, then only fast calls.
+    advance(secs(20)).await;
+    let m = time.metrics();
+    assert_eq!((m.window_calls, m.p50), (0, None), "{m:?}");
+    for _ in 0..10 {
+        call_for(&time, ms(5), true).await.unwrap();
+    }
+    let m = time.metrics();
+    assert!(m.p99.unwrap() < ms(100), "{:?}", m.p99);
+}
+
+// --- Issue 2: growth resets on close; late answers never judge a newer state ----------------
+
+#[tokio::test(start_paused = true)]
+async fn the_open_period_starts_again_from_open_for_after_the_breaker_closes() {
+    let b = Breaker::builder("oe-backoff-reset")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(secs(1))
+        .backoff(2.0, secs(60))
+        .half_open_calls(1)
+        .build()
+        .unwrap();
+    let fail_twice = |b: Breaker| async move {
+        for _ in 0..2 {
+            let _ = call_for(&b, Duration::ZERO, false).await;
+        }
+        assert_eq!(b.state(), State::Open);
+    };
+    fail_twice(b.clone()).await;
+    advance(secs(1)).await;
+    let _ = call_for(&b, Duration::ZERO, false).await; // trial fails: open for 2 s
+    advance(secs(2)).await;
+    assert!(admitted(&b).await, "the trial after 2 s passes");
+    assert_eq!(b.state(), State::Closed);
+    fail_twice(b.clone()).await;
+    advance(secs(1)).await;
+    assert!(
+        admitted(&b).await,
+        "a fresh outage opens for open_for again, not 4 s"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_trial_reopens_at_once_and_later_trials_do_not_close_it() {
+    let b = Breaker::builder("oe-late-trials")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(secs(1))
+        .half_open_calls(3)
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let _ = call_for(&b, Duration::ZERO, false).await;
+    }
+    advance(secs(1)).await;
+    let slow_ok: Vec<_> = (0..2)
+        .map(|_| {
+            let b = b.clone();
+            tokio::spawn(async move { call_for(&b, ms(500), true).await })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    let _ = call_for(&b, ms(10), false).await;
+    assert_eq!(
+        b.state(),
+        State::Open,
+        "one failed trial of three reopens at once"
+    );
+    for t in slow_ok {
+        t.await.unwrap().unwrap();
+    }
+    assert_eq!(
+        b.state(),
+        State::Open,
+        "answers from the old half-open change nothing"
+    );
+    assert!(!admitted(&b).await);
+    assert_eq!(b.metrics().times_opened, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_admitted_before_the_breaker_opened_does_not_count_after() {
+    let b = Breaker::builder("oe-stale-generation")
+        .window_calls(4)
+        .min_calls(4)
+        .open_for(secs(10))
+        .build()
+        .unwrap();
+    let early = {
+        let b = b.clone();
+        tokio::spawn(async move { call_for(&b, secs(1), false).await })
+    };
+    tokio::task::yield_now().await;
+    for _ in 0..4 {
+        let _ = call_for(&b, Duration::ZERO, false).await;
+    }
+    assert_eq!(b.state(), State::Open);
+    let _ = early.await.unwrap();
+    b.reset();
+    let m = b.metrics();
+    assert_eq!((m.state, m.window_calls), (State::Closed, 0), "{m:?}");
+}
+
+#[test]
+fn min_calls_above_the_count_window_is_refused() {
+    let e = Breaker::builder("oe-min-above")
+        .window_calls(10)
+        .min_calls(20)
+        .build();
+    assert!(e.is_err(), "{e:?}");
+    let ok = Breaker::builder("oe-min-default")
+        .window_calls(10)
+        .build()
+        .unwrap();
+    assert_eq!(
+        ok.config().min_calls(),
+        10,
+        "the default is capped at the window"
+    );
+}
