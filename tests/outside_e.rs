@@ -2067,3 +2067,201 @@ fn min_calls_above_the_count_window_is_refused() {
         "the default is capped at the window"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_trial_cancelled_while_waiting_for_a_slot_or_panicking_frees_its_trial_slot() {
+    let b = Breaker::builder("oe-trial-wait")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(secs(1))
+        .half_open_calls(1)
+        .build()
+        .unwrap();
+    let pool = Bulkhead::builder("oe-trial-wait")
+        .pool(1)
+        .max_wait(secs(1))
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let _ = call_for(&b, Duration::ZERO, false).await;
+    }
+    advance(secs(1)).await;
+    let permit = pool.acquire().await.unwrap();
+    let waited =
+        tokio::time::timeout(ms(100), b.call_in(&pool, async { Ok::<(), DepError>(()) })).await;
+    assert!(waited.is_err(), "cancelled while waiting for a slot");
+    drop(permit);
+    assert_eq!(pool.in_flight(), 0);
+    assert_eq!(b.state(), State::HalfOpen);
+    // The trial slot came back: a trial that panics takes it, and the panic reopens.
+    let b2 = b.clone();
+    let j = tokio::spawn(async move {
+        b2.call(async {
+            tokio::task::yield_now().await;
+            panic!("trial panics");
+            #[allow(unreachable_code)]
+            Ok::<(), DepError>(())
+        })
+        .await
+    })
+    .await;
+    assert!(j.unwrap_err().is_panic());
+    assert_eq!(
+        b.state(),
+        State::Open,
+        "a panicking trial is a failed trial"
+    );
+    advance(secs(1)).await;
+    assert!(
+        admitted(&b).await,
+        "and its slot is free for the next half-open"
+    );
+    assert_eq!(b.state(), State::Closed);
+}
+
+struct Counter {
+    seen: u32,
+    name: &'static str,
+}
+
+impl Counter {
+    #[breaker(name = "oe-mut-self", window_calls = 2, min_calls = 2, fallback = Self::offline)]
+    async fn bump(&mut self, by: u32, up: bool) -> Result<u32, DepError> {
+        self.seen += by;
+        if up {
+            Ok(self.seen)
+        } else {
+            Err(DepError::Down)
+        }
+    }
+
+    // `&mut self` is moved into the call, so the fallback starts at the next lent argument.
+    fn offline(by: &u32, up: &bool, err: Error<DepError>) -> Result<u32, DepError> {
+        let refused = matches!(err, Error::Rejected(_));
+        Ok(1000 * u32::from(refused) + 100 * u32::from(*up) + *by)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_mut_self_methods_fallback_sees_the_lent_arguments() {
+    let mut c = Counter { seen: 0, name: "c" };
+    assert_eq!(c.bump(1, true).await, Ok(1));
+    assert_eq!(
+        c.bump(2, false).await,
+        Ok(2),
+        "failed: the fallback saw by = 2, up = false"
+    );
+    assert_eq!((c.seen, c.name), (3, "c"), "the body ran on self");
+    registry().breaker("oe-mut-self").unwrap().force_open();
+    assert_eq!(
+        c.bump(5, true).await,
+        Ok(1105),
+        "refused: the body did not run"
+    );
+    assert_eq!(c.seen, 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_a_scope_a_test_can_force_an_annotated_breaker_open_before_calling() {
+    let _scope = fusebox::testing::scope();
+    registry().breaker("oe-static-site").unwrap().force_open();
+    assert!(matches!(
+        static_site().await,
+        Err(DepError::Refused(Rejection::Open { .. }))
+    ));
+    fusebox::testing::assert_calls("oe-static-site", 0, 0, 1);
+}
+
+// --- Issue 7: real load, real time -----------------------------------------------------------
+
+#[breaker(name = "oe-real", timeout = "20ms", window_calls = 200, failure_rate = 100,
+          fallback = real_fallback)]
+#[bulkhead(name = "oe-real-pool", pool = 8, max_wait = "2ms")]
+async fn real_call(i: u32) -> Result<u32, DepError> {
+    match i % 10 {
+        0 => Err(DepError::Down),
+        1 => {
+            tokio::time::sleep(ms(40)).await; // times out
+            Ok(i)
+        }
+        _ => {
+            tokio::time::sleep(Duration::from_micros(200 + u64::from(i % 7) * 100)).await;
+            Ok(i)
+        }
+    }
+}
+
+fn real_fallback(_: Error<DepError>) -> Result<u32, DepError> {
+    Ok(u32::MAX)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_real_load_the_pool_holds_and_every_call_is_counted_once() {
+    let pool = registry().bulkhead("oe-real-pool").unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (pool, stop) = (pool.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut most = 0;
+            while !stop.load(SeqCst) {
+                most = most.max(pool.in_flight());
+                tokio::task::yield_now().await;
+            }
+            most
+        })
+    };
+    let started = std::time::Instant::now();
+    let tasks: Vec<_> = (0..32u32)
+        .map(|t| {
+            tokio::spawn(async move {
+                let mut fell_back = 0u32;
+                for i in 0..150u32 {
+                    let n = t * 1000 + i;
+                    if real_call(n).await == Ok(u32::MAX) {
+                        fell_back += 1;
+                    }
+                }
+                fell_back
+            })
+        })
+        .collect();
+    let mut fell_back = 0;
+    for t in tasks {
+        fell_back += t.await.unwrap();
+    }
+    stop.store(true, SeqCst);
+    let most = watcher.await.unwrap();
+    assert!(started.elapsed() < secs(60), "bounded in time");
+    assert!(most <= 8, "in flight never above the pool: {most}");
+    let p = fusebox::metrics()
+        .bulkheads
+        .into_iter()
+        .find(|b| b.name == "oe-real-pool")
+        .unwrap();
+    assert!(p.peak <= 8 && p.in_flight == 0, "{p:?}");
+    let m = registry().breaker("oe-real").unwrap().metrics();
+    let calls = 32 * 150;
+    assert_eq!(m.calls, calls, "{m:?}");
+    assert_eq!(
+        m.succeeded
+            + m.failed
+            + m.timed_out
+            + m.cancelled
+            + m.panicked
+            + m.ignored
+            + m.rejected
+            + m.rejected_by_bulkhead,
+        calls,
+        "{m:?}"
+    );
+    assert_eq!(
+        u64::from(fell_back),
+        m.failed + m.timed_out + m.rejected + m.rejected_by_bulkhead,
+        "the fallback answered each refusal and counted failure once: {m:?}"
+    );
+    assert_eq!(
+        p.admitted,
+        m.succeeded + m.failed + m.timed_out,
+        "{p:?} {m:?}"
+    );
+}
