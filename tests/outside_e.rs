@@ -2265,3 +2265,80 @@ async fn under_real_load_the_pool_holds_and_every_call_is_counted_once() {
         "{p:?} {m:?}"
     );
 }
+
+#[breaker(name = "oe-hot-key", key = tenant, window_calls = 2, min_calls = 2)]
+async fn per_tenant(tenant: &str, ok: bool) -> Result<(), DepError> {
+    let _ = tenant;
+    if ok {
+        Ok(())
+    } else {
+        Err(DepError::Down)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_keyed_call_site_used_outside_a_scope_gives_the_scope_its_own_breaker() {
+    // Used outside first, on this thread: the call site remembers the key it used last.
+    for _ in 0..2 {
+        let _ = per_tenant("acme", false).await;
+    }
+    let global = registry().breaker("oe-hot-key/acme").unwrap();
+    assert_eq!(global.state(), State::Open);
+    {
+        let _scope = fusebox::testing::scope();
+        assert_eq!(
+            per_tenant("acme", true).await,
+            Ok(()),
+            "the scope's acme is fresh"
+        );
+        fusebox::testing::assert_calls("oe-hot-key/acme", 1, 0, 0);
+        for _ in 0..2 {
+            let _ = per_tenant("acme", false).await;
+        }
+        fusebox::testing::assert_state("oe-hot-key/acme", State::Open);
+    }
+    assert_eq!(
+        global.metrics().calls,
+        2,
+        "nothing of the scope reached the global breaker"
+    );
+    global.reset();
+    assert_eq!(
+        per_tenant("acme", true).await,
+        Ok(()),
+        "outside again: the global one"
+    );
+    assert_eq!(global.metrics().succeeded, 1);
+}
+
+#[breaker(name = "oe-one-key", key = tenant, max_keys = 1, window = "1s", min_calls = 2)]
+async fn one_key(tenant: &str) -> Result<(), DepError> {
+    let _ = tenant;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_key_evicted_as_idle_is_never_served_by_a_breaker_outside_the_registry() {
+    one_key("a").await.unwrap();
+    advance(secs(2)).await;
+    one_key("b").await.unwrap(); // "a" is idle: it makes room
+    assert!(registry().breaker("oe-one-key/a").is_none());
+    assert!(registry().breaker("oe-one-key/b").is_some());
+    // "a" again, from the thread that used it last: whichever breaker serves it is listed,
+    // so an operator's force_open reaches it.
+    one_key("a").await.unwrap();
+    let family: Vec<Breaker> = registry()
+        .breakers()
+        .into_iter()
+        .filter(|b| b.name().starts_with("oe-one-key/"))
+        .collect();
+    let total: u64 = family.iter().map(|b| b.metrics().calls).sum();
+    assert_eq!(
+        total, 2,
+        "b once and a once, all in listed breakers: {family:?}"
+    );
+    for b in &family {
+        b.force_open();
+    }
+    assert!(matches!(one_key("a").await, Err(DepError::Refused(_))));
+}
