@@ -2342,3 +2342,76 @@ async fn a_key_evicted_as_idle_is_never_served_by_a_breaker_outside_the_registry
     }
     assert!(matches!(one_key("a").await, Err(DepError::Refused(_))));
 }
+
+// --- DESIGN.md's own example, as a user copies it --------------------------------------------
+
+mod design_card {
+    use fusebox::{breaker, bulkhead, Error, Rejection};
+
+    pub struct Order {
+        pub cents: u64,
+    }
+
+    #[derive(Debug, PartialEq)]
+    pub enum Verification {
+        Verified,
+        WillConfirmByEmail,
+    }
+
+    #[derive(Debug)]
+    pub enum PayError {
+        Declined,
+        Unavailable(Rejection),
+    }
+
+    impl std::fmt::Display for PayError {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            match self {
+                PayError::Declined => f.write_str("declined"),
+                PayError::Unavailable(r) => write!(f, "unavailable: {r}"),
+            }
+        }
+    }
+
+    impl From<Rejection> for PayError {
+        fn from(r: Rejection) -> Self {
+            PayError::Unavailable(r)
+        }
+    }
+
+    #[breaker(name = "oe-design-payments", trip_p95 = "500ms", half_open_pct = 5, fallback = confirm_by_email)]
+    #[bulkhead(pool = 60)]
+    pub async fn verify_payment(order: &Order) -> Result<Verification, PayError> {
+        if order.cents > 0 {
+            Ok(Verification::Verified)
+        } else {
+            Err(PayError::Declined)
+        }
+    }
+
+    fn confirm_by_email(err: Error<PayError>) -> Result<Verification, PayError> {
+        tracing::warn!(%err, "payment verification degraded");
+        Ok(Verification::WillConfirmByEmail)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn designs_example_compiles_and_degrades_to_email() {
+    use design_card::*;
+    assert_eq!(
+        verify_payment(&Order { cents: 100 }).await.unwrap(),
+        Verification::Verified
+    );
+    assert_eq!(
+        verify_payment(&Order { cents: 0 }).await.unwrap(),
+        Verification::WillConfirmByEmail
+    );
+    registry()
+        .breaker("oe-design-payments")
+        .unwrap()
+        .force_open();
+    assert_eq!(
+        verify_payment(&Order { cents: 100 }).await.unwrap(),
+        Verification::WillConfirmByEmail
+    );
+}
