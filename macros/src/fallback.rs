@@ -6,6 +6,7 @@
 //! fallback of the error alone ignores the tuple and is called exactly as before. An argument
 //! can be lent when the body's `async move` copies rather than moves it: references (`&T`,
 //! `&self`) and numbers, `bool`, `char` by value; other owned arguments are moved into the call.
+//! `&mut self` and `&mut` arguments are moved into the call too (a `&mut` is not `Copy`).
 //! The lent list skips the arguments moved into the call, so a fallback written for the lent
 //! ones keeps compiling; a fallback generic in an argument's type takes the next lent one, so
 //! the reference says to give such a fallback concrete types.
@@ -20,7 +21,12 @@ use crate::tokens::{fallback_call, respan};
 
 /// The fallback's call for a rejection or counted failure, awaited if it is async.
 pub fn call(sig: &Signature, fallback: &Expr, ret: &TokenStream, pv: &TokenStream) -> TokenStream {
-    let lent = lent_arguments(sig);
+    // At the fallback's token: a lent argument the fallback does not take is a mistake in the
+    // fallback's signature, so the compiler points there, not at the whole attribute.
+    let lent: Vec<TokenStream> = lent_arguments(sig)
+        .iter()
+        .map(|t| respan(t, fallback.span()))
+        .collect();
     match fallback {
         // A closure shows its arity: more than the error means it takes the arguments.
         Expr::Closure(c) if c.inputs.len() > 1 => fallback_call(fallback, &lent, ret, pv),

@@ -16,8 +16,7 @@ use super::key_form::KeyForm;
 /// The longest key kept in a name, in bytes (the encoded form).
 pub const MAX_KEY_LEN: usize = 128;
 
-/// The key that new keys share once a keyed name holds `max_keys` breakers.
-pub const OVERFLOW_KEY: &str = "_overflow";
+pub use crate::settings::config::OVERFLOW_KEY;
 
 /// A key formatted on the stack, for the common case (a short key needing no encoding): a
 /// keyed call then formats its key without touching the heap or a thread-local.

@@ -9,7 +9,8 @@
 //!   allocation, and every log line, happens outside anything a lookup could wait on.
 //! - **The cap never refuses a call.** At `max_keys`, idle breakers (closed, empty window) are
 //!   evicted to make room, in one sweep at most once per `max_keys` new keys (so a flood of new
-//!   keys costs O(1) each, amortised); past that, new keys share `name/_overflow`: counted
+//!   keys costs O(1) each, amortised) or once per [`SWEEP_EVERY`] (so keys that went idle after
+//!   a flood make room for the next new key, not only after `max_keys` more); past that, new keys share `name/_overflow`: counted
 //!   (`overflowed`) and logged at ERROR on the 1st, 2nd, 4th, 8th... occurrence.
 //! - **A call site's `static` template vouches for its settings.** A keyed lookup must check
 //!   that the key's breaker has the settings the caller asked for (a conflict is logged and
@@ -32,6 +33,7 @@ use once_cell::sync::OnceCell;
 use super::key_name::OVERFLOW_KEY;
 use crate::breaker::events::Events;
 use crate::breaker::Breaker;
+use crate::clock::Clock;
 use crate::settings::BreakerConfig;
 use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
 use crate::sync::{lock, Mutex, Swap};
@@ -156,7 +158,13 @@ impl Default for KeyedSite {
 struct Writer {
     /// New keys to turn away before the next sweep for idle breakers.
     sweep_after: usize,
+    /// When the last sweep ran (the clock's nanoseconds): another is due after [`SWEEP_EVERY`]
+    /// whatever `sweep_after` says, since keys go idle as time passes, not as keys arrive.
+    swept_at: u64,
 }
+
+/// The longest a family at its cap goes without looking for idle keys while new keys arrive.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Family {
     pub(crate) fn new(template: &BreakerConfig) -> Family {
@@ -168,7 +176,10 @@ impl Family {
             max_keys: template.max_keys().max(1) as usize,
             hasher: Default::default(),
             shards: (0..SHARDS).map(|_| Swap::new(Shard::default())).collect(),
-            writer: Mutex::new(Writer { sweep_after: 0 }),
+            writer: Mutex::new(Writer {
+                sweep_after: 0,
+                swept_at: 0,
+            }),
             len: AtomicUsize::new(0),
             overflow: OnceCell::new(),
             overflowed: AtomicU64::new(0),
@@ -275,8 +286,15 @@ impl Family {
             if let Found::Own(b) = self.get(hash, key) {
                 return b; // another thread made it first
             }
-            let swept = if self.len() >= self.max_keys && w.sweep_after == 0 {
+            // The clock is read only at the cap, never on a lookup.
+            let now = (self.len() >= self.max_keys).then(|| Clock::new().now());
+            let due = |w: &Writer, now: u64| {
+                w.sweep_after == 0
+                    || now.saturating_sub(w.swept_at) >= SWEEP_EVERY.as_nanos() as u64
+            };
+            let swept = if let Some(now) = now.filter(|n| due(&w, *n)) {
                 w.sweep_after = self.max_keys;
+                w.swept_at = now;
                 self.sweep_idle()
             } else {
                 if self.len() >= self.max_keys {

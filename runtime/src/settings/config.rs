@@ -7,6 +7,11 @@ use std::time::Duration;
 
 use fusebox_settings::{HalfOpenPolicy, Settings, SlowRule, WindowKind};
 
+/// The key that new keys share once a keyed name holds `max_keys` breakers. Defined here, below
+/// the registry that makes that breaker, so that the layers between (the stale cache) can tell
+/// it apart; the registry re-exports it.
+pub const OVERFLOW_KEY: &str = "_overflow";
+
 /// The validated settings of one breaker. Built by [`BreakerBuilder`](super::BreakerBuilder);
 /// compare two with `==`.
 ///
@@ -52,6 +57,12 @@ impl BreakerConfig {
     /// The key of a keyed breaker.
     pub fn key(&self) -> Option<&str> {
         self.name.get(self.base_len + 1..)
+    }
+    /// The breaker that the keys past `max_keys` share (`name/_overflow`): it serves several
+    /// keys at once, so nothing kept per key (a last good value) may be kept under its name.
+    /// A user's key `_overflow` is percent-encoded, so only that breaker has this key.
+    pub(crate) fn is_overflow(&self) -> bool {
+        self.key() == Some(OVERFLOW_KEY)
     }
     /// The validated settings, without the name.
     ///

@@ -7,7 +7,7 @@
 //! breakers or the registry: those read a `BreakerConfig`.
 
 mod builder;
-mod config;
+pub(crate) mod config;
 pub(crate) mod in_force;
 pub(crate) mod overrides;
 mod overrides_env;

@@ -131,12 +131,20 @@ impl<K: 'static, V: 'static> std::ops::Deref for StaleRef<K, V> {
 /// breaker's values (`name/tenant-a`) are never served to another key's calls.
 #[inline]
 pub fn stale_put<K, V>(site: &StaleHandle<K, V>, breaker: &Breaker, key: K, value: &V) {
+    // The overflow breaker serves every key past `max_keys`: under its name, one tenant's
+    // value would answer another's call (issue 18), so those keys keep no last good value.
+    if breaker.0.config().is_overflow() {
+        return;
+    }
     (site.put)(&site.cache, breaker.0.config().name.clone(), key, value);
 }
 
 /// The value kept for `key` if it is younger than `stale_for`: counted in the breaker's
 /// `stale_served` and logged at DEBUG with its age.
 pub fn stale_get<K, V>(site: &StaleHandle<K, V>, key: &K, breaker: &Breaker) -> Option<Stale<V>> {
+    if breaker.0.config().is_overflow() {
+        return None; // nothing is kept under it: see `stale_put`
+    }
     let stale = (site.get)(&site.cache, breaker.name(), key)?;
     bump(&breaker.0.counters.stale_served);
     tracing::debug!(
