@@ -1,0 +1,562 @@
+//! The earlier rounds' issues 16 (tower layers), 17 (adaptive bulkheads), 19 (the operator's
+//! page), 21 (fleet mode) and 22 (probes and the ramp), tested again as a user reads them (the
+//! issues' text, DESIGN.md, the README, the guides and the rustdoc), through the facade only,
+//! after this round's rewrites of the core, the settings and the macros.
+//!
+//! Paused-clock tests make no IO; the ones on real sockets run on real time, where every wait
+//! has a deadline and polls. Each test uses names of its own: they share the process's registry.
+#![cfg(all(
+    feature = "admin",
+    feature = "tower",
+    feature = "testing",
+    feature = "serde"
+))]
+
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fusebox::tower::{BreakerLayer, BulkheadLayer, FallbackLayer};
+use fusebox::{breaker, bulkhead, registry, Breaker, Bulkhead, Error, Rejection, State};
+use tokio::time::advance;
+use tower::{service_fn, Layer, Service, ServiceExt};
+
+const fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+const fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+/// A dependency's error, the way a client writes one.
+#[derive(Debug, Clone, PartialEq)]
+enum DepError {
+    Down,
+    Refused(Rejection),
+}
+
+impl From<Rejection> for DepError {
+    fn from(r: Rejection) -> Self {
+        DepError::Refused(r)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 16: tower layers on the same registry.
+
+/// A test scope sees a layer's breakers (keyed ones per key), its transitions are recorded, and
+/// nothing of it leaks into the process's registry.
+#[tokio::test(start_paused = true)]
+async fn a_test_scope_sees_the_layers_keyed_breakers_and_keeps_them_to_itself() {
+    let scope = fusebox::testing::scope();
+    let mut recorder = scope.recorder();
+    let layer = BreakerLayer::keyed(
+        Breaker::builder("of-scoped-upstream")
+            .window_calls(2)
+            .min_calls(2),
+        |req: &(&'static str, bool)| Some(req.0),
+    )
+    .unwrap();
+    let svc = layer.layer(service_fn(|(_, ok): (&'static str, bool)| async move {
+        if ok {
+            Ok(200u16)
+        } else {
+            Err(500u16)
+        }
+    }));
+    for _ in 0..2 {
+        let _ = svc.clone().oneshot(("a.example", false)).await;
+    }
+    assert_eq!(svc.clone().oneshot(("b.example", true)).await, Ok(200));
+    fusebox::testing::assert_state("of-scoped-upstream/a.example", State::Open);
+    fusebox::testing::assert_state("of-scoped-upstream/b.example", State::Closed);
+    assert_eq!(
+        recorder.states_of("of-scoped-upstream/a.example"),
+        vec![State::Closed, State::Open]
+    );
+    drop(scope);
+    assert!(registry().breaker("of-scoped-upstream/a.example").is_none());
+    assert!(registry().breaker("of-scoped-upstream").is_none());
+}
+
+/// `FallbackLayer` with `Infallible` makes the stack axum-ready (the guide's words): it mounts
+/// as a route service, and an open breaker answers through the fallback without reaching
+/// the handler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_breaker_stack_with_an_infallible_fallback_is_an_axum_route() {
+    use axum::http::{Request, StatusCode};
+    use axum::response::{IntoResponse, Response};
+
+    let hits = Arc::new(AtomicUsize::new(0));
+    let seen = hits.clone();
+    let inner = service_fn(move |_req: Request<axum::body::Body>| {
+        let seen = seen.clone();
+        async move {
+            seen.fetch_add(1, SeqCst);
+            Err::<Response, StatusCode>(StatusCode::BAD_GATEWAY)
+        }
+    });
+    let stack = tower::ServiceBuilder::new()
+        .layer(FallbackLayer::new(|err: Error<StatusCode>| async move {
+            Ok::<Response, Infallible>(err.into_response())
+        }))
+        .layer(
+            BreakerLayer::new(
+                Breaker::builder("of-axum-route")
+                    .window_calls(2)
+                    .min_calls(2)
+                    .open_for(secs(30)),
+            )
+            .unwrap(),
+        )
+        .service(inner);
+    let app = axum::Router::new().route_service("/dep", stack);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let http = reqwest::Client::new();
+    for _ in 0..2 {
+        let r = http.get(format!("http://{addr}/dep")).send().await.unwrap();
+        assert_eq!(r.status(), 502, "the handler's own error, as it answered");
+    }
+    let r = http.get(format!("http://{addr}/dep")).send().await.unwrap();
+    assert_eq!(r.status(), 503);
+    let wait: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((29..=30).contains(&wait), "Retry-After {wait}");
+    assert_eq!(
+        hits.load(SeqCst),
+        2,
+        "the open breaker never reached the handler"
+    );
+}
+
+/// A `BulkheadLayer` alone: a ready service holds nothing, a full pool refuses with
+/// `Rejection::Full` without calling, and the metrics show in flight, peak and rejected.
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_layer_alone_refuses_when_full_and_holds_nothing_when_only_ready() {
+    let layer = BulkheadLayer::new(Bulkhead::builder("of-bulk-layer").pool(1)).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let svc = layer.layer(service_fn(move |d: Duration| {
+        seen.fetch_add(1, SeqCst);
+        async move {
+            tokio::time::sleep(d).await;
+            Ok::<_, &'static str>(d)
+        }
+    }));
+    // Polled ready, then kept idle: no slot is taken.
+    let mut idle = svc.clone();
+    std::future::poll_fn(|cx| idle.poll_ready(cx))
+        .await
+        .unwrap();
+    let b = registry().bulkhead("of-bulk-layer").unwrap();
+    assert_eq!(b.in_flight(), 0);
+
+    let long = tokio::spawn(svc.clone().oneshot(secs(5)));
+    tokio::task::yield_now().await;
+    assert_eq!(b.in_flight(), 1);
+    let refused = svc.clone().oneshot(ms(1)).await.unwrap_err();
+    assert!(
+        matches!(refused, Error::Rejected(Rejection::Full { ref name, pool: 1 }) if &**name == "of-bulk-layer"),
+        "{refused:?}"
+    );
+    assert_eq!(
+        calls.load(SeqCst),
+        1,
+        "a refused request never reaches the service"
+    );
+    let m = b.metrics();
+    assert_eq!((m.in_flight, m.peak, m.rejected), (1, 1, 1));
+    advance(secs(5)).await;
+    assert_eq!(long.await.unwrap().unwrap(), secs(5));
+    assert_eq!(b.in_flight(), 0);
+    drop(idle);
+}
+
+/// A keyed layer with `max_keys`: past the cap new keys share an overflow breaker, and no
+/// request is ever refused for the cap (DESIGN's `max_keys` row, on the layer's settings).
+#[tokio::test(start_paused = true)]
+async fn a_keyed_layer_past_max_keys_refuses_nothing_for_the_cap() {
+    let layer = BreakerLayer::keyed(
+        Breaker::builder("of-capped-layer").max_keys(2),
+        |host: &String| Some(host.clone()),
+    )
+    .unwrap();
+    let svc = layer.layer(service_fn(|host: String| async move {
+        Ok::<_, Infallible>(host.len())
+    }));
+    for i in 0..6 {
+        let host = format!("host-{i}.example");
+        assert_eq!(svc.clone().oneshot(host.clone()).await.unwrap(), host.len());
+    }
+    let keyed: Vec<String> = fusebox::metrics()
+        .breakers
+        .into_iter()
+        .map(|b| b.name)
+        .filter(|n| n.starts_with("of-capped-layer/"))
+        .collect();
+    assert!(
+        keyed.len() <= 3,
+        "two keys and an overflow at most: {keyed:?}"
+    );
+}
+
+/// A layer built from bad settings is the typed `ConfigError` the builder gives, not a panic.
+#[test]
+fn a_layer_from_bad_settings_is_the_builders_typed_error() {
+    let err = BreakerLayer::new(Breaker::builder("of-bad-layer").failure_rate(0))
+        .err()
+        .expect("a failure rate of 0 is refused");
+    assert!(err.to_string().contains("failure_rate"), "{err}");
+    let err = BulkheadLayer::new(Bulkhead::builder("of-bad-pool").pool(0))
+        .err()
+        .expect("a pool of 0 is refused");
+    assert!(err.to_string().contains("pool"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 17: adaptive bulkheads.
+
+/// Bounds that cannot hold are typed errors naming what is wrong; a start outside the bounds
+/// is one too (or is brought within them), never a pool that breaks its own bounds.
+#[test]
+fn adaptive_bounds_that_cannot_hold_are_refused_or_kept() {
+    assert!(Bulkhead::builder("of-ad-bad")
+        .adaptive()
+        .min_pool(10)
+        .max_pool(4)
+        .build_detached()
+        .is_err());
+    assert!(Bulkhead::builder("of-ad-zero")
+        .adaptive()
+        .min_pool(0)
+        .build_detached()
+        .is_err());
+    // The default start (20) above a smaller max_pool.
+    match Bulkhead::builder("of-ad-start")
+        .adaptive()
+        .max_pool(8)
+        .build_detached()
+    {
+        Ok(b) => assert!(b.pool() <= 8, "start {} above max_pool 8", b.pool()),
+        Err(e) => assert!(e.to_string().contains("pool"), "{e}"),
+    }
+    match Bulkhead::builder("of-ad-low")
+        .adaptive()
+        .pool(2)
+        .min_pool(4)
+        .build_detached()
+    {
+        Ok(b) => assert!(b.pool() >= 4, "start {} below min_pool 4", b.pool()),
+        Err(e) => assert!(e.to_string().contains("pool"), "{e}"),
+    }
+    // A fixed pool takes no adaptive bounds.
+    assert!(Bulkhead::builder("of-fixed-bounds")
+        .pool(4)
+        .max_pool(8)
+        .build_detached()
+        .is_err());
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct ReportError;
+
+impl From<Rejection> for ReportError {
+    fn from(_: Rejection) -> Self {
+        ReportError
+    }
+}
+
+static REPORT_LATENCY_MS: AtomicU64 = AtomicU64::new(50);
+
+/// A report dependency behind a timeout and an adaptive pool, as the lesson's step 5 has it.
+#[breaker(
+    name = "of-report",
+    timeout = "1s",
+    min_calls = 1000,
+    window_calls = 1000
+)]
+#[bulkhead(
+    name = "of-report-pool",
+    limit = "adaptive",
+    min_pool = 2,
+    max_pool = 40,
+    pool = 20
+)]
+async fn report() -> Result<(), ReportError> {
+    tokio::time::sleep(ms(REPORT_LATENCY_MS.load(SeqCst))).await;
+    Ok(())
+}
+
+/// `callers` workers calling in a loop until `stop` is set.
+fn workers(callers: usize, stop: &Arc<std::sync::atomic::AtomicBool>) {
+    for _ in 0..callers {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            while !stop.load(SeqCst) {
+                if report().await.is_err() {
+                    tokio::time::sleep(ms(10)).await;
+                }
+            }
+        });
+    }
+}
+
+/// The issue's promise through the attributes: a stuck dependency (every call ends at the
+/// breaker's timeout) shrinks the limit to `min_pool`; when it answers again, the full limit is
+/// back within 30 s. The limit and its history show in `metrics()` and Prometheus.
+#[tokio::test(start_paused = true)]
+async fn an_adaptive_pool_behind_a_timeout_collapses_when_stuck_and_is_back_within_30s() {
+    let pool = registry()
+        .bulkhead("of-report-pool")
+        .expect("listed before any call");
+    assert_eq!(pool.pool(), 20);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    workers(30, &stop);
+    for _ in 0..50 {
+        advance(ms(100)).await;
+    }
+    let healthy = pool.pool();
+    assert!(
+        healthy >= 20,
+        "steady fast calls do not lower the limit: {healthy}"
+    );
+
+    REPORT_LATENCY_MS.store(60_000, SeqCst);
+    let mut collapsed = None;
+    for step in 0..600 {
+        advance(ms(100)).await;
+        if pool.pool() == 2 {
+            collapsed = Some(step);
+            break;
+        }
+    }
+    assert!(
+        collapsed.is_some(),
+        "stuck for a minute, limit {}",
+        pool.pool()
+    );
+
+    REPORT_LATENCY_MS.store(50, SeqCst);
+    let mut back = None;
+    for step in 1..=300 {
+        advance(ms(100)).await;
+        if pool.pool() >= healthy {
+            back = Some(ms(100 * step));
+            break;
+        }
+    }
+    stop.store(true, SeqCst);
+    let back = back.unwrap_or_else(|| panic!("limit {} after 30 s", pool.pool()));
+    assert!(back <= secs(30), "{back:?}");
+
+    let m = pool.metrics();
+    let adaptive = m.adaptive.expect("an adaptive pool says so");
+    assert_eq!((adaptive.min_pool, adaptive.max_pool), (2, 40));
+    assert!(
+        adaptive.history.iter().any(|c| c.limit == 2),
+        "{:?}",
+        adaptive.history
+    );
+    let text = fusebox::metrics().to_prometheus();
+    assert!(
+        text.lines()
+            .any(|l| l.contains("of-report-pool") && l.contains("limit")),
+        "the limit in Prometheus"
+    );
+    advance(secs(2)).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 22: probes while open, then a ramp.
+
+static LOOKUP_MS: AtomicU64 = AtomicU64::new(10);
+static LOOKUP_DOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static LOOKUP_HITS: AtomicUsize = AtomicUsize::new(0);
+
+/// What the lookup answered: the dependency (1) or the fallback (0).
+const LIVE: u8 = 1;
+
+fn later(_: Error<DepError>) -> Result<u8, DepError> {
+    Ok(0)
+}
+
+/// The recovery guide's breaker, with a share-based half-open.
+#[breaker(
+    name = "of-lookup",
+    timeout = "800ms",
+    trip_p95 = "500ms",
+    window_calls = 20,
+    min_calls = 10,
+    open_for = "60s",
+    probe_every = "1s",
+    half_open_window = "5s",
+    half_open_pct = 50,
+    ramp = "10s",
+    fallback = later
+)]
+async fn lookup() -> Result<u8, DepError> {
+    LOOKUP_HITS.fetch_add(1, SeqCst);
+    tokio::time::sleep(ms(LOOKUP_MS.load(SeqCst))).await;
+    if LOOKUP_DOWN.load(SeqCst) {
+        Err(DepError::Down)
+    } else {
+        Ok(LIVE)
+    }
+}
+
+/// Ten calls a second from ten callers for `span`: (answered live, answered by the fallback).
+async fn traffic(span: Duration) -> (usize, usize) {
+    let mut live = 0;
+    let mut fallback = 0;
+    let end = tokio::time::Instant::now() + span;
+    while tokio::time::Instant::now() < end {
+        let calls: Vec<_> = (0..10).map(|_| tokio::spawn(lookup())).collect();
+        advance(ms(100)).await;
+        for c in calls {
+            // A call still running is cut at its timeout: give it that long.
+            match tokio::time::timeout(secs(1), c).await.unwrap().unwrap() {
+                Ok(LIVE) => live += 1,
+                Ok(_) => fallback += 1,
+                Err(e) => panic!("the fallback answers every refusal: {e:?}"),
+            }
+        }
+    }
+    (live, fallback)
+}
+
+/// The "slow under the timeout" case with probing on: probes that are slow by the rule never
+/// pass, so the breaker stays open while the dependency stays slow, then follows it back in
+/// seconds (well before `open_for`), through half-open and a ramp, with no relapse.
+#[tokio::test(start_paused = true)]
+async fn probing_never_closes_on_a_dependency_slow_under_its_timeout_and_follows_it_back() {
+    let b = registry().breaker("of-lookup").unwrap();
+    LOOKUP_MS.store(700, SeqCst);
+    traffic(secs(3)).await;
+    assert_eq!(
+        b.state(),
+        State::Open,
+        "700 ms calls breach trip_p95 = 500ms"
+    );
+    let opened = b.metrics().times_opened;
+
+    // Slow for 40 s under the 800 ms timeout: probes go through, none passes.
+    let hits = LOOKUP_HITS.load(SeqCst);
+    for _ in 0..40 {
+        traffic(secs(1)).await;
+        assert_eq!(b.state(), State::Open, "a slow probe never passes");
+    }
+    let probes = LOOKUP_HITS.load(SeqCst) - hits;
+    assert!(
+        (30..=41).contains(&probes),
+        "about one probe a second: {probes}"
+    );
+    assert_eq!(
+        b.metrics().times_opened,
+        opened,
+        "no relapse, no new period"
+    );
+
+    // Healthy again (40 s in, 20 s before open_for ends): half-open within a probe or two,
+    // then the ramp, then all traffic, well before open_for would have let anyone look.
+    LOOKUP_MS.store(10, SeqCst);
+    let mut closed_at = None;
+    let mut plain_at = None;
+    for s in 1..=18 {
+        traffic(secs(1)).await;
+        if closed_at.is_none() && b.state() == State::Closed {
+            closed_at = Some(s);
+        }
+        if closed_at.is_some() && b.ramp_share().is_none() {
+            plain_at = Some(s);
+            break;
+        }
+    }
+    let closed_at = closed_at.expect("closed within 18 s of the recovery");
+    assert!(closed_at <= 8, "closed {closed_at} s after the recovery");
+    assert!(plain_at.is_some(), "the ramp is over within 18 s");
+    assert_eq!(b.metrics().times_opened, opened, "no relapse");
+    let (live, fallback) = traffic(secs(2)).await;
+    assert!(
+        live >= 150 && fallback == 0,
+        "all traffic back: {live} live, {fallback} fallbacks"
+    );
+}
+
+/// While a breaker ramps, `ramp_share` is in `metrics()`, the JSON and Prometheus, it reads
+/// `closed`, and a refused call is answered by the fallback as a `Closed` rejection.
+#[tokio::test(start_paused = true)]
+async fn a_ramping_breaker_shows_its_share_everywhere_and_refuses_as_closed() {
+    let b = Breaker::builder("of-ramp-show")
+        .window_calls(4)
+        .min_calls(4)
+        .open_for(secs(5))
+        .half_open_calls(1)
+        .ramp(secs(100))
+        .build()
+        .unwrap();
+    for _ in 0..4 {
+        let _ = b.call(async { Err::<(), _>("down") }).await;
+    }
+    assert_eq!(b.state(), State::Open);
+    advance(secs(5)).await;
+    b.call(async { Ok::<_, &str>(()) }).await.unwrap();
+    assert_eq!(b.state(), State::Closed);
+    let share = b.ramp_share().expect("ramping");
+    assert!((0.0..0.2).contains(&share), "{share}");
+
+    let mut refused = 0;
+    for _ in 0..20 {
+        match b.call(async { Ok::<_, &str>(()) }).await {
+            Err(Error::Rejected(r)) => {
+                assert!(r.is_ramp(), "{r:?}");
+                assert!(
+                    matches!(
+                        r,
+                        Rejection::Open {
+                            state: State::Closed,
+                            ..
+                        }
+                    ),
+                    "{r:?}"
+                );
+                refused += 1;
+            }
+            other => assert!(other.is_ok(), "{other:?}"),
+        }
+    }
+    assert!(
+        refused >= 15,
+        "a ramp at ~5 % refuses most calls: {refused}"
+    );
+    assert_eq!(b.metrics().rejected_by_reason.ramp, refused);
+
+    let json = serde_json::to_value(fusebox::metrics()).unwrap();
+    let row = json["breakers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "of-ramp-show")
+        .unwrap()
+        .clone();
+    assert_eq!(row["state"], "closed");
+    assert!(row["ramp_share"].as_f64().is_some(), "{row}");
+    let text = fusebox::metrics().to_prometheus();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("fusebox_breaker_ramp_share") && l.contains("of-ramp-show"))
+        .expect("the ramp gauge");
+    let v: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!((0.0..0.2).contains(&v), "{line}");
+
+    // The ramp ends by itself after its span, even with no call in between.
+    advance(secs(101)).await;
+    assert_eq!(b.ramp_share(), None);
+    assert_eq!(b.metrics().ramp_share, None);
+}
