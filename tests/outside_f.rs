@@ -376,6 +376,37 @@ async fn an_adaptive_pool_behind_a_timeout_collapses_when_stuck_and_is_back_with
     advance(secs(2)).await;
 }
 
+/// The limit's history starts with the start value, taken when the bulkhead was made: its
+/// `ago` is the bulkhead's age, in `metrics()` and the JSON alike (it said about a week).
+#[tokio::test(start_paused = true)]
+async fn an_adaptive_pools_history_starts_when_the_pool_was_made() {
+    let pool = Bulkhead::builder("of-ad-history")
+        .adaptive()
+        .pool(12)
+        .build()
+        .unwrap();
+    advance(secs(5)).await;
+    let m = pool.metrics();
+    let history = m.adaptive.expect("adaptive").history;
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert_eq!(history[0].limit, 12);
+    assert!(
+        (secs(5)..secs(6)).contains(&history[0].ago),
+        "made 5 s ago: {:?}",
+        history[0].ago
+    );
+    let json = serde_json::to_value(fusebox::metrics()).unwrap();
+    let row = json["bulkheads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "of-ad-history")
+        .unwrap()
+        .clone();
+    let ago = row["adaptive"]["history"][0]["ago_s"].as_f64().unwrap();
+    assert!((5.0..6.0).contains(&ago), "{row}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Issue 22: probes while open, then a ramp.
 
@@ -746,4 +777,171 @@ async fn the_page_shows_what_an_operator_needs_of_an_open_breaker_and_of_bulkhea
     let _ = std::fs::remove_dir_all(&profile);
     assert!(freed, "in flight back to 0 on the page");
     assert_eq!(peak, "3");
+}
+
+// ---------------------------------------------------------------------------------------------
+// More of issues 16, 17 and 22, where the layers, the live settings and the keys meet.
+
+/// A keyed layer whose key function says `None` goes through the breaker `name` itself, as the
+/// rustdoc of `Keyed` says.
+#[tokio::test(start_paused = true)]
+async fn a_request_without_a_key_goes_through_the_layers_own_name() {
+    let layer = BreakerLayer::keyed(
+        Breaker::builder("of-maybe-keyed")
+            .window_calls(2)
+            .min_calls(2),
+        |host: &Option<&'static str>| *host,
+    )
+    .unwrap();
+    let svc = layer.layer(service_fn(|_: Option<&'static str>| async {
+        Err::<(), _>("down")
+    }));
+    for _ in 0..2 {
+        let _ = svc.clone().oneshot(None).await;
+    }
+    let base = registry()
+        .breaker("of-maybe-keyed")
+        .expect("the name itself");
+    assert_eq!(base.state(), State::Open);
+    let r = svc.clone().oneshot(Some("a.example")).await.unwrap_err();
+    assert!(
+        matches!(r, Error::Failed("down")),
+        "a key of its own: {r:?}"
+    );
+}
+
+/// An adaptive bulkhead behind a tower layer learns from the calls' latency too, as the
+/// attribute's does: a dependency that turns ten times slower shrinks the limit.
+#[tokio::test(start_paused = true)]
+async fn an_adaptive_bulkhead_layer_shrinks_when_the_service_slows() {
+    let latency = Arc::new(AtomicU64::new(20));
+    let l = latency.clone();
+    let svc = BulkheadLayer::new(
+        Bulkhead::builder("of-adaptive-layer")
+            .adaptive()
+            .max_pool(100),
+    )
+    .unwrap()
+    .layer(service_fn(move |_: ()| {
+        let ms_now = l.load(SeqCst);
+        async move {
+            tokio::time::sleep(ms(ms_now)).await;
+            Ok::<_, Infallible>(())
+        }
+    }));
+    let pool = registry().bulkhead("of-adaptive-layer").unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for _ in 0..40 {
+        let (svc, stop) = (svc.clone(), stop.clone());
+        tokio::spawn(async move {
+            while !stop.load(SeqCst) {
+                if svc.clone().oneshot(()).await.is_err() {
+                    tokio::time::sleep(ms(1)).await;
+                }
+            }
+        });
+    }
+    // The paused clock jumps from timer to timer, so each call takes its own latency.
+    tokio::time::sleep(secs(3)).await;
+    let before = pool.pool();
+    latency.store(200, SeqCst);
+    tokio::time::sleep(secs(10)).await;
+    let after = pool.pool();
+    stop.store(true, SeqCst);
+    assert!(
+        after * 2 <= before,
+        "a tenfold latency at least halves the limit in 10 s: {before} -> {after}"
+    );
+    tokio::time::sleep(secs(1)).await;
+}
+
+/// `probe_every` given live (admin, fleet) to a breaker that is already open takes effect in
+/// that open period: the operator turning it on mid-outage gets probes within seconds.
+#[tokio::test(start_paused = true)]
+async fn probe_every_given_live_to_an_open_breaker_probes_in_this_period() {
+    let b = Breaker::builder("of-live-probe")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(secs(60))
+        .half_open_calls(1)
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let _ = b.call(async { Err::<(), _>("down") }).await;
+    }
+    assert_eq!(b.state(), State::Open);
+    advance(secs(5)).await;
+    b.change_settings(
+        [("probe_every", "1s")],
+        fusebox::settings::Source::Admin,
+        None,
+    )
+    .unwrap();
+    let mut reached = 0;
+    for _ in 0..5 {
+        advance(secs(1)).await;
+        if b.call(async { Ok::<_, &str>(()) }).await.is_ok() {
+            reached += 1;
+            break;
+        }
+    }
+    assert_eq!(reached, 1, "a probe within 5 s of the change");
+    assert_eq!(
+        b.state(),
+        State::Closed,
+        "a passed probe with half_open_calls = 1 closes"
+    );
+}
+
+#[breaker(
+    name = "of-regional",
+    key = region,
+    window_calls = 2,
+    min_calls = 2,
+    open_for = "60s",
+    probe_every = "2s",
+    half_open_calls = 1,
+    ramp = "10s"
+)]
+async fn regional(region: &str, up: bool) -> Result<(), DepError> {
+    let _ = region;
+    if up {
+        Ok(())
+    } else {
+        Err(DepError::Down)
+    }
+}
+
+/// Through the keyed attribute, each key probes and ramps on its own schedule.
+#[tokio::test(start_paused = true)]
+async fn each_key_of_an_annotated_breaker_probes_and_ramps_on_its_own() {
+    for _ in 0..2 {
+        let _ = regional("eu", false).await;
+    }
+    advance(secs(1)).await;
+    for _ in 0..2 {
+        let _ = regional("us", false).await;
+    }
+    let eu = registry().breaker("of-regional/eu").unwrap();
+    let us = registry().breaker("of-regional/us").unwrap();
+    assert_eq!((eu.state(), us.state()), (State::Open, State::Open));
+    // eu's first probe is due 2 s after it opened, us's 1 s later.
+    advance(secs(1)).await;
+    assert!(regional("eu", true).await.is_ok(), "eu's probe");
+    assert!(
+        matches!(regional("us", true).await, Err(DepError::Refused(_))),
+        "us's probe is not due yet"
+    );
+    assert_eq!(eu.state(), State::Closed);
+    assert!(eu.ramp_share().is_some(), "eu ramps");
+    assert_eq!(us.state(), State::Open);
+    advance(secs(1)).await;
+    assert!(regional("us", true).await.is_ok(), "us's probe");
+    assert!(us.ramp_share().is_some());
+    // eu's ramp ends 10 s after its probe passed, us's a second later.
+    advance(ms(9_500)).await;
+    assert_eq!(eu.ramp_share(), None);
+    assert!(us.ramp_share().is_some(), "us ramps a second longer");
+    advance(secs(1)).await;
+    assert_eq!(us.ramp_share(), None);
 }
