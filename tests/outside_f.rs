@@ -370,11 +370,20 @@ async fn an_adaptive_pool_behind_a_timeout_collapses_when_stuck_and_is_back_with
         adaptive.history
     );
     let text = fusebox::metrics().to_prometheus();
-    assert!(
-        text.lines()
-            .any(|l| l.contains("of-report-pool") && l.contains("limit")),
-        "the limit in Prometheus"
+    let gauge = |family: &str| -> f64 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(family) && l.contains(r#""of-report-pool""#))
+            .unwrap_or_else(|| panic!("{family} of of-report-pool in Prometheus"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(
+        gauge("fusebox_bulkhead_pool{"),
+        pool.pool() as f64,
+        "the limit now"
     );
+    assert_eq!(gauge("fusebox_bulkhead_limit_min{"), 2.0);
+    assert_eq!(gauge("fusebox_bulkhead_limit_max{"), 40.0);
     advance(secs(2)).await;
 }
 
@@ -1220,4 +1229,116 @@ fn a_fleet_over_rediss_checks_the_certificate_and_works_once_it_is_trusted() {
     });
     rt.block_on(fleet.leave());
     assert_eq!(b.state(), State::Closed);
+}
+
+/// Issue 16 under real load on loopback: 50 callers, 400 requests through a keyed breaker with
+/// a pool of 8 behind it. The upstream never sees more than 8 at once; every request is
+/// answered or refused as `Full`; the counts add up in `metrics()`; a full pool opens nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_real_load_the_layers_pool_bounds_the_upstream_and_the_counts_add_up() {
+    use axum::http::{Request, StatusCode};
+    use bytes::Bytes;
+    use http_body_util::Empty;
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+
+    #[derive(Default)]
+    struct Upstream {
+        now: AtomicUsize,
+        most: AtomicUsize,
+        hits: AtomicUsize,
+    }
+    let up = Arc::new(Upstream::default());
+    let seen = up.clone();
+    let app = axum::Router::new().route(
+        "/work",
+        axum::routing::get(move || {
+            let up = seen.clone();
+            async move {
+                let n = up.now.fetch_add(1, SeqCst) + 1;
+                up.most.fetch_max(n, SeqCst);
+                up.hits.fetch_add(1, SeqCst);
+                // The upstream's own latency, not a wait for anything.
+                tokio::time::sleep(ms(20)).await;
+                up.now.fetch_sub(1, SeqCst);
+                StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    type Body = Empty<Bytes>;
+    let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
+    let pool = Bulkhead::builder("of-load-pool").pool(8).build().unwrap();
+    let stack = BreakerLayer::keyed(
+        Breaker::builder("of-load").timeout(secs(5)),
+        |req: &Request<Body>| req.uri().host().map(str::to_owned),
+    )
+    .unwrap()
+    .failure(
+        |res: &Result<
+            hyper::Response<hyper::body::Incoming>,
+            hyper_util::client::legacy::Error,
+        >| { res.as_ref().map_or(true, |r| r.status().is_server_error()) },
+    )
+    .bulkhead(pool.clone())
+    .layer(client);
+
+    let url = format!("http://{addr}/work");
+    let (ok, full) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let tasks: Vec<_> = (0..50)
+        .map(|_| {
+            let (stack, url, ok, full) = (stack.clone(), url.clone(), ok.clone(), full.clone());
+            tokio::spawn(async move {
+                for _ in 0..8 {
+                    let req = Request::get(&url).body(Body::new()).unwrap();
+                    match stack.clone().oneshot(req).await {
+                        Ok(res) => {
+                            assert_eq!(res.status(), StatusCode::OK);
+                            ok.fetch_add(1, SeqCst);
+                        }
+                        Err(Error::Rejected(Rejection::Full { .. })) => {
+                            full.fetch_add(1, SeqCst);
+                        }
+                        Err(other) => panic!("{other:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        tokio::time::timeout(secs(60), t).await.unwrap().unwrap();
+    }
+    let (ok, full) = (ok.load(SeqCst), full.load(SeqCst));
+    assert_eq!(ok + full, 400);
+    assert!(ok >= 8 && full > 0, "{ok} answered, {full} refused");
+    assert!(
+        up.most.load(SeqCst) <= 8,
+        "upstream saw {}",
+        up.most.load(SeqCst)
+    );
+    assert_eq!(
+        up.hits.load(SeqCst),
+        ok,
+        "a refused request never left the client"
+    );
+
+    let m = pool.metrics();
+    assert_eq!((m.admitted, m.rejected), (ok as u64, full as u64));
+    assert!(m.peak <= 8 && m.peak >= 1, "{m:?}");
+    assert_eq!(m.in_flight, 0);
+    let b = registry()
+        .breaker(&format!("of-load/{}", addr.ip()))
+        .expect("one breaker for the host");
+    let bm = b.metrics();
+    assert_eq!(
+        b.state(),
+        State::Closed,
+        "a full pool is not the dependency failing"
+    );
+    assert_eq!(bm.succeeded, ok as u64);
+    assert_eq!(bm.failed, 0);
+    assert_eq!(bm.rejected_by_bulkhead, full as u64);
 }
