@@ -184,6 +184,60 @@ async fn a_bulkhead_layer_alone_refuses_when_full_and_holds_nothing_when_only_re
     drop(idle);
 }
 
+/// The key, `req.uri().host()`, borrowed from the request: a key function that
+/// returns `Option<&str>` (a `fn`; stable Rust cannot infer a borrowing closure) picks one
+/// breaker per host with no owned copy of the key.
+#[tokio::test(start_paused = true)]
+async fn a_key_borrowed_from_the_request_picks_one_breaker_per_host() {
+    use axum::http::Request;
+
+    fn host(req: &Request<u8>) -> Option<&str> {
+        req.uri().host()
+    }
+    let svc = BreakerLayer::keyed(
+        Breaker::builder("of-borrowed-host")
+            .window_calls(2)
+            .min_calls(2),
+        host,
+    )
+    .unwrap()
+    .layer(service_fn(|req: Request<u8>| async move {
+        if *req.body() == 0 {
+            Ok(200u16)
+        } else {
+            Err(500u16)
+        }
+    }));
+    let req = |host: &str, fail: u8| Request::get(format!("http://{host}/")).body(fail).unwrap();
+    for _ in 0..2 {
+        let _ = svc.clone().oneshot(req("down.example", 1)).await;
+    }
+    assert_eq!(svc.clone().oneshot(req("up.example", 0)).await, Ok(200));
+    let refused = svc
+        .clone()
+        .oneshot(req("down.example", 0))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, Error::Rejected(Rejection::Open { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        registry()
+            .breaker("of-borrowed-host/down.example")
+            .unwrap()
+            .state(),
+        State::Open
+    );
+    assert_eq!(
+        registry()
+            .breaker("of-borrowed-host/up.example")
+            .unwrap()
+            .state(),
+        State::Closed
+    );
+}
+
 /// A keyed layer with `max_keys`: past the cap new keys share an overflow breaker, and no
 /// request is ever refused for the cap (DESIGN's `max_keys` row, on the layer's settings).
 #[tokio::test(start_paused = true)]

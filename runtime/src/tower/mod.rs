@@ -77,5 +77,5 @@ pub use bulkhead::{BulkheadFuture, BulkheadLayer, BulkheadService};
 pub use classify::{Classified, Classify, ErrorsFail};
 pub use error::{box_error, rejection, BoxError};
 pub use fallback::{Fallback, FallbackFuture, FallbackLayer};
-pub use key::{Keyed, Select, Single};
+pub use key::{KeyFn, Keyed, Select, Single};
 pub use retry::{Hints, RetryHints, RetryLayer, RetryService};
