@@ -269,13 +269,13 @@ async fn a_keyed_layer_past_max_keys_refuses_nothing_for_the_cap() {
 /// A layer built from bad settings is the typed `ConfigError` the builder gives, not a panic.
 #[test]
 fn a_layer_from_bad_settings_is_the_builders_typed_error() {
-    let err = BreakerLayer::new(Breaker::builder("of-bad-layer").failure_rate(0))
-        .err()
-        .expect("a failure rate of 0 is refused");
+    let Err(err) = BreakerLayer::new(Breaker::builder("of-bad-layer").failure_rate(0)) else {
+        panic!("a failure rate of 0 is refused");
+    };
     assert!(err.to_string().contains("failure_rate"), "{err}");
-    let err = BulkheadLayer::new(Bulkhead::builder("of-bad-pool").pool(0))
-        .err()
-        .expect("a pool of 0 is refused");
+    let Err(err) = BulkheadLayer::new(Bulkhead::builder("of-bad-pool").pool(0)) else {
+        panic!("a pool of 0 is refused");
+    };
     assert!(err.to_string().contains("pool"), "{err}");
 }
 
