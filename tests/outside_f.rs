@@ -229,13 +229,10 @@ async fn a_key_borrowed_from_the_request_picks_one_breaker_per_host() {
             .state(),
         State::Open
     );
-    assert_eq!(
-        registry()
-            .breaker("of-borrowed-host/up.example")
-            .unwrap()
-            .state(),
-        State::Closed
-    );
+    let up = registry().breaker("of-borrowed-host/up.example").unwrap();
+    assert_eq!(up.state(), State::Closed);
+    // A key as the attribute's keys are: the operator's page groups them under the name.
+    assert_eq!(up.metrics().key.as_deref(), Some("up.example"));
 }
 
 /// A keyed layer with `max_keys`: past the cap new keys share an overflow breaker, and no
