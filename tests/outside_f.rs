@@ -279,8 +279,8 @@ fn a_layer_from_bad_settings_is_the_builders_typed_error() {
 // ---------------------------------------------------------------------------------------------
 // Issue 17: adaptive bulkheads.
 
-/// Bounds that cannot hold are typed errors naming what is wrong; a start outside the bounds
-/// is one too (or is brought within them), never a pool that breaks its own bounds.
+/// Bounds that cannot hold are typed errors naming what is wrong; a start given outside the
+/// bounds is one too, and the default start is brought within them.
 #[test]
 fn adaptive_bounds_that_cannot_hold_are_refused_or_kept() {
     assert!(Bulkhead::builder("of-ad-bad")
@@ -294,24 +294,29 @@ fn adaptive_bounds_that_cannot_hold_are_refused_or_kept() {
         .min_pool(0)
         .build_detached()
         .is_err());
-    // The default start (20) above a smaller max_pool.
-    match Bulkhead::builder("of-ad-start")
+    // The default start (20) is brought within a smaller max_pool.
+    let b = Bulkhead::builder("of-ad-start")
         .adaptive()
         .max_pool(8)
         .build_detached()
-    {
-        Ok(b) => assert!(b.pool() <= 8, "start {} above max_pool 8", b.pool()),
-        Err(e) => assert!(e.to_string().contains("pool"), "{e}"),
-    }
-    match Bulkhead::builder("of-ad-low")
+        .unwrap();
+    assert_eq!(b.pool(), 8);
+    // A start given outside the bounds is refused, naming it.
+    let Err(e) = Bulkhead::builder("of-ad-low")
         .adaptive()
         .pool(2)
         .min_pool(4)
         .build_detached()
-    {
-        Ok(b) => assert!(b.pool() >= 4, "start {} below min_pool 4", b.pool()),
-        Err(e) => assert!(e.to_string().contains("pool"), "{e}"),
-    }
+    else {
+        panic!("a start below min_pool is refused");
+    };
+    assert!(
+        matches!(
+            e,
+            fusebox::settings::ConfigError::OutOfRange { field: "pool", .. }
+        ),
+        "{e}"
+    );
     // A fixed pool takes no adaptive bounds.
     assert!(Bulkhead::builder("of-fixed-bounds")
         .pool(4)
