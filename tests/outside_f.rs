@@ -1398,3 +1398,52 @@ async fn under_real_load_the_layers_pool_bounds_the_upstream_and_the_counts_add_
     assert_eq!(bm.failed, 0);
     assert_eq!(bm.rejected_by_bulkhead, full as u64);
 }
+
+/// Settings from outside the code reach the layers' breakers and bulkheads as they reach the
+/// attributes' (one settings table): a start override by pattern applies to the keys a keyed
+/// layer makes afterwards, and one by name to a `BulkheadLayer`'s pool, with their source.
+#[tokio::test(start_paused = true)]
+async fn start_overrides_reach_a_keyed_layers_keys_and_a_bulkhead_layer() {
+    use fusebox::settings::{Overrides, Source};
+
+    let keyed = BreakerLayer::keyed(
+        Breaker::builder("of-ovr-layer").timeout(secs(1)),
+        |shard: &u32| Some(*shard),
+    )
+    .unwrap()
+    .layer(service_fn(|_: u32| async { Err::<(), _>("down") }));
+    let pooled = BulkheadLayer::new(Bulkhead::builder("of-ovr-pool").pool(8))
+        .unwrap()
+        .layer(service_fn(|d: Duration| async move {
+            tokio::time::sleep(d).await;
+            Ok::<_, Infallible>(())
+        }));
+    let overrides: Overrides = serde_json::from_value(serde_json::json!({
+        "breakers": { "of-ovr-layer/*": { "window_calls": 2, "min_calls": 2 } },
+        "bulkheads": { "of-ovr-pool": { "pool": 1 } }
+    }))
+    .unwrap();
+    registry().apply_overrides(&overrides).unwrap();
+
+    for _ in 0..2 {
+        let _ = keyed.clone().oneshot(7).await;
+    }
+    let seven = registry().breaker("of-ovr-layer/7").unwrap();
+    assert_eq!(seven.state(), State::Open, "two calls judged, as overridden");
+    let source = seven
+        .settings_in_force()
+        .iter()
+        .find(|s| s.key == "min_calls")
+        .map(|s| (s.value.clone(), s.source));
+    assert_eq!(source, Some(("2".to_owned(), Source::File)));
+
+    let held = tokio::spawn(pooled.clone().oneshot(secs(5)));
+    tokio::task::yield_now().await;
+    let refused = pooled.clone().oneshot(ms(1)).await.unwrap_err();
+    assert!(
+        matches!(refused, Error::Rejected(Rejection::Full { pool: 1, .. })),
+        "{refused:?}"
+    );
+    advance(secs(5)).await;
+    held.await.unwrap().unwrap();
+}
