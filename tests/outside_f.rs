@@ -1429,7 +1429,11 @@ async fn start_overrides_reach_a_keyed_layers_keys_and_a_bulkhead_layer() {
         let _ = keyed.clone().oneshot(7).await;
     }
     let seven = registry().breaker("of-ovr-layer/7").unwrap();
-    assert_eq!(seven.state(), State::Open, "two calls judged, as overridden");
+    assert_eq!(
+        seven.state(),
+        State::Open,
+        "two calls judged, as overridden"
+    );
     let source = seven
         .settings_in_force()
         .iter()
@@ -1446,4 +1450,46 @@ async fn start_overrides_reach_a_keyed_layers_keys_and_a_bulkhead_layer() {
     );
     advance(secs(5)).await;
     held.await.unwrap().unwrap();
+}
+
+/// The layer's trials run under `half_open_timeout`, as the attribute's do: a dependency that
+/// answers in 500 ms fails every closed call (timeout 100 ms) yet passes its trial (3 s), and
+/// the breaker closes.
+#[tokio::test(start_paused = true)]
+async fn a_layers_trial_runs_under_the_half_open_timeout() {
+    let svc = BreakerLayer::new(
+        Breaker::builder("of-layer-trial")
+            .window_calls(2)
+            .min_calls(2)
+            .timeout(ms(100))
+            .half_open_timeout(secs(3))
+            .half_open_calls(1)
+            .open_for(secs(1)),
+    )
+    .unwrap()
+    .layer(service_fn(|_: ()| async {
+        tokio::time::sleep(ms(500)).await;
+        Ok::<_, Infallible>("warm")
+    }));
+    for _ in 0..2 {
+        let r = svc.clone().oneshot(()).await.unwrap_err();
+        assert!(
+            matches!(r, Error::Rejected(Rejection::TimedOut { .. })),
+            "{r:?}"
+        );
+    }
+    let b = registry().breaker("of-layer-trial").unwrap();
+    assert_eq!(b.state(), State::Open);
+    advance(secs(1)).await;
+    assert_eq!(
+        svc.clone().oneshot(()).await.unwrap(),
+        "warm",
+        "the trial had 3 s"
+    );
+    assert_eq!(b.state(), State::Closed);
+    let r = svc.clone().oneshot(()).await.unwrap_err();
+    assert!(
+        matches!(r, Error::Rejected(Rejection::TimedOut { after, .. }) if after == ms(100)),
+        "closed again: the call timeout, {r:?}"
+    );
 }
