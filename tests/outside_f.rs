@@ -1493,3 +1493,50 @@ async fn a_layers_trial_runs_under_the_half_open_timeout() {
         "closed again: the call timeout, {r:?}"
     );
 }
+
+/// During the ramp the whole rule judges the admitted calls, the slow-call rule included: a
+/// dependency that answers, but slowly, reopens the breaker before the ramp ends.
+#[tokio::test(start_paused = true)]
+async fn a_slow_dependency_during_the_ramp_reopens_the_breaker() {
+    let b = Breaker::builder("of-ramp-slow")
+        .window_calls(4)
+        .min_calls(4)
+        .trip_p95(ms(200))
+        .timeout(secs(2))
+        .open_for(secs(5))
+        .half_open_calls(1)
+        .ramp(secs(20))
+        .build()
+        .unwrap();
+    for _ in 0..4 {
+        let _ = b.call(async { Err::<(), _>("down") }).await;
+    }
+    assert_eq!(b.state(), State::Open);
+    advance(secs(5)).await;
+    b.call(async { Ok::<_, &str>(()) }).await.unwrap();
+    assert!(b.ramp_share().is_some(), "ramping");
+    let opened = b.metrics().times_opened;
+    // Slow answers (500 ms, over the 200 ms bound) from the calls the ramp admits.
+    let mut admitted = 0;
+    let mut ramping = true;
+    for _ in 0..400 {
+        if b.state() != State::Closed {
+            break;
+        }
+        ramping = b.ramp_share().is_some();
+        let call = b.call(async {
+            tokio::time::sleep(ms(500)).await;
+            Ok::<_, &str>(())
+        });
+        let (r, _) = tokio::join!(call, advance(ms(500)));
+        admitted += usize::from(r.is_ok());
+    }
+    assert_eq!(
+        b.state(),
+        State::Open,
+        "reopened on slowness, {admitted} admitted"
+    );
+    assert!(ramping, "reopened while still ramping");
+    assert_eq!(b.metrics().times_opened, opened + 1);
+    assert!(admitted <= 5, "judged at min_calls: {admitted}");
+}
