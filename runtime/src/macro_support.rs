@@ -164,15 +164,21 @@ pub struct AsyncFallback;
 )]
 pub trait FallbackReturn<R, M> {
     /// The future the generated code awaits.
-    type Future: Future<Output = R>;
-    /// Turns the fallback's result into a future of `R`.
+    type Future: Future;
+    /// Turns the fallback's result into a future.
     fn into_future(self) -> Self::Future;
+    /// That future's output as `R` (it is `R`: the identity, named so the answer's type is
+    /// `R` even where the bound is not met, see [`fallback_answer`]).
+    fn output(out: <Self::Future as Future>::Output) -> R;
 }
 
 impl<R> FallbackReturn<R, SyncFallback> for R {
     type Future = Ready<R>;
     fn into_future(self) -> Ready<R> {
         ready(self)
+    }
+    fn output(out: R) -> R {
+        out
     }
 }
 
@@ -181,13 +187,44 @@ impl<R, F: Future<Output = R>> FallbackReturn<R, AsyncFallback> for F {
     fn into_future(self) -> F {
         self
     }
+    fn output(out: R) -> R {
+        out
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a fallback's answer, resolving to the annotated function's return type.
+    pub struct FallbackAnswer<F, O, R> {
+        #[pin]
+        fut: F,
+        output: fn(O) -> R,
+    }
+}
+
+impl<F: Future<Output = O>, O, R> Future for FallbackAnswer<F, O, R> {
+    type Output = R;
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<R> {
+        let this = self.project();
+        let output = *this.output;
+        this.fut.poll(cx).map(output)
+    }
 }
 
 /// The fallback's answer as a future of exactly `R`, whichever [`FallbackReturn`] it is: a
 /// fallback of the wrong type is one unmet bound here, not a second "mismatched types" (or
 /// "is not a future") where the generated code uses the answer.
-pub async fn fallback_answer<R, M, T: FallbackReturn<R, M>>(answer: T) -> R {
-    answer.into_future().await
+///
+/// A named future rather than an `async fn`: the generated future then holds a type that is
+/// `Send` field by field (`Ready<R>` and a fn pointer for a sync fallback). An `async fn`'s
+/// opaque future had its `Send` re-proved with lifetimes erased, which failed for every `R`
+/// that borrows (`Result<&'static str, E>`): such an annotated fn could not be spawned.
+pub fn fallback_answer<R, M, T: FallbackReturn<R, M>>(
+    answer: T,
+) -> FallbackAnswer<T::Future, <T::Future as Future>::Output, R> {
+    FallbackAnswer {
+        fut: answer.into_future(),
+        output: T::output,
+    }
 }
 
 /// What `#[retry]` needs of a by-value argument: each attempt runs the body again, with a

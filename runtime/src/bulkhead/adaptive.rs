@@ -61,7 +61,9 @@ impl Adaptive {
     pub(crate) fn new(start: usize, min: usize, max: usize) -> Adaptive {
         let clock = Clock::new();
         let mut history = VecDeque::with_capacity(HISTORY);
-        history.push_back((0, start));
+        // The start is a value the limit took now: at 0 (the clock's base, set well in the
+        // past) the snapshot said the pool had started about a week ago.
+        history.push_back((clock.now(), start));
         Adaptive {
             clock,
             min: AtomicUsize::new(min),

@@ -54,6 +54,7 @@ impl<Req> Select<Req> for Single {
 
 /// One breaker per key: `name/key`, created in the registry on first use with the layer's
 /// settings, as `#[breaker(key = ...)]` does. A key of `None` goes through the breaker `name`.
+/// The key function is any [`KeyFn`]: its key may borrow from the request.
 ///
 /// The key function runs once per request, before the inner service sees it; keep the keys a
 /// small set (hosts, routes, shards), never raw user input: each key is a breaker.
@@ -92,14 +93,50 @@ impl<F> fmt::Debug for Keyed<F> {
     }
 }
 
-impl<Req, F, K> Select<Req> for Keyed<F>
+/// A [`Keyed`] layer's key function: any `Fn(&Req) -> Option<K>` with `K: Display`, where `K`
+/// may borrow from the request (`Option<&str>` from `req.uri().host()`), so a warm key costs
+/// no allocation. Implemented for every such function; not to be implemented by hand.
+///
+/// Stable Rust infers a closure's return type without the argument's lifetime, so a closure
+/// returns an owned key (`.map(str::to_owned)`), and a key that borrows is written as a `fn`:
+///
+/// ```
+/// use fusebox_runtime::tower::{BreakerLayer, Select};
+/// use fusebox_runtime::Breaker;
+///
+/// fn tenant(req: &(String, u32)) -> Option<&str> {
+///     Some(req.0.as_str())
+/// }
+/// let layer = BreakerLayer::keyed(Breaker::builder("key-fn-doc"), tenant).unwrap();
+/// let req = ("acme".to_owned(), 7);
+/// assert_eq!(layer.selector().select(&req).name(), "key-fn-doc/acme");
+/// ```
+pub trait KeyFn<'a, Req: 'a> {
+    /// The key of one request.
+    type Key: fmt::Display;
+    /// The key of `req`, or `None` for the layer's own name.
+    fn key_of(&self, req: &'a Req) -> Option<Self::Key>;
+}
+
+impl<'a, Req: 'a, F, K> KeyFn<'a, Req> for F
 where
-    F: Fn(&Req) -> Option<K>,
+    F: Fn(&'a Req) -> Option<K>,
     K: fmt::Display,
+{
+    type Key = K;
+    #[inline]
+    fn key_of(&self, req: &'a Req) -> Option<K> {
+        self(req)
+    }
+}
+
+impl<Req, F> Select<Req> for Keyed<F>
+where
+    F: for<'a> KeyFn<'a, Req>,
 {
     #[inline]
     fn select(&self, req: &Req) -> Breaker {
-        match (self.key)(req) {
+        match self.key.key_of(req) {
             Some(key) => registry().keyed(&self.template, &key),
             // Looked up per call, not cached, so a test scope entered later still applies.
             None => registry().register((*self.template).clone()),

@@ -11,7 +11,7 @@
 //! | piece | what it does |
 //! |---|---|
 //! | [`BreakerLayer::new`] / [`BreakerLayer::from_breaker`] | one breaker for every request |
-//! | [`BreakerLayer::keyed`] | one breaker per key of the request (`name/host`, `name/route`) |
+//! | [`BreakerLayer::keyed`] | one breaker per key of the request (`name/host`, `name/route`); the key may borrow from it ([`KeyFn`]) |
 //! | [`BreakerLayer::failure`] | which results count as failures (a `5xx`, not a `4xx`) |
 //! | [`BreakerLayer::bulkhead`] | a bulkhead behind the breaker, in one service |
 //! | [`BulkheadLayer`] | a bulkhead alone |
@@ -77,5 +77,5 @@ pub use bulkhead::{BulkheadFuture, BulkheadLayer, BulkheadService};
 pub use classify::{Classified, Classify, ErrorsFail};
 pub use error::{box_error, rejection, BoxError};
 pub use fallback::{Fallback, FallbackFuture, FallbackLayer};
-pub use key::{Keyed, Select, Single};
+pub use key::{KeyFn, Keyed, Select, Single};
 pub use retry::{Hints, RetryHints, RetryLayer, RetryService};

@@ -92,6 +92,8 @@ impl<P, C> BreakerLayer<P, C> {
 impl<F> BreakerLayer<Keyed<F>> {
     /// One breaker per key of the request: `key(&request)` names it `name/key` in the
     /// registry (created on first use, with these settings); `None` uses the breaker `name`.
+    /// The key may borrow from the request when `key` is a `fn` (see
+    /// [`KeyFn`](crate::tower::KeyFn)): `fn host<B>(req: &Request<B>) -> Option<&str>`.
     ///
     /// ```
     /// use fusebox::tower::BreakerLayer;
