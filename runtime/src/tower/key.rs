@@ -101,8 +101,8 @@ impl<F> fmt::Debug for Keyed<F> {
 /// returns an owned key (`.map(str::to_owned)`), and a key that borrows is written as a `fn`:
 ///
 /// ```
-/// use fusebox_runtime::tower::{BreakerLayer, Select};
-/// use fusebox_runtime::Breaker;
+/// use fusebox::tower::{BreakerLayer, Select};
+/// use fusebox::Breaker;
 ///
 /// fn tenant(req: &(String, u32)) -> Option<&str> {
 ///     Some(req.0.as_str())
