@@ -86,7 +86,10 @@ pub fn parse(tokens: TokenStream, attr: &str) -> syn::Result<Vec<Arg>> {
                     e
                 }
             })?;
-            args.push(Arg { key, value });
+            args.push(Arg {
+                key,
+                value: ungroup(value),
+            });
             if input.is_empty() {
                 break;
             }
@@ -95,6 +98,15 @@ pub fn parse(tokens: TokenStream, attr: &str) -> syn::Result<Vec<Arg>> {
         Ok(args)
     };
     parser.parse2(tokens)
+}
+
+/// `value` without the invisible group `macro_rules!` puts around a `$x:literal` or `$x:expr`
+/// it substitutes: `#[breaker(name = $name)]` in a macro is the literal the user passed.
+pub fn ungroup(value: Expr) -> Expr {
+    match value {
+        Expr::Group(g) => ungroup(*g.expr),
+        other => other,
+    }
 }
 
 /// The string literal of `arg`, or an error saying what was expected.

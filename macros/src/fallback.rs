@@ -17,7 +17,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Pat, Signature, Type};
 
 use crate::shape::is_renamed_pattern;
-use crate::tokens::{fallback_call, respan};
+use crate::tokens::{cfg_attrs, fallback_call, respan};
 
 /// The fallback's call for a rejection or counted failure, awaited if it is async.
 pub fn call(sig: &Signature, fallback: &Expr, ret: &TokenStream, pv: &TokenStream) -> TokenStream {
@@ -63,9 +63,10 @@ fn lent_arguments(sig: &Signature) -> Vec<TokenStream> {
                     return None;
                 }
                 let name = &p.ident;
+                let cfg = cfg_attrs(&t.attrs);
                 match &*t.ty {
-                    Type::Reference(r) if r.mutability.is_none() => Some(quote!(#name)),
-                    ty if is_copy_primitive(ty) => Some(quote!(&#name)),
+                    Type::Reference(r) if r.mutability.is_none() => Some(quote!(#cfg #name)),
+                    ty if is_copy_primitive(ty) => Some(quote!(#cfg &#name)),
                     _ => None,
                 }
             }

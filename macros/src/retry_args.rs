@@ -159,7 +159,10 @@ fn parse(tokens: TokenStream) -> syn::Result<Vec<Arg>> {
                     format!("`{key}` needs a value: write `#[retry({key} = ...)]`"),
                 ));
             };
-            out.push(Arg { key, value });
+            out.push(Arg {
+                key,
+                value: crate::args::ungroup(value),
+            });
             if input.is_empty() {
                 break;
             }

@@ -65,11 +65,11 @@ fn arguments(func: &Function, errors: &mut Errors) {
                     }
                 }
                 let named = matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none() && !is_renamed_pattern(p));
-                if !named || !t.attrs.is_empty() {
+                if !named || !t.attrs.iter().all(crate::tokens::is_cfg) {
                     errors.at(
                         t.pat.span(),
                         "`#[retry]` clones each argument for every attempt, by name, and this argument is a \
-                         pattern or has attributes: give it a plain name and destructure it in the body",
+                         pattern or has attributes other than `#[cfg]`: give it a plain name and destructure it in the body",
                     );
                 }
             }

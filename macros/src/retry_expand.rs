@@ -11,7 +11,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, Ident, Pat};
 
 use crate::retry_args::RetryArgs;
-use crate::tokens::{duration, respan};
+use crate::tokens::{cfg_attrs, duration, respan};
 use crate::valid::Valid;
 
 /// What `expand` hands over: the handles, the call and the answer to each outcome.
@@ -179,12 +179,14 @@ fn rebind_arguments(v: &Valid<'_>, pv: &TokenStream) -> (TokenStream, TokenStrea
         let (name, mutability) = (&p.ident, &p.mutability);
         let span = t.ty.span();
         let pv = respan(pv, span);
+        let cfg = cfg_attrs(&t.attrs);
         if mutability.is_some() {
-            touch.extend(quote!(let _ = &mut #name;));
+            touch.extend(quote!(#cfg let _ = &mut #name;));
         }
         // The clone shadows the argument by design (the body names it): clippy's opt-in
         // shadowing lints would otherwise point at the user's argument.
         rebind.extend(quote_spanned! {span=>
+            #cfg
             #[allow(unused_mut, unknown_lints, clippy::shadow_reuse, clippy::shadow_same, clippy::shadow_unrelated)]
             let #mutability #name = #pv::RetryArgument::retry_clone(&#name);
         });

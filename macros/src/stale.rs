@@ -8,7 +8,7 @@ use syn::{Expr, FnArg, Pat, Signature, Type};
 
 use crate::breaker_args::{BreakerArgs, STALE_CAPACITY, STALE_MAX_BYTES};
 use crate::signature::Output;
-use crate::tokens::{duration, fallback_call, respan};
+use crate::tokens::{cfg_attrs, duration, fallback_call, respan};
 
 /// The pieces `expand` splices in.
 pub struct Stale {
@@ -100,7 +100,9 @@ fn key_expr(sig: &Signature, b: &BreakerArgs, pv: &TokenStream) -> TokenStream {
                     Type::Reference(_) => quote_spanned!(name.span()=> &*#name),
                     _ => quote_spanned!(name.span()=> &#name),
                 };
-                Some(part(&arg, p.ident.span(), pv))
+                let part = part(&arg, p.ident.span(), pv);
+                let cfg = cfg_attrs(&t.attrs);
+                Some(quote!(#cfg #part))
             });
             quote!((#(#parts,)*))
         }

@@ -58,14 +58,30 @@ pub fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
         .clone()
         .into_iter()
         .map(|mut t| {
+            // Moved to `span`'s location only: each token keeps its own name resolution, so an
+            // argument declared inside a `macro_rules!` still resolves when the fallback's path
+            // came from the macro's caller (hygiene is a property of the span).
+            let at = t.span().located_at(span);
             if let proc_macro2::TokenTree::Group(g) = &t {
                 let mut g2 = proc_macro2::Group::new(g.delimiter(), respan(&g.stream(), span));
-                g2.set_span(span);
+                g2.set_span(at);
                 t = proc_macro2::TokenTree::Group(g2);
             } else {
-                t.set_span(span);
+                t.set_span(at);
             }
             t
         })
         .collect()
+}
+
+/// The `#[cfg]` attributes of an argument, to repeat on every use the expansion makes of it:
+/// a `#[cfg]`'d-out argument is then gone from those uses too.
+pub fn cfg_attrs(attrs: &[syn::Attribute]) -> TokenStream {
+    let cfgs = attrs.iter().filter(|a| is_cfg(a));
+    quote!(#(#cfgs)*)
+}
+
+/// `#[cfg(..)]`: an attribute the expansion can repeat wherever it uses the argument.
+pub fn is_cfg(a: &syn::Attribute) -> bool {
+    a.path().is_ident("cfg")
 }

@@ -152,11 +152,13 @@ fn stale(sig: &Signature, b: &BreakerArgs, errors: &mut Errors) {
 fn stale_arguments(sig: &Signature, errors: &mut Errors) {
     for input in &sig.inputs {
         let FnArg::Typed(t) = input else { continue };
-        if !t.attrs.is_empty() {
+        // A `#[cfg]` goes with the argument into the key; any other attribute may rename or
+        // rewrite it, so the key cannot be built from it.
+        if !t.attrs.iter().all(crate::tokens::is_cfg) {
             errors.at(
                 t.span(),
                 "`stale_for` keys the last good values by the arguments, and an argument with attributes \
-                 (like `#[cfg]`) cannot be part of that key; choose the key with `stale_key = expr`",
+                 (other than `#[cfg]`) cannot be part of that key; choose the key with `stale_key = expr`",
             );
         } else if !matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none() && !is_renamed_pattern(p))
         {
