@@ -153,9 +153,11 @@ impl BreakerArgs {
         match key {
             "name" => self.name = Some(checks::name(arg)?),
             "key" => self.key = Some(arg.value.clone()),
-            "failure" => self.failure = Some(arg.value.clone()),
-            "ignore" => self.ignore = Some(arg.value.clone()),
-            "failure_if_ok" => self.failure_if_ok = Some(arg.value.clone()),
+            "failure" => self.failure = Some(checks::hook(arg, "fn(&E) -> bool", "is_failure")?),
+            "ignore" => self.ignore = Some(checks::hook(arg, "fn(&E) -> bool", "is_ignored")?),
+            "failure_if_ok" => {
+                self.failure_if_ok = Some(checks::hook(arg, "fn(&T) -> bool", "is_bad")?)
+            }
             "fallback" => self.fallback = Some(path_like(arg)?),
             "stale_for" => self.stale_for = Some(checks::duration(arg, "stale_for")?),
             "stale_key" => self.stale_key = Some(arg.value.clone()),

@@ -162,3 +162,20 @@ pub fn blame(e: &ConfigError, given: &[(&'static str, Span)], fallback: Span) ->
         .find(|(k, _)| keys.contains(k))
         .map_or(fallback, |(_, span)| *span)
 }
+
+/// A hook named by a function (`failure`, `ignore`, `failure_if_ok`, `retry_on`,
+/// `retry_after`): a literal there (`failure = "is_failure"`) gets this message rather than a
+/// bare type mismatch. Any other expression is left to the type checker, which names the
+/// signature (a call may return the function).
+pub fn hook(arg: &Arg, signature: &str, example: &str) -> syn::Result<Expr> {
+    match &arg.value {
+        Expr::Lit(lit) => Err(syn::Error::new_spanned(
+            lit,
+            format!(
+                "`{0}` takes a function `{signature}` by its path, not in quotes, like `{0} = {example}`",
+                arg.key
+            ),
+        )),
+        other => Ok(other.clone()),
+    }
+}

@@ -17,7 +17,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Pat, Signature, Type};
 
 use crate::shape::is_renamed_pattern;
-use crate::tokens::{cfg_attrs, fallback_call, respan};
+use crate::tokens::{cfg_attrs, fallback_call, relocate, respan};
 
 /// The fallback's call for a rejection or counted failure, awaited if it is async.
 pub fn call(sig: &Signature, fallback: &Expr, ret: &TokenStream, pv: &TokenStream) -> TokenStream {
@@ -25,7 +25,7 @@ pub fn call(sig: &Signature, fallback: &Expr, ret: &TokenStream, pv: &TokenStrea
     // fallback's signature, so the compiler points there, not at the whole attribute.
     let lent: Vec<TokenStream> = lent_arguments(sig)
         .iter()
-        .map(|t| respan(t, fallback.span()))
+        .map(|t| relocate(t, fallback.span()))
         .collect();
     match fallback {
         // A closure shows its arity: more than the error means it takes the arguments.

@@ -110,8 +110,14 @@ impl RetryArgs {
                 .map_err(|e| (e, true));
         }
         match known {
-            "retry_on" => self.retry_on = Some(arg.value.clone()),
-            "retry_after" => self.retry_after = Some(arg.value.clone()),
+            "retry_on" => {
+                let hook = checks::hook(arg, "fn(&E) -> bool", "is_transient");
+                self.retry_on = Some(hook.map_err(|e| (e, false))?);
+            }
+            "retry_after" => {
+                let hook = checks::hook(arg, "fn(&E) -> Option<Duration>", "server_hint");
+                self.retry_after = Some(hook.map_err(|e| (e, false))?);
+            }
             "idempotent" => self.idempotent = flag(arg).map_err(|e| (e, false))?,
             "hold_open" => self.no_hold_open = !flag(arg).map_err(|e| (e, false))?,
             _ => self.krate = Some(checks::crate_path(arg).map_err(|e| (e, false))?),

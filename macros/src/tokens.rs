@@ -54,16 +54,29 @@ pub fn duration(d: Duration) -> TokenStream {
 /// `tokens` with every token at `span`, so an error in a generated path points where the
 /// surrounding `quote_spanned!` does.
 pub fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    map_spans(tokens, &|_| span)
+}
+
+/// `tokens` at `span`, but identifiers moved to its location only: each keeps its own name
+/// resolution, so an argument declared inside a `macro_rules!` still resolves where the
+/// fallback's path came from the macro's caller (hygiene is a property of the span).
+/// Generated paths keep [`respan`]: there, the user's resolution lets rustc report one
+/// error, not a cascade.
+pub fn relocate(tokens: &TokenStream, span: Span) -> TokenStream {
+    map_spans(tokens, &|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i.span().located_at(span),
+        _ => span,
+    })
+}
+
+fn map_spans(tokens: &TokenStream, f: &dyn Fn(&proc_macro2::TokenTree) -> Span) -> TokenStream {
     tokens
         .clone()
         .into_iter()
         .map(|mut t| {
-            // Moved to `span`'s location only: each token keeps its own name resolution, so an
-            // argument declared inside a `macro_rules!` still resolves when the fallback's path
-            // came from the macro's caller (hygiene is a property of the span).
-            let at = t.span().located_at(span);
+            let at = f(&t);
             if let proc_macro2::TokenTree::Group(g) = &t {
-                let mut g2 = proc_macro2::Group::new(g.delimiter(), respan(&g.stream(), span));
+                let mut g2 = proc_macro2::Group::new(g.delimiter(), map_spans(&g.stream(), f));
                 g2.set_span(at);
                 t = proc_macro2::TokenTree::Group(g2);
             } else {
