@@ -185,6 +185,17 @@ pub fn trial_times(config: &BreakerConfig, horizon: Duration) -> Vec<Duration> {
 
 /// The most trial times [`trial_times`] returns: 100 000, more than a day of one-second open
 /// periods, and more than any configuration check reads.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox::{tune, Breaker};
+/// let every_second = Breaker::builder("search")
+///     .open_for(Duration::from_secs(1))
+///     .config()
+///     .unwrap();
+/// let forever = tune::trial_times(&every_second, Duration::MAX);
+/// assert_eq!(forever.len(), tune::MAX_TRIAL_TIMES);
+/// ```
 pub const MAX_TRIAL_TIMES: usize = 100_000;
 
 #[cfg(test)]
