@@ -74,6 +74,12 @@ fn tune_answers_edge_inputs_without_panicking() {
     assert_eq!(tune::pool_size(10.0, secs(1), f64::NAN), 1);
     assert_eq!(tune::time_to_exhaust(200.0, -1.0, secs(5)), None);
     assert_eq!(tune::time_to_exhaust(200.0, f64::NAN, secs(5)), None);
+    assert_eq!(tune::time_to_exhaust(f64::NAN, 60.0, secs(5)), None);
+    // No free worker: exhausted at once.
+    assert_eq!(
+        tune::time_to_exhaust(0.0, 60.0, secs(5)),
+        Some(Duration::ZERO)
+    );
     // Huge: a demand too large to count is the largest pool, never a pool of one.
     assert_eq!(tune::pool_size(1e300, secs(1), 1.5), usize::MAX);
     assert_eq!(tune::pool_size(1e300, Duration::MAX, 1e300), usize::MAX);

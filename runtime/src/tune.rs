@@ -126,7 +126,8 @@ pub fn pool_throughput(pool: usize, wait: Duration) -> f64 {
 }
 
 /// How long until `free` workers are all held by calls arriving at `calls_per_s` that each
-/// wait `wait`; `None` when they never are (`calls_per_s × wait ≤ free`).
+/// wait `wait`; `None` when they never are (`calls_per_s × wait ≤ free`), or when a count is
+/// not a number.
 ///
 /// ```
 /// use std::time::Duration;
@@ -138,7 +139,11 @@ pub fn pool_throughput(pool: usize, wait: Duration) -> f64 {
 /// assert_eq!(time_to_exhaust(200.0, 20.0, Duration::from_secs(2)), None);
 /// ```
 pub fn time_to_exhaust(free: f64, calls_per_s: f64, wait: Duration) -> Option<Duration> {
-    if calls_per_s.is_nan() || calls_per_s <= 0.0 || workers_held(calls_per_s, wait) <= free {
+    if calls_per_s.is_nan()
+        || free.is_nan()
+        || calls_per_s <= 0.0
+        || workers_held(calls_per_s, wait) <= free
+    {
         return None;
     }
     Duration::try_from_secs_f64(free.max(0.0) / calls_per_s).ok()
