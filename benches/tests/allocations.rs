@@ -1,6 +1,8 @@
 //! No call allocates: every benchmarked path (closed, closed with a latency rule and a
 //! timeout, open refusal, forced open, bulkhead, the attributes) is run under a counting
-//! global allocator after a warm-up, and must allocate nothing.
+//! global allocator after a warm-up, and must allocate nothing; so are the other paths a user
+//! reaches (both attributes, `#[retry]`, text and `Display` keys, refusals through the
+//! attribute with and without a fallback, a full bulkhead, `call_in`, half-open).
 //!
 //! Only the measuring thread's allocations are counted: the test harness's own thread
 //! allocates while a test runs (its table of running tests), and counting every thread made
@@ -11,9 +13,11 @@ use std::cell::Cell;
 
 use std::time::Duration;
 
+use fusebox_benches::retry::attr_retry;
 use fusebox_benches::settings::*;
 use fusebox_benches::{
-    attr_adaptive, attr_breaker, attr_bulkhead, attr_keyed, attr_timed, block_on, dependency,
+    attr_adaptive, attr_both, attr_breaker, attr_bulkhead, attr_keyed, attr_keyed_display,
+    attr_keyed_host, attr_timed, block_on, dependency, Boom, Tenant,
 };
 use fusebox_runtime::{registry, Breaker, Bulkhead, State};
 
@@ -237,6 +241,153 @@ fn no_call_path_allocates() {
     let windows = adaptive.metrics().adaptive.unwrap();
     assert!(windows.changes > 0, "the limit never moved: {windows:?}");
     println!("adaptive: {} limit changes, {windows:?}", windows.changes);
+    for (case, n) in &cases {
+        println!("{case}: {n} allocations in {CALLS} calls");
+    }
+    let allocating: Vec<_> = cases.iter().filter(|(_, n)| *n > 0).collect();
+    assert!(allocating.is_empty(), "paths that allocate: {allocating:?}");
+}
+
+/// Ten calls, all failing, open it for an hour: what the two attributes below are given.
+#[fusebox::breaker(
+    name = "alloc-attr-open",
+    window_calls = 10,
+    min_calls = 10,
+    open_for = "1h"
+)]
+async fn attr_open(x: u64, fail: bool) -> Result<u64, Boom> {
+    dependency(x, fail).await
+}
+
+/// The same, its refusals answered by a fallback.
+#[fusebox::breaker(
+    name = "alloc-attr-fallback",
+    window_calls = 10,
+    min_calls = 10,
+    open_for = "1h",
+    fallback = answer_zero
+)]
+async fn attr_fallback(x: u64, fail: bool) -> Result<u64, Boom> {
+    dependency(x, fail).await
+}
+
+fn answer_zero(_: fusebox::Error<Boom>) -> Result<u64, Boom> {
+    Ok(0)
+}
+
+/// The paths a user reaches beside the benchmarked ones (issue 14: "0 allocations on every
+/// call path"): both attributes stacked, `#[retry]`, keys given as text or only `Display`,
+/// refusals through the attribute with and without a fallback, a full bulkhead's refusal,
+/// `Breaker::call_in`, and half-open admission with its refusals.
+#[test]
+fn the_other_call_paths_do_not_allocate() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _in_runtime = rt.enter();
+
+    for i in 0..10 {
+        let _ = block_on(attr_open(i, true));
+        let _ = block_on(attr_fallback(i, true));
+    }
+    assert_eq!(block_on(attr_open(0, false)), Err(Boom), "not open");
+    assert_eq!(block_on(attr_fallback(7, false)), Ok(0), "not open");
+
+    let full = Bulkhead::builder("alloc-full")
+        .pool(1)
+        .build_detached()
+        .unwrap();
+    let _held = block_on(full.acquire()).unwrap();
+    assert!(
+        block_on(full.call(dependency(0, false))).is_err(),
+        "not full"
+    );
+
+    let paired = Breaker::builder("alloc-call-in").build_detached().unwrap();
+    let pool = Bulkhead::builder("alloc-call-in")
+        .pool(POOL)
+        .build_detached()
+        .unwrap();
+
+    // Opened, then half-open for an hour: every second call is a trial, the rest refused.
+    let half = Breaker::builder("alloc-half-open")
+        .window_calls(WINDOW_CALLS)
+        .open_for(Duration::from_millis(1))
+        .half_open_pct(50)
+        .half_open_window(OPEN_LONG)
+        .build_detached()
+        .unwrap();
+    for i in 0..100 {
+        let _ = block_on(half.call(dependency(i, true)));
+    }
+    assert_eq!(half.state(), State::Open);
+    std::thread::sleep(Duration::from_millis(5));
+
+    let hosts: Vec<String> = (0..8).map(|k| format!("db-{k}.internal")).collect();
+    for k in 0..8u64 {
+        block_on(attr_keyed_host(&hosts[k as usize], k)).unwrap();
+        block_on(attr_keyed_display(Tenant(k), k)).unwrap();
+    }
+
+    let cases: Vec<(&str, usize)> = vec![
+        (
+            "#[breaker] + #[bulkhead]",
+            allocations(|i| {
+                let _ = block_on(attr_both(i));
+            }),
+        ),
+        (
+            "#[retry] + #[breaker]",
+            allocations(|i| {
+                let _ = block_on(attr_retry(i));
+            }),
+        ),
+        (
+            "#[breaker(key = host)], &str key, warm",
+            allocations(|i| {
+                let _ = block_on(attr_keyed_host(&hosts[(i % 8) as usize], i));
+            }),
+        ),
+        (
+            "#[breaker(key = tenant)], Display key, warm",
+            allocations(|i| {
+                let _ = block_on(attr_keyed_display(Tenant(i % 8), i));
+            }),
+        ),
+        (
+            "#[breaker] open refusal, Err(E::from(rejection))",
+            allocations(|i| {
+                let _ = block_on(attr_open(i, false));
+            }),
+        ),
+        (
+            "#[breaker(fallback)] open refusal",
+            allocations(|i| {
+                let _ = block_on(attr_fallback(i, false));
+            }),
+        ),
+        (
+            "full Bulkhead::call refusal",
+            allocations(|i| {
+                let _ = block_on(full.call(dependency(i, false)));
+            }),
+        ),
+        (
+            "Breaker::call_in",
+            allocations(|i| {
+                let _ = block_on(paired.call_in(&pool, dependency(i, i % 10 == 9)));
+            }),
+        ),
+        (
+            "half-open admission and refusal",
+            allocations(|i| {
+                let _ = block_on(half.call(dependency(i, false)));
+            }),
+        ),
+    ];
+    assert_eq!(half.state(), State::HalfOpen);
+    assert_eq!(block_on(attr_fallback(1, false)), Ok(0), "no longer open");
     for (case, n) in &cases {
         println!("{case}: {n} allocations in {CALLS} calls");
     }

@@ -9,15 +9,23 @@ use crate::settings::BreakerConfig;
 ///
 /// For example 20 statements/s × 2 s × 1.5 = 60.
 ///
+/// A pool has at least one slot: a product that is zero, negative or not a number (no
+/// demand) gives 1. A product too large to count (infinite included) gives `usize::MAX`, so
+/// a huge demand never reads as a small pool.
+///
 /// ```
 /// use std::time::Duration;
 /// assert_eq!(fusebox::tune::pool_size(20.0, Duration::from_secs(2), 1.5), 60);
+/// assert_eq!(fusebox::tune::pool_size(0.0, Duration::from_secs(2), 1.5), 1);
+/// assert_eq!(fusebox::tune::pool_size(1e300, Duration::MAX, 1e300), usize::MAX);
 /// ```
 pub fn pool_size(calls_per_s: f64, latency: Duration, spare: f64) -> usize {
     let n = calls_per_s * latency.as_secs_f64() * spare;
-    if n.is_finite() && n > 0.0 {
+    if n > 0.0 {
+        // `as` saturates: an infinite or huge product is `usize::MAX`.
         (n - 1e-9).ceil().max(1.0) as usize
     } else {
+        // Also NaN: every comparison with it is false.
         1
     }
 }
@@ -118,7 +126,8 @@ pub fn pool_throughput(pool: usize, wait: Duration) -> f64 {
 }
 
 /// How long until `free` workers are all held by calls arriving at `calls_per_s` that each
-/// wait `wait`; `None` when they never are (`calls_per_s × wait ≤ free`).
+/// wait `wait`; `None` when they never are (`calls_per_s × wait ≤ free`), or when a count is
+/// not a number.
 ///
 /// ```
 /// use std::time::Duration;
@@ -130,7 +139,11 @@ pub fn pool_throughput(pool: usize, wait: Duration) -> f64 {
 /// assert_eq!(time_to_exhaust(200.0, 20.0, Duration::from_secs(2)), None);
 /// ```
 pub fn time_to_exhaust(free: f64, calls_per_s: f64, wait: Duration) -> Option<Duration> {
-    if calls_per_s.is_nan() || calls_per_s <= 0.0 || workers_held(calls_per_s, wait) <= free {
+    if calls_per_s.is_nan()
+        || free.is_nan()
+        || calls_per_s <= 0.0
+        || workers_held(calls_per_s, wait) <= free
+    {
         return None;
     }
     Duration::try_from_secs_f64(free.max(0.0) / calls_per_s).ok()
@@ -157,18 +170,38 @@ pub fn time_to_exhaust(free: f64, calls_per_s: f64, wait: Duration) -> Option<Du
 /// // 0:30, 1:30, 3:30, 7:30, 15:30, 31:30, then every 30 minutes.
 /// assert_eq!(mins, [0, 1, 3, 7, 15, 31, 61, 91, 121, 151]);
 /// ```
+///
+/// The list stops at [`MAX_TRIAL_TIMES`] entries, so an endless horizon (`Duration::MAX`)
+/// returns a bounded answer instead of exhausting memory.
 pub fn trial_times(config: &BreakerConfig, horizon: Duration) -> Vec<Duration> {
     let mut out = Vec::new();
     let mut t = Duration::ZERO;
-    for n in 0u32.. {
-        t += config.open_period(n);
-        if t > horizon || config.open_period(n).is_zero() {
-            break;
+    for n in 0..MAX_TRIAL_TIMES {
+        let period = config.open_period(u32::try_from(n).unwrap_or(u32::MAX));
+        // A sum past `Duration::MAX` is past any horizon too.
+        match t.checked_add(period) {
+            Some(next) if next <= horizon && !period.is_zero() => t = next,
+            _ => break,
         }
         out.push(t);
     }
     out
 }
+
+/// The most trial times [`trial_times`] returns: 100 000, more than a day of one-second open
+/// periods, and more than any configuration check reads.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox::{tune, Breaker};
+/// let every_second = Breaker::builder("search")
+///     .open_for(Duration::from_secs(1))
+///     .config()
+///     .unwrap();
+/// let forever = tune::trial_times(&every_second, Duration::MAX);
+/// assert_eq!(forever.len(), tune::MAX_TRIAL_TIMES);
+/// ```
+pub const MAX_TRIAL_TIMES: usize = 100_000;
 
 #[cfg(test)]
 mod tests {

@@ -31,7 +31,7 @@ fn main() -> std::io::Result<()> {
         return candidates(&overrides, started);
     }
     println!(
-        "fusebox replays: six replays of outages in virtual time, real breakers and bulkheads\n"
+        "fusebox replays: seven replays of outages in virtual time, real breakers and bulkheads\n"
     );
     let replays = Replays::run(&Setup::default())?;
     let summary = replays.summary();

@@ -49,14 +49,17 @@ impl Latency {
         }
     }
 
-    /// The mean of the distribution.
+    /// The mean of the distribution (`Duration::MAX` when it is longer than a `Duration`
+    /// holds, as with a tail of `Duration::MAX`).
     pub fn mean(&self) -> Duration {
-        let body = (self.lo + self.hi).as_secs_f64() / 2.0;
+        // Halved before the sum: `lo + hi` overflows a `Duration` for the longest latencies.
+        let body = self.lo.as_secs_f64() / 2.0 + self.hi.as_secs_f64() / 2.0;
         let secs = match self.tail {
             Some((p, d)) => body * (1.0 - p) + d.as_secs_f64() * p,
             None => body,
         };
-        Duration::from_secs_f64(secs)
+        // `Duration::MAX` in seconds rounds up as an f64, past what a `Duration` holds.
+        Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
     }
 
     /// One draw.

@@ -141,7 +141,8 @@ fn slow_dependency_trips_only_the_latency_breaker() {
     );
     assert!(s.error_only.checkout_answered < 0.05);
     let trip = s.p95.trip_after.expect("trip_p95 opens");
-    assert!(trip < Duration::from_secs(5), "{trip:?}");
+    // The README's figure: opens in 0.75 s.
+    assert!(trip < Duration::from_millis(1_250), "{trip:?}");
     assert!(s.p95.utilization < 0.10, "{}", s.p95.utilization);
     assert!(s.p95.others_shed < 0.01, "{}", s.p95.others_shed);
     assert!(
@@ -230,7 +231,7 @@ fn summary_json_has_the_issue_keys() {
     }
     assert!(num("lesson.step4_all_stuck_s") > 2.5);
     assert!(v["slow"]["error_only_trip_s"].is_null());
-    assert!(num("slow.p95_trip_s") < 5.0);
+    close(num("slow.p95_trip_s"), 0.75, 0.5, "p95_trip_s");
     close(num("semian.before_pct"), 262.5, 1e-9, "before_pct");
     close(num("semian.after_pct"), 3.5, 1e-9, "after_pct");
     close(num("semian.sim_after_pct"), 3.5, 0.3, "sim_after_pct");
