@@ -1,0 +1,150 @@
+//! What `fallback = path` may name (a function of the error, or of the call's arguments and
+//! the error) and return (the value, or a future of it), and its answer as one future.
+
+use std::future::{ready, Future, Ready};
+use std::pin::Pin;
+
+use crate::error::Error;
+
+/// Marks a fallback that takes the error only: `fn(Error<E>) -> R`.
+pub struct ErrorOnly;
+/// Marks a fallback that takes the call's arguments by reference, then the error.
+pub struct WithArguments;
+
+/// What `fallback = path` may name: a function of the error alone, or of the call's arguments
+/// by reference (`&self` first for methods) and then the error, as resilience4j's fallback
+/// methods are. `Args` is the tuple of references the call site lends; the marker `M` keeps the
+/// two shapes apart and inference picks the one the function has, so a fallback of the error
+/// alone is called exactly as before.
+#[diagnostic::on_unimplemented(
+    message = "this fallback does not fit: it must take the `fusebox::Error<E>` alone, or the call's arguments by reference and then the `fusebox::Error<E>`",
+    label = "expected `fn(fusebox::Error<E>) -> R`, or e.g. `fn(&Order, fusebox::Error<E>) -> R` (`&self` first for methods), sync or async",
+    note = "the call lends its arguments in order: references and `&self` as they are, numbers, `bool` and `char` as `&u32`...; other owned arguments are moved into the call, so take them by reference in the annotated function to let the fallback see them"
+)]
+pub trait Fallback<Args, E, M> {
+    /// What the fallback returns (the value, or a future of it).
+    type Output;
+    /// Calls the fallback.
+    fn call_fallback(self, args: Args, err: Error<E>) -> Self::Output;
+}
+
+impl<F, O, E, Args> Fallback<Args, E, ErrorOnly> for F
+where
+    F: FnOnce(Error<E>) -> O,
+{
+    type Output = O;
+    #[inline]
+    fn call_fallback(self, _: Args, err: Error<E>) -> O {
+        self(err)
+    }
+}
+
+macro_rules! with_arguments {
+    ($($t:ident $a:ident $l:lifetime),+) => {
+        impl<$($l,)+ F, O, E, $($t: ?Sized),+> Fallback<($(&$l $t,)+), E, WithArguments> for F
+        where
+            F: FnOnce($(&$l $t,)+ Error<E>) -> O,
+        {
+            type Output = O;
+            #[inline]
+            fn call_fallback(self, ($($a,)+): ($(&$l $t,)+), err: Error<E>) -> O {
+                self($($a,)+ err)
+            }
+        }
+    };
+}
+
+with_arguments!(A a 'a);
+with_arguments!(A a 'a, B b 'b);
+with_arguments!(A a 'a, B b 'b, C c 'c);
+with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd);
+with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g);
+with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h);
+with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i);
+with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i, J j 'j);
+
+/// Calls a call site's fallback of either shape (see [`Fallback`]).
+#[inline]
+pub fn call_fallback<F, Args, E, M>(f: F, args: Args, err: Error<E>) -> F::Output
+where
+    F: Fallback<Args, E, M>,
+{
+    f.call_fallback(args, err)
+}
+
+/// Marks a fallback that returns the value itself.
+pub struct SyncFallback;
+/// Marks a fallback that returns a future of the value (an `async fn`).
+pub struct AsyncFallback;
+
+/// What a fallback may return: the function's return type `R`, or a future of it. The marker
+/// keeps the two impls apart; inference picks the one that fits.
+#[diagnostic::on_unimplemented(
+    message = "the fallback returns `{Self}`, but the annotated function returns `{R}`",
+    label = "a fallback must return `{R}`, or be an `async fn` returning it",
+    note = "a fallback is `fn(fusebox::Error<E>) -> R` or `async fn(fusebox::Error<E>) -> R` (optionally taking the call's arguments by reference first), where `R` is the annotated function's return type"
+)]
+pub trait FallbackReturn<R, M> {
+    /// The future the generated code awaits.
+    type Future: Future;
+    /// Turns the fallback's result into a future.
+    fn into_future(self) -> Self::Future;
+    /// That future's output as `R` (it is `R`: the identity, named so the answer's type is
+    /// `R` even where the bound is not met, see [`fallback_answer`]).
+    fn output(out: <Self::Future as Future>::Output) -> R;
+}
+
+impl<R> FallbackReturn<R, SyncFallback> for R {
+    type Future = Ready<R>;
+    fn into_future(self) -> Ready<R> {
+        ready(self)
+    }
+    fn output(out: R) -> R {
+        out
+    }
+}
+
+impl<R, F: Future<Output = R>> FallbackReturn<R, AsyncFallback> for F {
+    type Future = F;
+    fn into_future(self) -> F {
+        self
+    }
+    fn output(out: R) -> R {
+        out
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a fallback's answer, resolving to the annotated function's return type.
+    pub struct FallbackAnswer<F, O, R> {
+        #[pin]
+        fut: F,
+        output: fn(O) -> R,
+    }
+}
+
+impl<F: Future<Output = O>, O, R> Future for FallbackAnswer<F, O, R> {
+    type Output = R;
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<R> {
+        let this = self.project();
+        let output = *this.output;
+        this.fut.poll(cx).map(output)
+    }
+}
+
+/// The fallback's answer as a future of exactly `R`, whichever [`FallbackReturn`] it is: a
+/// fallback of the wrong type is one unmet bound here, not a second "mismatched types" (or
+/// "is not a future") where the generated code uses the answer.
+///
+/// A named future rather than an `async fn`: the generated future then holds a type that is
+/// `Send` field by field (`Ready<R>` and a fn pointer for a sync fallback). An `async fn`'s
+/// opaque future had its `Send` re-proved with lifetimes erased, which failed for every `R`
+/// that borrows (`Result<&'static str, E>`): such an annotated fn could not be spawned.
+pub fn fallback_answer<R, M, T: FallbackReturn<R, M>>(
+    answer: T,
+) -> FallbackAnswer<T::Future, <T::Future as Future>::Output, R> {
+    FallbackAnswer {
+        fut: answer.into_future(),
+        output: T::output,
+    }
+}
