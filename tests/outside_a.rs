@@ -10,13 +10,8 @@ use fusebox::call::{Completion, Outcome};
 use fusebox::{breaker, bulkhead, registry, Breaker, Error, Rejection, State};
 use tokio::time::advance;
 
-const fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-const fn secs(n: u64) -> Duration {
-    Duration::from_secs(n)
-}
+mod common;
+use common::{ms, secs};
 
 /// A client's error: the dependency failing, answering "not found", or a request refused
 /// before it was sent.

@@ -12,9 +12,8 @@ use std::time::Duration;
 use fusebox::retry::Retry;
 use fusebox::{breaker, bulkhead, registry, retry, Error, Rejection, State};
 
-const fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
+mod common;
+use common::ms;
 
 /// A dependency's error as a client writes it.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,9 +11,8 @@ use std::time::Duration;
 use fusebox::{breaker, bulkhead, registry, Error, Rejection, State};
 use tokio::time::advance;
 
-const fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
+mod common;
+use common::ms;
 
 #[derive(Debug, Clone, PartialEq)]
 enum DepError {

@@ -16,13 +16,8 @@ use fusebox::{breaker, bulkhead, registry, Breaker, Bulkhead, Error, Rejection, 
 use tokio::sync::Notify;
 use tokio::time::advance;
 
-const fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-const fn secs(n: u64) -> Duration {
-    Duration::from_secs(n)
-}
+mod common;
+use common::{ms, secs};
 
 /// A client's error as a service writes one.
 #[derive(Debug, Clone, PartialEq)]

@@ -27,13 +27,8 @@ use fusebox::{breaker, bulkhead, registry, Breaker, Bulkhead, Error, Rejection, 
 use tokio::time::advance;
 use tower::{service_fn, Layer, Service, ServiceExt};
 
-const fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-const fn secs(n: u64) -> Duration {
-    Duration::from_secs(n)
-}
+mod common;
+use common::{ms, secs};
 
 /// A dependency's error, the way a client writes one.
 #[derive(Debug, Clone, PartialEq)]

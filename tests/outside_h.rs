@@ -6,13 +6,8 @@ use std::time::Duration;
 
 use fusebox::{tune, Breaker};
 
-const fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-const fn secs(n: u64) -> Duration {
-    Duration::from_secs(n)
-}
+mod common;
+use common::{ms, secs};
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)

@@ -1,7 +1,19 @@
 //! Shared by the attribute tests: a dependency error type the way a service writes one.
 #![allow(dead_code)]
 
+use std::time::Duration;
+
 use fusebox::Rejection;
+
+/// `n` milliseconds: durations in tests read as they are written.
+pub const fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// `n` seconds.
+pub const fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
 
 /// What a client of a dependency returns.
 #[derive(Debug, Clone, PartialEq)]
