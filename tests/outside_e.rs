@@ -226,23 +226,25 @@ async fn half_open_admits_its_share_evenly_and_the_first_call_first() {
     assert_eq!(b.state(), State::Closed, "25 trials, all fine");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn half_open_calls_admits_no_more_than_its_cap_to_a_hundred_concurrent_callers() {
-    let b = Breaker::builder("oe-stampede")
-        .window_calls(2)
-        .min_calls(2)
-        .open_for(ms(100))
-        .half_open_calls(3)
-        .build()
-        .unwrap();
+/// `n` callers of a half-open breaker at once: `b` is tripped (its window of 2 failed calls
+/// opens it for 100 ms), then every task calls together; an admitted call counts itself in
+/// `entered` and waits at `gate` until [`release`].
+struct Stampede {
+    entered: Arc<AtomicU32>,
+    gate: Arc<Notify>,
+    tasks: Vec<tokio::task::JoinHandle<Result<(), Error<DepError>>>>,
+}
+
+async fn stampede(b: &Breaker, n: usize) -> Stampede {
     for _ in 0..2 {
-        let _ = call_for(&b, Duration::ZERO, false).await;
+        let _ = call_for(b, Duration::ZERO, false).await;
     }
+    // Real time: a multi-thread runtime cannot be paused; 150 ms is past the 100 ms open.
     tokio::time::sleep(ms(150)).await;
     let entered = Arc::new(AtomicU32::new(0));
     let gate = Arc::new(Notify::new());
-    let start = Arc::new(tokio::sync::Barrier::new(100));
-    let tasks: Vec<_> = (0..100)
+    let start = Arc::new(tokio::sync::Barrier::new(n));
+    let tasks = (0..n)
         .map(|_| {
             let (b, entered, gate, start) =
                 (b.clone(), entered.clone(), gate.clone(), start.clone());
@@ -257,6 +259,36 @@ async fn half_open_calls_admits_no_more_than_its_cap_to_a_hundred_concurrent_cal
             })
         })
         .collect();
+    Stampede {
+        entered,
+        gate,
+        tasks,
+    }
+}
+
+/// Lets every admitted call of a [`stampede`] finish (the trials may still be on their way to
+/// the gate), until every task has.
+async fn release<T>(gate: &Notify, tasks: &[tokio::task::JoinHandle<T>]) {
+    while tasks.iter().filter(|t| t.is_finished()).count() < tasks.len() {
+        gate.notify_waiters();
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn half_open_calls_admits_no_more_than_its_cap_to_a_hundred_concurrent_callers() {
+    let b = Breaker::builder("oe-stampede")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(ms(100))
+        .half_open_calls(3)
+        .build()
+        .unwrap();
+    let Stampede {
+        entered,
+        gate,
+        tasks,
+    } = stampede(&b, 100).await;
     // Every caller has asked once the 97 refusals are in.
     while b.metrics().rejected < 97 {
         tokio::task::yield_now().await;
@@ -265,11 +297,7 @@ async fn half_open_calls_admits_no_more_than_its_cap_to_a_hundred_concurrent_cal
     while b.metrics().rejected_by_reason.half_open < 97 {
         tokio::task::yield_now().await;
     }
-    // Release the three trials (they may still be on their way to `notified`).
-    while tasks.iter().filter(|t| t.is_finished()).count() < 100 {
-        gate.notify_waiters();
-        tokio::task::yield_now().await;
-    }
+    release(&gate, &tasks).await;
     let mut ok = 0;
     for t in tasks {
         ok += usize::from(t.await.unwrap().is_ok());
@@ -1760,28 +1788,11 @@ async fn a_half_open_share_lets_no_stampede_through() {
         .half_open_window(secs(30))
         .build()
         .unwrap();
-    for _ in 0..2 {
-        let _ = call_for(&b, Duration::ZERO, false).await;
-    }
-    tokio::time::sleep(ms(150)).await;
-    let entered = Arc::new(AtomicU32::new(0));
-    let gate = Arc::new(Notify::new());
-    let start = Arc::new(tokio::sync::Barrier::new(200));
-    let tasks: Vec<_> = (0..200)
-        .map(|_| {
-            let (b, entered, gate, start) =
-                (b.clone(), entered.clone(), gate.clone(), start.clone());
-            tokio::spawn(async move {
-                start.wait().await;
-                b.call(async {
-                    entered.fetch_add(1, SeqCst);
-                    gate.notified().await;
-                    Ok::<(), DepError>(())
-                })
-                .await
-            })
-        })
-        .collect();
+    let Stampede {
+        entered,
+        gate,
+        tasks,
+    } = stampede(&b, 200).await;
     while b.metrics().rejected + u64::from(entered.load(SeqCst)) < 200 {
         tokio::task::yield_now().await;
     }
@@ -1790,10 +1801,7 @@ async fn a_half_open_share_lets_no_stampede_through() {
         (1..=10).contains(&n),
         "5 % of 200 concurrent callers, got {n}"
     );
-    while tasks.iter().filter(|t| t.is_finished()).count() < 200 {
-        gate.notify_waiters();
-        tokio::task::yield_now().await;
-    }
+    release(&gate, &tasks).await;
 }
 
 #[breaker(name = "oe-static-site", window_calls = 2, min_calls = 2)]
