@@ -270,6 +270,29 @@ async fn scenario(
         "{ramp}"
     );
 
+    // A force with an expiry says when it lapses, beside the state it forces.
+    let lapsing = fusebox::Breaker::builder("page-test-lapsing")
+        .build()
+        .unwrap();
+    lapsing.force_open_for(Duration::from_secs(600));
+    let row = r#"tr[data-name="page-test-lapsing"]"#;
+    wait(&c, &format!("{row} .expires")).await;
+    assert_eq!(text_of(&c, &format!("{row} .state")).await, "forced open");
+    let ends = text_of(&c, &format!("{row} .expires")).await;
+    assert!(
+        ends == "ends in 10 m 0 s" || (ends.starts_with("ends in 9 m ") && ends.ends_with(" s")),
+        "{ends}"
+    );
+    assert!(
+        c.find_all(Locator::Css(
+            r#"tr[data-name="page-test-ramping"] .expires"#
+        ))
+        .await
+        .unwrap()
+        .is_empty(),
+        "no expiry shown for a breaker that is not forced"
+    );
+
     // At 1280 px the breakers' table fits without a horizontal scroll bar, long names and all.
     let fits = c
         .execute(

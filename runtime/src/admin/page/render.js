@@ -158,6 +158,10 @@ function breakerRow(b, keyed) {
   if (b.state === 'forced_closed') {
     c[1].append(el('span', 'small recording', b.recording === false ? 'recording nothing' : 'recording'));
   }
+  // A force given an expiry (`?for=10m`) says when it lapses: the breaker goes back on its own.
+  if (typeof b.force_expires_in_s === 'number') {
+    c[1].append(el('span', 'small expires', 'ends in ' + duration(b.force_expires_in_s)));
+  }
   c[2].textContent = duration(b.time_in_state_s);
   const r = rates.get(b.name);
   const rated = r && r.perSec !== null;
