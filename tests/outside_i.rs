@@ -310,12 +310,14 @@ async fn run(variant: Variant) -> Run {
         ),
     ];
 
+    // Each moment is read before the change, so whatever a request saw of the change, it
+    // saw after that moment (the task may lose the CPU between the two on a loaded machine).
     sleep_until(t0 + HEALTHY).await;
-    delay.store(8_000, Relaxed);
     let slow_at = t0.elapsed();
+    delay.store(8_000, Relaxed);
     sleep_until(t0 + HEALTHY + SLOW_FOR).await;
-    delay.store(20, Relaxed);
     let healed_at = t0.elapsed();
+    delay.store(20, Relaxed);
     // Until all of checkout's traffic is back (closed, ramp over) and a second more, or the
     // issue's 15 s.
     let mut back_since = None;
@@ -407,11 +409,15 @@ async fn check(variant: Variant) {
         None => Vec::new(),
     };
     let open_took = |p| percentile(while_open.iter().map(|c| c.took).collect(), p);
-    let open_fast = while_open.iter().filter(|c| c.took <= ms(250)).count();
-    let open_email = while_open
+    let open_fast = while_open
         .iter()
-        .filter(|c| c.body.as_deref() == Some("email"))
+        .filter(|c| c.took <= ms(250) && c.body.as_deref() == Some("email"))
         .count();
+    let open_verified: Vec<(Duration, Duration)> = while_open
+        .iter()
+        .filter(|c| c.body.as_deref() == Some("verified"))
+        .map(|c| (c.sent, c.took))
+        .collect();
     let since = |t: Option<Duration>, from: Duration| t.map(|t| t.saturating_sub(from));
     let to_open = since(opened, r.slow_at);
     let to_close = since(closed, r.healed_at);
@@ -426,7 +432,7 @@ async fn check(variant: Variant) {
          verified again {to_verified:?}, closed {to_close:?}, all traffic back {:?}, \
          relapses {relapses}\n  /orders: {orders_ok}/{} answered ({} sent), p99 {orders_p99:?}, \
          max {orders_max:?}\n  /checkout: {checkouts_ok}/{} answered ({} sent): {} verified, \
-         {} by email; while open: {}/{} fast (<= 250 ms), {open_email} by email, p50 {:?} \
+         {} by email; while open: {}/{} by email within 250 ms, verified (sent, took) {open_verified:?}, p50 {:?} \
          p99 {:?} max {:?}\n  states: {:?}",
         all_back.saturating_sub(r.healed_at),
         r.orders.len(),
@@ -450,6 +456,18 @@ async fn check(variant: Variant) {
             .all(|(t, s)| *t >= r.slow_at || *s == State::Closed),
         "{what}: left closed while healthy: {:?}",
         r.states
+    );
+    let healthy: Vec<&Sample> = r
+        .checkouts
+        .iter()
+        .filter(|c| c.answered() < r.slow_at)
+        .collect();
+    assert!(
+        healthy.len() >= 100
+            && healthy
+                .iter()
+                .all(|c| c.body.as_deref() == Some("verified")),
+        "{what}: not every checkout verified while healthy"
     );
     // The bulkhead saves /orders: every one answered, quickly, through the whole run.
     assert_eq!(
@@ -480,14 +498,10 @@ async fn check(variant: Variant) {
         "{what}: {} checkouts while open",
         while_open.len()
     );
-    assert_eq!(
-        open_email,
-        while_open.len(),
-        "{what}: a checkout verified while open"
-    );
+    // (A probe may still get the dependency's 8 s answer within its trial timeout.)
     assert!(
         open_fast * 100 >= while_open.len() * 95,
-        "{what}: {open_fast}/{} checkouts answered within 250 ms while open",
+        "{what}: {open_fast}/{} checkouts answered by the fallback within 250 ms while open",
         while_open.len()
     );
     // Back within 15 s of the healing: a real verification, and the breaker closed.
