@@ -352,10 +352,10 @@ fn refused<F, T, E>(core: &Core, mut fut: Pin<&mut Option<F>>, r: Rejection) -> 
 
 /// Admitted by the breaker, refused by a full bulkhead: recorded as such (never a failure).
 fn refused_by_bulkhead(core: &Core, bulkhead: &Option<&Bulkhead>, permit: Permit<'_>) {
-    // Every slot held by one of our calls already slow: the refusal is slowness the window
-    // would otherwise never see (issue 26, derived slow rule only).
+    // Every slot held by one of our calls already slow, or just handed on by one: the refusal
+    // is slowness the window would otherwise never see (issue 26, derived slow rule only).
     let behind_slow = permit.config().settings().refusals_count_as_slow()
-        && bulkhead.is_some_and(|b| core.slow_in_flight() >= b.pool() as u64);
+        && bulkhead.is_some_and(|b| core.full_behind_slow(b.pool()));
     permit.finish(if behind_slow {
         Ended::FullBehindSlow
     } else {

@@ -110,6 +110,10 @@ pub(crate) struct Core {
     /// (`Core::trial_slow_bound`). Written under `rare`'s lock as states are entered; read by
     /// a trial as it ends. In what was `slow_in_flight`'s padding.
     pub(super) slow_episode: AtomicBool,
+    /// Whether this breaker's last call to end was slow (or timed out); written only under
+    /// the slow rule derived from `timeout`. A full bulkhead whose slots slow calls just
+    /// handed on to fresh ones refuses for slowness too (issue 26). In the same padding.
+    ended_slow: AtomicBool,
     pub(crate) window: Window,
     /// A candidate configuration judged beside this one (issue 29, `shadow.rs`).
     pub(crate) shadow: ShadowSlot,
@@ -154,6 +158,7 @@ impl Core {
             events,
             slow_in_flight: AtomicU32::new(0),
             slow_episode: AtomicBool::new(false),
+            ended_slow: AtomicBool::new(false),
             shadow: ShadowSlot::default(),
             live: Live::new(),
         }
@@ -230,14 +235,27 @@ impl Core {
         self.slow_in_flight.fetch_sub(1, Relaxed);
     }
 
-    /// This breaker's calls in flight already marked slow.
     /// Whether the breaker opened on slowness alone and has not closed since.
     pub(crate) fn slow_episode(&self) -> bool {
         self.slow_episode.load(Relaxed)
     }
 
-    pub(crate) fn slow_in_flight(&self) -> u64 {
-        u64::from(self.slow_in_flight.load(Relaxed))
+    /// This breaker's last call to end was slow or not (derived slow rule only). Written
+    /// only when it changes, so calls of a steady dependency only read it.
+    pub(super) fn ended_slow(&self, slow: bool) {
+        if self.ended_slow.load(Relaxed) != slow {
+            self.ended_slow.store(slow, Relaxed);
+        }
+    }
+
+    /// Whether a full bulkhead of `pool` slots refuses because of this breaker's slowness:
+    /// every slot holds one of its calls already past the slow bound, or its last call to
+    /// end was slow. The second covers the second after slow calls time out: their slots go
+    /// to fresh calls not yet past the bound, and the refusals then stopped counting, so
+    /// behind a pool of 5 the timeout alone opened at 2 s or a second later depending on a
+    /// few calls (3.1 s at 45 calls a second; issue 26's real run).
+    pub(crate) fn full_behind_slow(&self, pool: usize) -> bool {
+        u64::from(self.slow_in_flight.load(Relaxed)) >= pool as u64 || self.ended_slow.load(Relaxed)
     }
 
     pub(super) fn rejection(&self, state: State, retry_in: Option<Duration>) -> Rejection {

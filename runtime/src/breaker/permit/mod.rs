@@ -39,8 +39,8 @@ pub(crate) enum Outcome {
     /// Admitted by the breaker, then refused by a full bulkhead: never ran.
     BulkheadFull,
     /// Refused by a full bulkhead whose every slot held one of this breaker's calls already
-    /// past the slow bound: counted as a slow call (only under a slow rule derived from
-    /// `timeout`, see `Settings::refusals_count_as_slow`).
+    /// past the slow bound, or right after its last call ended slow: counted as a slow call
+    /// (only under a slow rule derived from `timeout`, see `Settings::refusals_count_as_slow`).
     FullBehindSlow,
 }
 
@@ -330,6 +330,9 @@ impl<'a> Permit<'a> {
             || self.config().slow().is_some_and(|r| latency >= r.bound);
         if !self.counted_slow && slow {
             bump(&core.counters.slow);
+        }
+        if self.config().settings().refusals_count_as_slow() {
+            core.ended_slow(slow);
         }
         if !self.is_current() {
             return;
