@@ -133,3 +133,59 @@ async fn hints_are_honoured_and_hold_the_breaker_open() {
     assert_eq!(svc.oneshot(0).await, Err(Error::Failed(400)));
     assert_eq!(calls.load(SeqCst), 3);
 }
+
+/// An error the breaker's classifier calls a success (a 404) or ignores (a malformed request)
+/// is the caller's answer: the layer does not retry it, nor read a hint from it, as
+/// `#[retry]` does not; a counted failure is retried.
+#[tokio::test(start_paused = true)]
+async fn errors_the_breaker_does_not_count_are_not_retried() {
+    use fusebox_runtime::tower::Classified;
+    use fusebox_runtime::Outcome;
+    fn classify(r: &Result<u32, u16>) -> Outcome {
+        match r {
+            Ok(_) | Err(404) => Outcome::Success,
+            Err(400) => Outcome::Ignored,
+            Err(_) => Outcome::Failure,
+        }
+    }
+    fn any(_: &u16) -> bool {
+        true
+    }
+    fn hint(_: &u16) -> Option<std::time::Duration> {
+        Some(std::time::Duration::from_secs(1))
+    }
+    let calls = Arc::new(AtomicU32::new(0));
+    let seen = calls.clone();
+    let svc = ServiceBuilder::new()
+        .layer(
+            RetryLayer::new(
+                Retry::builder("tower-retry-counted")
+                    .attempts(3)
+                    .build()
+                    .unwrap(),
+            )
+            .hints(any, hint),
+        )
+        .layer(
+            BreakerLayer::new(Breaker::builder("tower-retry-counted").min_calls(100))
+                .unwrap()
+                .failure(Classified(classify as fn(&Result<u32, u16>) -> Outcome)),
+        )
+        .service(service_fn(move |code: u16| {
+            seen.fetch_add(1, SeqCst);
+            async move { Err::<u32, u16>(code) }
+        }));
+    for (code, attempts) in [(404, 1), (400, 1), (503, 3)] {
+        calls.store(0, SeqCst);
+        assert_eq!(svc.clone().oneshot(code).await, Err(Error::Failed(code)));
+        assert_eq!(calls.load(SeqCst), attempts, "{code}");
+        let b = registry().breaker("tower-retry-counted").unwrap();
+        if code != 503 {
+            assert_eq!(
+                b.state(),
+                State::Closed,
+                "no hint read from an uncounted {code}"
+            );
+        }
+    }
+}

@@ -59,10 +59,13 @@ impl<T: Send + 'static, E: Send + 'static> BreakerFuture<T, E> {
                 let core = &breaker.0;
                 match crate::breaker::run_classified(core, bulkhead.as_ref(), call, judged).await {
                     Completion::Ok(v) => Ok(v),
-                    // An error not counted is still the caller's answer, as a counted one is.
-                    Completion::Ignored(e) | Completion::Failed(Error::Failed(e)) => {
+                    // An error not counted is still the caller's answer, as a counted one is;
+                    // a retry around this layer is told not to try it again.
+                    Completion::Ignored(e) => {
+                        crate::tower::retry::counted::report_uncounted();
                         Err(Error::Failed(e))
                     }
+                    Completion::Failed(Error::Failed(e)) => Err(Error::Failed(e)),
                     Completion::Failed(Error::Rejected(r)) => Err(Error::Rejected(r)),
                 }
             }),

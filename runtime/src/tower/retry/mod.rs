@@ -1,6 +1,7 @@
 //! `RetryLayer`: a [`Retry`](crate::retry::Retry) around a breaker's service, on the same
 //! budgets as every other retry of its name.
 
+pub(crate) mod counted;
 mod layer;
 mod service;
 

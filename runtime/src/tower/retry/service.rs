@@ -7,6 +7,7 @@ use std::task::{Context, Poll};
 
 use tower_service::Service;
 
+use super::counted;
 use super::layer::RetryHints;
 use crate::error::Error;
 use crate::registry::registry;
@@ -53,24 +54,32 @@ where
                     .breaker(retry.name())
                     .is_some_and(|b| b.hold_open(d))
             };
-            retry
-                .run_hinted(
-                    move || {
-                        let first = ready.take();
-                        let mut svc = first.clone().unwrap_or_else(|| spare.clone());
-                        let req = req.clone();
-                        async move {
-                            if first.is_none() {
-                                poll_fn(|cx| svc.poll_ready(cx)).await?;
-                            }
-                            svc.call(req).await
+            // An error the breaker below did not count (`counted`) is neither retried nor
+            // read for a hint, as with `#[retry]`.
+            let attempts = retry.run_hinted(
+                move || {
+                    let first = ready.take();
+                    let mut svc = first.clone().unwrap_or_else(|| spare.clone());
+                    let req = req.clone();
+                    async move {
+                        counted::clear();
+                        if first.is_none() {
+                            poll_fn(|cx| svc.poll_ready(cx)).await?;
                         }
-                    },
-                    |e| hints.retry_on(e),
-                    |e| hints.retry_after(e),
-                    hold,
-                )
-                .await
+                        svc.call(req).await
+                    }
+                },
+                |e| !counted::uncounted() && hints.retry_on(e),
+                |e| {
+                    if counted::uncounted() {
+                        None
+                    } else {
+                        hints.retry_after(e)
+                    }
+                },
+                hold,
+            );
+            counted::scope(attempts).await
         })
     }
 }
