@@ -8,7 +8,7 @@ use std::sync::Arc;
 use fusebox_runtime::retry::{BudgetConfig, Retry};
 use fusebox_runtime::tower::{BreakerLayer, RetryLayer};
 use fusebox_runtime::{registry, Breaker, Error, Rejection, State};
-use tower::{service_fn, ServiceBuilder, ServiceExt};
+use tower::{service_fn, Layer, ServiceBuilder, ServiceExt};
 
 fn counting(
     calls: &Arc<AtomicU32>,
@@ -188,4 +188,46 @@ async fn errors_the_breaker_does_not_count_are_not_retried() {
             );
         }
     }
+}
+
+/// The verdict is the outer breaker's: a service that calls another breaker inside (an
+/// uncounted 404 there) and fails its own call (counted here) is retried.
+#[tokio::test(start_paused = true)]
+async fn the_breaker_the_retry_wraps_has_the_last_word() {
+    use fusebox_runtime::tower::Classified;
+    use fusebox_runtime::Outcome;
+    fn classify(r: &Result<u32, u16>) -> Outcome {
+        match r {
+            Ok(_) | Err(404) => Outcome::Success,
+            Err(_) => Outcome::Failure,
+        }
+    }
+    let inner = BreakerLayer::new(Breaker::builder("tower-retry-inner").min_calls(100))
+        .unwrap()
+        .failure(Classified(classify as fn(&Result<u32, u16>) -> Outcome))
+        .layer(service_fn(|_: u32| async { Err::<u32, u16>(404) }));
+    let calls = Arc::new(AtomicU32::new(0));
+    let seen = calls.clone();
+    let svc = ServiceBuilder::new()
+        .layer(RetryLayer::new(
+            Retry::builder("tower-retry-outer")
+                .attempts(3)
+                .build()
+                .unwrap(),
+        ))
+        .layer(BreakerLayer::new(Breaker::builder("tower-retry-outer").min_calls(100)).unwrap())
+        .service(service_fn(move |x: u32| {
+            seen.fetch_add(1, SeqCst);
+            let inner = inner.clone();
+            async move {
+                // The lookup's 404 is no failure there; here it fails the request (a 502).
+                inner.oneshot(x).await.map_err(|_| 502u16)
+            }
+        }));
+    assert_eq!(svc.oneshot(1).await, Err(Error::Failed(502)));
+    assert_eq!(
+        calls.load(SeqCst),
+        3,
+        "a counted failure of the outer breaker: retried"
+    );
 }

@@ -12,6 +12,7 @@ use crate::breaker::Completion;
 use crate::bulkhead::Bulkhead;
 use crate::error::Error;
 use crate::tower::classify::Classify;
+use crate::tower::retry::counted;
 
 type Boxed<T, E> = Pin<Box<dyn Future<Output = Result<T, Error<E>>> + Send>>;
 
@@ -60,12 +61,16 @@ impl<T: Send + 'static, E: Send + 'static> BreakerFuture<T, E> {
                 match crate::breaker::run_classified(core, bulkhead.as_ref(), call, judged).await {
                     Completion::Ok(v) => Ok(v),
                     // An error not counted is still the caller's answer, as a counted one is;
-                    // a retry around this layer is told not to try it again.
+                    // a retry around this layer is told which it was (this breaker ends after
+                    // any the inner service called, so its word is the last).
                     Completion::Ignored(e) => {
-                        crate::tower::retry::counted::report_uncounted();
+                        counted::report(false);
                         Err(Error::Failed(e))
                     }
-                    Completion::Failed(Error::Failed(e)) => Err(Error::Failed(e)),
+                    Completion::Failed(Error::Failed(e)) => {
+                        counted::report(true);
+                        Err(Error::Failed(e))
+                    }
                     Completion::Failed(Error::Rejected(r)) => Err(Error::Rejected(r)),
                 }
             }),

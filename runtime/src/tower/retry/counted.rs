@@ -15,7 +15,8 @@ use std::cell::Cell;
 use std::future::Future;
 
 tokio::task_local! {
-    /// Set by a breaker's future whose call ended with an error it did not count.
+    /// Set by a breaker's future whose call ended with an error it did not count; the last
+    /// breaker to end (the one the retry wraps) has the last word.
     static UNCOUNTED: Cell<bool>;
 }
 
@@ -29,10 +30,10 @@ pub(crate) fn clear() {
     let _ = UNCOUNTED.try_with(|c| c.set(false));
 }
 
-/// A breaker's call ended with an error it did not count (excluded or ignored). Outside a
-/// retry's scope it does nothing.
-pub(crate) fn report_uncounted() {
-    let _ = UNCOUNTED.try_with(|c| c.set(true));
+/// A breaker's call ended with an error, `counted` as a failure or not (excluded or
+/// ignored). Outside a retry's scope it does nothing.
+pub(crate) fn report(counted: bool) {
+    let _ = UNCOUNTED.try_with(|c| c.set(!counted));
 }
 
 /// Whether the attempt that just ended reported an uncounted error.
