@@ -20,7 +20,7 @@ use axum::Router;
 use fusebox::call::Outcome;
 use fusebox::retry::{Backoff, Retry};
 use fusebox::tower::{BreakerLayer, Classified, RetryLayer};
-use fusebox::{breaker, registry, retry, Breaker, Error, Rejection, State};
+use fusebox::{breaker, bulkhead, registry, retry, Breaker, Error, Rejection, State};
 use reqwest::Client;
 use tokio::net::TcpListener;
 use tower::{service_fn, ServiceBuilder, ServiceExt};
@@ -170,7 +170,7 @@ fn client() -> Client {
 enum Answer {
     /// The dependency's status.
     Dep(u16),
-    /// The fallback, for a refusal.
+    /// The fallback, for a refusal (open breaker, full bulkhead).
     Refused,
     /// The fallback, for a counted failure (after the retries gave up).
     Failed,
@@ -178,7 +178,7 @@ enum Answer {
 
 fn degraded(e: Error<HttpError>) -> Result<Answer, HttpError> {
     Ok(match e {
-        Error::Rejected(Rejection::Open { .. }) => Answer::Refused,
+        Error::Rejected(Rejection::Open { .. } | Rejection::Full { .. }) => Answer::Refused,
         _ => Answer::Failed,
     })
 }
@@ -229,23 +229,24 @@ async fn banned(client: &Client, url: &str) -> Result<Answer, HttpError> {
 }
 
 /// The dependency answers `503` with `Retry-After: 2` for two seconds (from 1 s to 3 s into
-/// the test), under 200 calls a second from as many tasks. The first `503` holds the breaker
+/// the test), under 300 calls a second from as many tasks. The first `503` holds the breaker
 /// open for the 2 s it asked for: the dependency receives no call during them (only the
 /// requests already on the wire when the first answer came); every caller meanwhile gets the
 /// fallback at once, never retried; then calls resume and the breaker closes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_after_holds_the_breaker_open_under_real_load() {
+    // Every answer takes 40 ms: about a dozen calls are in flight when the first 503 lands.
     let (up, base) = Upstream::start(|at, _| {
         if at >= ms(1000) && at < ms(3000) {
-            (503, Some(2), Duration::ZERO)
+            (503, Some(2), ms(40))
         } else {
-            (200, None, Duration::ZERO)
+            (200, None, ms(40))
         }
     })
     .await;
     let http = client();
     let url = format!("{base}/ban");
-    let calls = open_loop(&up, 200, ms(5000), || {
+    let calls = open_loop(&up, 300, ms(5000), || {
         let (http, url) = (http.clone(), url.clone());
         async move { banned(&http, &url).await }
     })
@@ -271,6 +272,10 @@ async fn retry_after_holds_the_breaker_open_under_real_load() {
     );
     // Calls resume once the hold lapses: trials, then all traffic.
     let resumed = up.hits_between("/ban", ms(3000), ms(5000)).len();
+    eprintln!(
+        "oj-ban: first 503 at {first:?}, {} told, {resumed} calls in the 2 s after",
+        told.len()
+    );
     assert!(
         resumed >= 150,
         "calls resumed after the hold: {resumed} of ~400"
@@ -358,6 +363,10 @@ async fn a_long_hint_holds_the_breaker_only_up_to_its_cap() {
     let back = up
         .hits_between("/cap", first + ms(1000), first + ms(2000))
         .len();
+    eprintln!(
+        "oj-cap: first 429 at {first:?}, {} told, {back} calls in the second after the cap",
+        told.len()
+    );
     assert!(back >= 50, "calls resumed after the cap: {back}");
     assert_eq!(registry().breaker("oj-cap").unwrap().state(), State::Closed);
     for (at, took, r) in &calls {
@@ -458,6 +467,9 @@ async fn a_slow_dependency_gets_retries_only_within_the_budget() {
         "the dependency received {received}, {rm:?}"
     );
     let per_request = received as f64 / calls as f64;
+    eprintln!(
+        "oj-slow-read: {calls} requests, {received} received ({per_request:.2} each), {rm:?}"
+    );
     assert!(
         per_request <= 1.35,
         "{per_request:.2} calls per request (3 without a budget)"
@@ -467,6 +479,120 @@ async fn a_slow_dependency_gets_retries_only_within_the_budget() {
     assert_eq!(
         b.timed_out, rm.attempts,
         "each attempt a call of the breaker"
+    );
+}
+
+#[retry(attempts = 3, idempotent, total = "1200ms", budget = 100)]
+#[breaker(
+    name = "oj-deadline",
+    timeout = "500ms",
+    window_calls = 1000,
+    min_calls = 1000
+)]
+async fn within_deadline(client: &Client, url: &str) -> Result<u16, HttpError> {
+    get(client, url).await
+}
+
+/// `total` under real load: with 500 ms attempts and a 1.2 s deadline, a second attempt fits
+/// and a third never starts (it could not end in time), whatever the budget allows: the
+/// dependency (answering in 3 s) receives at most two calls per request and every caller has
+/// its answer within the deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_attempt_starts_that_could_not_end_before_the_deadline() {
+    let (up, base) = Upstream::start(|_, _| (200, None, secs(3))).await;
+    let http = client();
+    let url = format!("{base}/deadline");
+    let calls = open_loop(&up, 40, ms(2000), || {
+        let (http, url) = (http.clone(), url.clone());
+        async move { within_deadline(&http, &url).await }
+    })
+    .await;
+    tokio::time::sleep(ms(300)).await;
+    let received = up.count("/deadline");
+    let m = fusebox::metrics();
+    let rm = m.retry("oj-deadline").unwrap();
+    eprintln!(
+        "oj-deadline: {} requests, {received} received, {rm:?}",
+        calls.len()
+    );
+    assert!(
+        received <= 2 * calls.len(),
+        "{received} calls for {} requests",
+        calls.len()
+    );
+    assert!(
+        rm.retries >= calls.len() as u64 / 2,
+        "a second attempt fits: {rm:?}"
+    );
+    for (at, took, r) in &calls {
+        assert!(timed_out(r), "{r:?}");
+        // The deadline, plus a scheduler's slack on a loaded machine.
+        assert!(*took < ms(1400), "answered after {took:?} (call at {at:?})");
+    }
+}
+
+#[retry(attempts = 3, budget = 100)]
+#[breaker(name = "oj-pool", timeout = "1s", window_calls = 20, fallback = degraded)]
+#[bulkhead(pool = 4)]
+async fn pooled(client: &Client, url: &str) -> Result<Answer, HttpError> {
+    get(client, url).await.map(Answer::Dep)
+}
+
+/// A full bulkhead is never retried and never a failure: a healthy dependency that takes
+/// 200 ms, behind a pool of 4, under 100 calls a second. It never has more than 4 calls at
+/// once, the calls the pool refuses get the fallback at once, no retry is ever asked of the
+/// budget, and the breaker stays closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_bulkhead_is_never_retried() {
+    let (up, base) = Upstream::start(|_, _| (200, None, ms(200))).await;
+    let http = client();
+    let url = format!("{base}/pool");
+    let calls = open_loop(&up, 100, ms(2000), || {
+        let (http, url) = (http.clone(), url.clone());
+        async move { pooled(&http, &url).await }
+    })
+    .await;
+    let refused: Vec<_> = calls
+        .iter()
+        .filter(|(_, _, r)| r.as_ref().unwrap() == &Answer::Refused)
+        .collect();
+    let served = calls.len() - refused.len();
+    eprintln!(
+        "oj-pool: {} calls, {served} served, peak {}",
+        calls.len(),
+        up.peak.load(SeqCst)
+    );
+    assert!(
+        up.peak.load(SeqCst) <= 4,
+        "in flight at once: {}",
+        up.peak.load(SeqCst)
+    );
+    assert_eq!(
+        up.count("/pool"),
+        served,
+        "every call that reached it was served"
+    );
+    assert!(
+        refused.len() >= calls.len() / 2,
+        "{} refused of {}",
+        refused.len(),
+        calls.len()
+    );
+    for (at, took, _) in &refused {
+        assert!(
+            *took < ms(150),
+            "refused at once, not after {took:?} (call at {at:?})"
+        );
+    }
+    let m = fusebox::metrics();
+    let rm = m.retry("oj-pool").unwrap();
+    assert_eq!((rm.retries, rm.budget_exhausted), (0, 0), "{rm:?}");
+    let b = registry().breaker("oj-pool").unwrap();
+    assert_eq!((b.state(), b.metrics().failed), (State::Closed, 0));
+    assert_eq!(
+        b.metrics().rejected_by_bulkhead,
+        refused.len() as u64,
+        "each refusal once"
     );
 }
 
