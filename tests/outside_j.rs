@@ -387,6 +387,40 @@ async fn a_long_hint_holds_the_breaker_only_up_to_its_cap() {
     assert_eq!(fusebox::metrics().retry("oj-cap").unwrap().retries, 0);
 }
 
+#[retry(attempts = 1, retry_after = server_hint)]
+#[breaker(name = "oj-short-hint", open_for = "3s", half_open_calls = 1, fallback = degraded)]
+async fn short_hint(client: &Client, url: &str) -> Result<Answer, HttpError> {
+    get(client, url).await.map(Answer::Dep)
+}
+
+/// A hint shorter than the breaker's own open period does not shorten it: "open until then"
+/// is at least until then. The dependency keeps answering `503` with `Retry-After: 1`; the
+/// first answer holds the breaker 1 s, the trial after it fails and the breaker opens for its
+/// `open_for` (3 s), which the trial's own 1 s hint must not cut to 1 s: one caller calling
+/// every 20 ms reaches the dependency at about 0, 1 and 4 s, not every second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_hint_does_not_shorten_the_breakers_own_open_period() {
+    let (up, base) = Upstream::start(|_, _| (503, Some(1), Duration::ZERO)).await;
+    let http = client();
+    let url = format!("{base}/short");
+    while up.now() < ms(5500) {
+        let _ = short_hint(&http, &url).await;
+        tokio::time::sleep(ms(20)).await;
+    }
+    let hits: Vec<_> = up.hits_between("/short", Duration::ZERO, Duration::MAX);
+    eprintln!(
+        "oj-short-hint: calls at {:?}",
+        hits.iter().map(|h| h.0).collect::<Vec<_>>()
+    );
+    assert!(hits.len() >= 3, "{hits:?}");
+    let gap = hits[2].0 - hits[1].0;
+    assert!(
+        gap >= ms(2900),
+        "the failed trial's open period was cut to {gap:?}: {hits:?}"
+    );
+    assert_eq!(hits.len(), 3, "{hits:?}");
+}
+
 // --- Issue 30: seed 002, a dependency that turns slow ------------------------------------
 
 #[retry(attempts = 3, idempotent)]
