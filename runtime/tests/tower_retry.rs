@@ -231,3 +231,64 @@ async fn the_breaker_the_retry_wraps_has_the_last_word() {
         "a counted failure of the outer breaker: retried"
     );
 }
+
+/// Behind a keyed `BreakerLayer`, a hint holds the key the attempt went through (one host
+/// rate-limits, the others keep answering), as `#[retry]` holds a keyed breaker's key.
+#[tokio::test(start_paused = true)]
+async fn a_hint_holds_the_key_the_attempt_went_through() {
+    fn busy(e: &u16) -> bool {
+        *e == 429
+    }
+    fn after(e: &u16) -> Option<std::time::Duration> {
+        (*e == 429).then(|| std::time::Duration::from_secs(5))
+    }
+    fn host(req: &(&'static str, u32)) -> Option<String> {
+        Some(req.0.to_owned())
+    }
+    let calls = Arc::new(AtomicU32::new(0));
+    let seen = calls.clone();
+    let svc = ServiceBuilder::new()
+        .layer(
+            RetryLayer::new(
+                Retry::builder("tower-retry-keyed")
+                    .attempts(1)
+                    .build()
+                    .unwrap(),
+            )
+            .hints(busy, after),
+        )
+        .layer(
+            BreakerLayer::keyed(
+                Breaker::builder("tower-retry-keyed"),
+                host as fn(&(&'static str, u32)) -> Option<String>,
+            )
+            .unwrap(),
+        )
+        .service(service_fn(move |(host, x): (&'static str, u32)| {
+            seen.fetch_add(1, SeqCst);
+            async move {
+                if host == "eu" {
+                    Err(429u16)
+                } else {
+                    Ok(x)
+                }
+            }
+        }));
+    assert_eq!(
+        svc.clone().oneshot(("eu", 1)).await,
+        Err(Error::Failed(429))
+    );
+    let eu = registry().breaker("tower-retry-keyed/eu").unwrap();
+    assert_eq!(
+        eu.state(),
+        State::ForcedOpen,
+        "the key that said so is held"
+    );
+    let r = svc.clone().oneshot(("eu", 1)).await;
+    assert!(
+        matches!(r, Err(Error::Rejected(Rejection::Open { .. }))),
+        "{r:?}"
+    );
+    assert_eq!(calls.load(SeqCst), 1, "held: the second call never left");
+    assert_eq!(svc.oneshot(("us", 7)).await, Ok(7), "other keys answer");
+}

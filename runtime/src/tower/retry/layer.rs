@@ -53,8 +53,9 @@ impl RetryLayer {
 
     /// The same layer, retrying only the counted failures `retry_on` accepts and honouring
     /// what `retry_after` reads from one (HTTP `Retry-After`, gRPC pushback): the next attempt
-    /// waits at least that, and the breaker of the retry's name is held open until then
-    /// ([`Breaker::hold_open`](crate::Breaker::hold_open)), as `#[retry]` does.
+    /// waits at least that, and the breaker the attempt went through (for a keyed
+    /// [`BreakerLayer`](crate::tower::BreakerLayer), the request's key) is held open until
+    /// then ([`Breaker::hold_open`](crate::Breaker::hold_open)), as `#[retry]` does.
     ///
     /// ```
     /// use std::time::Duration;
