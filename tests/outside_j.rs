@@ -999,6 +999,89 @@ async fn the_tower_retry_layer_shares_the_attributes_budget_and_hold() {
     );
 }
 
+/// The key of a request: its URL's host and port.
+fn authority(url: &String) -> Option<String> {
+    url.split('/').nth(2).map(str::to_owned)
+}
+
+/// A tower client keyed by host (`BreakerLayer::keyed`) with a `RetryLayer` reading
+/// `Retry-After`, against two real dependencies under 100 calls a second each: the one that
+/// rate-limits (429, `Retry-After: 2`, for its first 2.5 s) is held for the 2 s it asked and
+/// receives nothing meanwhile, then calls resume; the other one never stops being called.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tower_hint_holds_only_the_host_that_gave_it() {
+    let (limited, limited_base) = Upstream::start(|at, _| {
+        if at >= ms(500) && at < ms(2500) {
+            (429, Some(2), Duration::ZERO)
+        } else {
+            (200, None, Duration::ZERO)
+        }
+    })
+    .await;
+    let (other, other_base) = Upstream::start(|_, _| (200, None, Duration::ZERO)).await;
+    let http = client();
+    let svc = ServiceBuilder::new()
+        .layer(
+            RetryLayer::new(
+                Retry::builder("oj-tower-hosts")
+                    .attempts(3)
+                    .build()
+                    .unwrap(),
+            )
+            .hints(tower_retry_on, server_hint),
+        )
+        .layer(
+            BreakerLayer::keyed(
+                Breaker::builder("oj-tower-hosts")
+                    .open_for(secs(5))
+                    .half_open_calls(2),
+                authority as fn(&String) -> Option<String>,
+            )
+            .unwrap(),
+        )
+        .service(service_fn(move |url: String| {
+            let http = http.clone();
+            async move { get(&http, &url).await }
+        }));
+    let (l, o) = (
+        format!("{limited_base}/limited"),
+        format!("{other_base}/other"),
+    );
+    let (svc2, l2) = (svc.clone(), l.clone());
+    let (to_limited, _) = tokio::join!(
+        open_loop(&limited, 100, ms(4000), move || svc2
+            .clone()
+            .oneshot(l2.clone())),
+        open_loop(&other, 100, ms(4000), move || svc
+            .clone()
+            .oneshot(o.clone())),
+    );
+    let first = limited.hits_between("/limited", ms(500), ms(2500))[0].0;
+    let quiet = limited.hits_between("/limited", first + ms(300), ms(2500));
+    assert!(
+        quiet.is_empty(),
+        "called while held: {quiet:?} (first 429 at {first:?})"
+    );
+    let back = limited.hits_between("/limited", ms(2500), ms(4000)).len();
+    assert!(back >= 50, "calls resumed after the hold: {back}");
+    // The other host: called all along (about 50 calls every half second).
+    for half in 0..8 {
+        let from = ms(500 * half);
+        let n = other.hits_between("/other", from, from + ms(500)).len();
+        assert!(n >= 20, "{n} calls to the other host in [{from:?}, +500ms)");
+    }
+    let refused = to_limited
+        .iter()
+        .filter(|(_, _, r)| matches!(r, Err(Error::Rejected(Rejection::Open { .. }))))
+        .count();
+    assert!(
+        refused >= 100,
+        "{refused} calls to the limited host refused while held"
+    );
+    let key = format!("oj-tower-hosts/{}", authority(&limited_base).unwrap());
+    assert_eq!(registry().breaker(&key).unwrap().state(), State::Closed);
+}
+
 /// The tower `RetryLayer` retries what the breaker counts as a failure, as the attribute does:
 /// not an error the classifier calls a success (a 404 is the dependency answering) or ignores
 /// (a request it refused as malformed).
