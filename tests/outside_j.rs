@@ -421,6 +421,59 @@ async fn a_short_hint_does_not_shorten_the_breakers_own_open_period() {
     assert_eq!(hits.len(), 3, "{hits:?}");
 }
 
+#[retry(attempts = 3, retry_after = server_hint, hold_open = false, budget = 100)]
+#[breaker(name = "oj-paced", window_calls = 1000, min_calls = 1000)]
+async fn paced(client: &Client, url: &str) -> Result<u16, HttpError> {
+    get(client, url).await
+}
+
+/// `hold_open = false` paces only the caller that was told, and a caller that gives up while
+/// it waits makes no more attempts: every call answered `503, Retry-After: 1` is dropped by
+/// its caller 300 ms later (a deadline of its own). Under 100 calls a second the dependency
+/// keeps receiving every new call (nothing held), and exactly one per call (no retry was
+/// made, and the budget was given back the retries it granted: with `budget = 100` it
+/// refuses few or none while they come back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_that_gives_up_during_the_wait_makes_no_more_attempts() {
+    let (up, base) = Upstream::start(|_, _| (503, Some(1), Duration::ZERO)).await;
+    let http = client();
+    let url = format!("{base}/paced");
+    let calls = open_loop(&up, 100, ms(2000), || {
+        let (http, url) = (http.clone(), url.clone());
+        async move { tokio::time::timeout(ms(300), paced(&http, &url)).await }
+    })
+    .await;
+    tokio::time::sleep(ms(1200)).await;
+    // Each caller gave up, or had its 503 at once where the budget refused the retry.
+    let answered = calls.iter().filter(|(_, _, r)| r.is_ok()).count();
+    eprintln!(
+        "oj-paced: {} calls, {answered} refused a retry by the budget",
+        calls.len()
+    );
+    assert_eq!(up.count("/paced"), calls.len(), "one attempt per call");
+    for quarter in 0..8 {
+        let from = ms(250 * quarter);
+        let n = up.hits_between("/paced", from, from + ms(250)).len();
+        assert!(n >= 10, "{n} calls in [{from:?}, +250ms): held?");
+    }
+    let m = fusebox::metrics();
+    let rm = m.retry("oj-paced").unwrap();
+    assert_eq!(
+        (rm.calls, rm.retries, rm.held_open),
+        (calls.len() as u64, 0, 0),
+        "{rm:?}"
+    );
+    assert_eq!(rm.budget_exhausted, answered as u64, "{rm:?}");
+    assert!(
+        answered < calls.len() / 10,
+        "{answered} refused by the budget: {rm:?}"
+    );
+    assert_eq!(
+        registry().breaker("oj-paced").unwrap().state(),
+        State::Closed
+    );
+}
+
 // --- Issue 30: seed 002, a dependency that turns slow ------------------------------------
 
 #[retry(attempts = 3, idempotent)]
