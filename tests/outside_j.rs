@@ -693,14 +693,14 @@ enum Reply {
     Refused,
 }
 
-/// The dependency: each path answers its status, `/slow-bad` a 400 after 200 ms.
+/// The dependency: each path answers its status, `/slow-bad` a 400 after 500 ms.
 async fn statuses() -> (Arc<Upstream>, String) {
     Upstream::start(|_, path| match path {
         "/ok" => (200, None, Duration::ZERO),
         "/missing" => (404, None, Duration::ZERO),
         "/bad" => (400, None, Duration::ZERO),
         "/busy" => (429, None, Duration::ZERO),
-        "/slow-bad" => (400, None, ms(200)),
+        "/slow-bad" => (400, None, ms(500)),
         _ => (503, None, Duration::ZERO),
     })
     .await
@@ -1053,7 +1053,9 @@ async fn the_tower_retry_layer_shares_the_attributes_budget_and_hold() {
     );
 }
 
-/// The key of a request: its URL's host and port.
+/// The key of a request: its URL's host and port. A key function takes `&Request`, and the
+/// request is a `String` here.
+#[allow(clippy::ptr_arg)]
 fn authority(url: &String) -> Option<String> {
     url.split('/').nth(2).map(str::to_owned)
 }

@@ -79,22 +79,17 @@ impl Breaker {
         let now = core.clock().now();
         // Callers told together would each extend a hold by a hair: a tenth of slack.
         let enough = hold.saturating_sub(hold / 10);
-        match core.state() {
+        let longer = match core.state() {
             // An operator's word outranks a dependency's.
-            State::ForcedClosed => return false,
-            State::ForcedOpen => {
-                if core.force_expires_in(now).is_none_or(|l| l >= enough) {
-                    return false;
-                }
-            }
+            State::ForcedClosed => true,
+            State::ForcedOpen => core.force_expires_in(now).is_none_or(|l| l >= enough),
             // The breaker's own open period (after a failed trial, say) is its judgement:
             // a shorter hint would cut it and send trials sooner to a failing dependency.
-            State::Open => {
-                if core.open_left(now) >= enough {
-                    return false;
-                }
-            }
-            _ => {}
+            State::Open => core.open_left(now) >= enough,
+            _ => false,
+        };
+        if longer {
+            return false;
         }
         self.force_open_for(hold);
         tracing::warn!(
