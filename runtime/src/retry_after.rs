@@ -18,7 +18,10 @@
 //!   override, timed on each instance's own clock), so the same hint stops the whole fleet:
 //!   the IP-ban case, where one instance stopping is not enough;
 //! - an operator's own force wins: a breaker forced closed is left closed, and one forced open
-//!   longer (or without end) is not shortened.
+//!   longer (or without end) is not shortened;
+//! - "open until then" is at least until then: a breaker already open for longer (its own
+//!   `open_for` after a failed trial, a grown open period) is not shortened either, or a
+//!   dependency answering `Retry-After: 1` to every trial would be tried every second.
 //!
 //! **The cap.** The hold is at most the breaker's `open_for_max()`: `open_for_max` when open
 //! periods grow (`backoff`), else `open_for` (30 s by default, and 1 h for a breaker given
@@ -51,7 +54,7 @@ impl Breaker {
     /// Holds the breaker open for a dependency's `retry_after` hint: forced open for
     /// `min(hint, open_for_max)`, then half-open; in fleet mode on every instance. Returns
     /// whether it held it: not for a zero hint, a breaker an operator forced closed, or one
-    /// already forced open at least that long. See [the module](crate::retry_after) for why
+    /// already open or forced open at least that long. See [the module](crate::retry_after) for why
     /// it is a forced open with expiry and which cap applies.
     ///
     /// ```
@@ -73,17 +76,20 @@ impl Breaker {
             return false;
         }
         let core = &self.0;
-        match core.state() {
+        let now = core.clock().now();
+        // Callers told together would each extend a hold by a hair: a tenth of slack.
+        let enough = hold.saturating_sub(hold / 10);
+        let longer = match core.state() {
             // An operator's word outranks a dependency's.
-            State::ForcedClosed => return false,
-            State::ForcedOpen => {
-                let left = core.force_expires_in(core.clock().now());
-                // Callers told together would each extend it by a hair: a tenth of slack.
-                if left.is_none_or(|l| l >= hold.saturating_sub(hold / 10)) {
-                    return false;
-                }
-            }
-            _ => {}
+            State::ForcedClosed => true,
+            State::ForcedOpen => core.force_expires_in(now).is_none_or(|l| l >= enough),
+            // The breaker's own open period (after a failed trial, say) is its judgement:
+            // a shorter hint would cut it and send trials sooner to a failing dependency.
+            State::Open => core.open_left(now) >= enough,
+            _ => false,
+        };
+        if longer {
+            return false;
         }
         self.force_open_for(hold);
         tracing::warn!(

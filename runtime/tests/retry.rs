@@ -316,3 +316,31 @@ async fn attempts_retries_and_refusals_show_in_metrics_and_prometheus() {
         assert!(text.lines().any(|l| l == line), "missing {line}");
     }
 }
+
+/// A hint never shortens the breaker's own open period (a failed trial's `open_for`): it
+/// only holds a breaker whose open period ends sooner than the hint.
+#[tokio::test(start_paused = true)]
+async fn a_hint_does_not_shorten_an_open_period() {
+    let b = Breaker::builder("retry-hint-open")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        let _ = b.call(async { Err::<(), _>("down") }).await;
+    }
+    assert_eq!(b.state(), State::Open);
+    assert!(
+        !b.hold_open(Duration::from_secs(1)),
+        "10 s left: not cut to 1 s"
+    );
+    assert_eq!(b.state(), State::Open);
+    tokio::time::advance(Duration::from_millis(9500)).await;
+    assert!(
+        b.hold_open(Duration::from_secs(2)),
+        "0.5 s left: held for the 2 s asked"
+    );
+    assert_eq!(b.state(), State::ForcedOpen);
+    assert_eq!(b.metrics().force_expires_in, Some(Duration::from_secs(2)));
+}

@@ -42,6 +42,11 @@ impl Open {
 }
 
 impl Core {
+    /// Time left at `now` of the current open period (zero once it ended).
+    pub(crate) fn open_left(&self, now: u64) -> Duration {
+        Duration::from_nanos(self.open.deadline().saturating_sub(now))
+    }
+
     /// Starts an open period of `period` at `now`; under the lock, before the word turns.
     pub(super) fn enter_open(&self, period: Duration, now: u64) {
         self.open

@@ -12,6 +12,7 @@ use crate::breaker::Completion;
 use crate::bulkhead::Bulkhead;
 use crate::error::Error;
 use crate::tower::classify::Classify;
+use crate::tower::retry::verdict;
 
 type Boxed<T, E> = Pin<Box<dyn Future<Output = Result<T, Error<E>>> + Send>>;
 
@@ -59,8 +60,15 @@ impl<T: Send + 'static, E: Send + 'static> BreakerFuture<T, E> {
                 let core = &breaker.0;
                 match crate::breaker::run_classified(core, bulkhead.as_ref(), call, judged).await {
                     Completion::Ok(v) => Ok(v),
-                    // An error not counted is still the caller's answer, as a counted one is.
-                    Completion::Ignored(e) | Completion::Failed(Error::Failed(e)) => {
+                    // An error not counted is still the caller's answer, as a counted one is;
+                    // a retry around this layer is told which it was, and by which breaker
+                    // (this one ends after any the inner service called: its word is last).
+                    Completion::Ignored(e) => {
+                        verdict::report(&breaker, false);
+                        Err(Error::Failed(e))
+                    }
+                    Completion::Failed(Error::Failed(e)) => {
+                        verdict::report(&breaker, true);
                         Err(Error::Failed(e))
                     }
                     Completion::Failed(Error::Rejected(r)) => Err(Error::Rejected(r)),

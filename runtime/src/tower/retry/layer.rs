@@ -10,7 +10,8 @@ use crate::retry::Retry;
 /// Retries requests through the service it wraps, which must answer with
 /// [`crate::Error<E>`]: put it *outside* a [`BreakerLayer`](crate::tower::BreakerLayer), so each
 /// attempt passes the breaker (and its bulkhead) and is judged as a call of its own, and a
-/// refusal is never retried.
+/// refusal is never retried. Nor is an error the breaker did not count (its classifier called
+/// it a success, a 404, or ignored it): it is the caller's answer, as with `#[retry]`.
 ///
 /// Requests must be `Clone` (each attempt sends a copy); the inner service too (each attempt
 /// waits for its own readiness).
@@ -50,10 +51,11 @@ impl RetryLayer {
         RetryLayer { retry, hints: () }
     }
 
-    /// The same layer, retrying only the failures `retry_on` accepts and honouring what
-    /// `retry_after` reads from an error (HTTP `Retry-After`, gRPC pushback): the next attempt
-    /// waits at least that, and the breaker of the retry's name is held open until then
-    /// ([`Breaker::hold_open`](crate::Breaker::hold_open)), as `#[retry]` does.
+    /// The same layer, retrying only the counted failures `retry_on` accepts and honouring
+    /// what `retry_after` reads from one (HTTP `Retry-After`, gRPC pushback): the next attempt
+    /// waits at least that, and the breaker the attempt went through (for a keyed
+    /// [`BreakerLayer`](crate::tower::BreakerLayer), the request's key) is held open until
+    /// then ([`Breaker::hold_open`](crate::Breaker::hold_open)), as `#[retry]` does.
     ///
     /// ```
     /// use std::time::Duration;

@@ -3,6 +3,7 @@
 
 mod layer;
 mod service;
+pub(crate) mod verdict;
 
 pub use layer::{Hints, RetryHints, RetryLayer};
 pub use service::RetryService;

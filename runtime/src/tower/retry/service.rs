@@ -8,6 +8,7 @@ use std::task::{Context, Poll};
 use tower_service::Service;
 
 use super::layer::RetryHints;
+use super::verdict;
 use crate::error::Error;
 use crate::registry::registry;
 use crate::retry::Retry;
@@ -47,30 +48,39 @@ where
         let retry = self.retry.clone();
         let hints = self.hints.clone();
         Box::pin(async move {
-            // A hint holds the breaker of the retry's name open (found only when one comes).
+            // A hint holds open the breaker the attempt went through (a keyed layer's key),
+            // else the breaker of the retry's name (found only when a hint comes).
             let hold = |d| {
-                registry()
-                    .breaker(retry.name())
+                verdict::breaker()
+                    .or_else(|| registry().breaker(retry.name()))
                     .is_some_and(|b| b.hold_open(d))
             };
-            retry
-                .run_hinted(
-                    move || {
-                        let first = ready.take();
-                        let mut svc = first.clone().unwrap_or_else(|| spare.clone());
-                        let req = req.clone();
-                        async move {
-                            if first.is_none() {
-                                poll_fn(|cx| svc.poll_ready(cx)).await?;
-                            }
-                            svc.call(req).await
+            // An error the breaker below did not count (`verdict`) is neither retried nor
+            // read for a hint, as with `#[retry]`.
+            let attempts = retry.run_hinted(
+                move || {
+                    let first = ready.take();
+                    let mut svc = first.clone().unwrap_or_else(|| spare.clone());
+                    let req = req.clone();
+                    async move {
+                        verdict::clear();
+                        if first.is_none() {
+                            poll_fn(|cx| svc.poll_ready(cx)).await?;
                         }
-                    },
-                    |e| hints.retry_on(e),
-                    |e| hints.retry_after(e),
-                    hold,
-                )
-                .await
+                        svc.call(req).await
+                    }
+                },
+                |e| !verdict::uncounted() && hints.retry_on(e),
+                |e| {
+                    if verdict::uncounted() {
+                        None
+                    } else {
+                        hints.retry_after(e)
+                    }
+                },
+                hold,
+            );
+            verdict::scope(attempts).await
         })
     }
 }
