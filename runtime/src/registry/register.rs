@@ -87,7 +87,7 @@ impl Registry {
     }
 
     /// [`keyed`](Self::keyed) from a call site: its `static` template may vouch for its
-    /// settings (the breaker is found without comparing them, `keyed.rs`), and the site caches
+    /// settings (the breaker is found without comparing them, `keyed/mod.rs`), and the site caches
     /// the keyed name it found (the process-wide registry's only), so the name is not looked
     /// up again per call. Each thread also keeps the keys it used last at the site
     /// (`hot_keys`), so a repeated key is not looked up again either.

@@ -24,70 +24,22 @@
 //!   site (`hot_keys`); every removal of a key (a sweep, `evict`, `evict_keys`) gives the
 //!   family a new `generation`, drawn from one process-wide sequence, which those entries check.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+mod cap;
+mod shard;
+
+use cap::Writer;
+use shard::{KeyHasher, Shard, SHARDS};
+
+use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use once_cell::sync::OnceCell;
 
 use super::key_name::OVERFLOW_KEY;
-use crate::breaker::events::Events;
 use crate::breaker::Breaker;
-use crate::clock::Clock;
 use crate::settings::BreakerConfig;
 use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
-use crate::sync::{lock, Mutex, Swap};
-
-/// Keys come from requests: SipHash, seeded per name. Under loom a fixed seed, since the model
-/// must take the same path on every run.
-#[cfg(not(loom))]
-pub(crate) type KeyHasher = std::collections::hash_map::RandomState;
-#[cfg(loom)]
-pub(crate) type KeyHasher = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
-
-/// Shards per keyed name: a new key copies one shard, a sixteenth of the keys.
-pub(crate) const SHARDS: usize = 16;
-
-/// The shard maps are keyed by the SipHash already computed, so a lookup hashes once.
-#[derive(Default)]
-pub(crate) struct Prehashed(u64);
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, _: &[u8]) {}
-    fn write_u64(&mut self, h: u64) {
-        self.0 = h;
-    }
-}
-
-/// One shard: breakers by the hash of their key; keys whose 64-bit hash collides with
-/// another's go to `collided` by their key.
-#[derive(Clone, Default)]
-pub(crate) struct Shard {
-    by_hash: HashMap<u64, Breaker, BuildHasherDefault<Prehashed>>,
-    collided: HashMap<Arc<str>, Breaker, KeyHasher>,
-}
-
-impl Shard {
-    fn get(&self, hash: u64, key: &str) -> Option<&Breaker> {
-        self.get_bytes(hash, key.as_bytes())
-    }
-
-    /// [`get`](Self::get) by the key's UTF-8 bytes.
-    #[inline]
-    fn get_bytes(&self, hash: u64, key: &[u8]) -> Option<&Breaker> {
-        match self.by_hash.get(&hash) {
-            Some(b) if b.config().key().map(str::as_bytes) == Some(key) => Some(b),
-            Some(_) => self.collided.get(std::str::from_utf8(key).ok()?),
-            None => None,
-        }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &Breaker> {
-        self.by_hash.values().chain(self.collided.values())
-    }
-}
+use crate::sync::{Mutex, Swap};
 
 /// What a keyed lookup found.
 pub(crate) enum Found {
@@ -155,17 +107,6 @@ impl Default for KeyedSite {
     }
 }
 
-struct Writer {
-    /// New keys to turn away before the next sweep for idle breakers.
-    sweep_after: usize,
-    /// When the last sweep ran (the clock's nanoseconds): another is due after [`SWEEP_EVERY`]
-    /// whatever `sweep_after` says, since keys go idle as time passes, not as keys arrive.
-    swept_at: u64,
-}
-
-/// The longest a family at its cap goes without looking for idle keys while new keys arrive.
-const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
-
 impl Family {
     pub(crate) fn new(template: &BreakerConfig) -> Family {
         Family {
@@ -176,10 +117,7 @@ impl Family {
             max_keys: template.max_keys().max(1) as usize,
             hasher: Default::default(),
             shards: (0..SHARDS).map(|_| Swap::new(Shard::default())).collect(),
-            writer: Mutex::new(Writer {
-                sweep_after: 0,
-                swept_at: 0,
-            }),
+            writer: Mutex::new(Writer::new()),
             len: AtomicUsize::new(0),
             overflow: OnceCell::new(),
             overflowed: AtomicU64::new(0),
@@ -272,159 +210,9 @@ impl Family {
         self.max_keys
     }
 
-    /// The key's breaker, made from `config` (already named `base/key`) if new, or the shared
-    /// overflow breaker when the family is full. Breakers are made and dropped outside the
-    /// writer lock; only the shard's copy is made under it, and no lookup waits for that.
-    pub(crate) fn insert(&self, hash: u64, config: BreakerConfig, events: &Events) -> Breaker {
-        if !config.same_settings(&self.first) {
-            // Before the breaker is published: a lookup that finds it then sees `mixed`.
-            self.mixed.store(true, Release);
-        }
-        let key = config.key().unwrap_or_default();
-        let swept = {
-            let mut w = lock(&self.writer);
-            if let Found::Own(b) = self.get(hash, key) {
-                return b; // another thread made it first
-            }
-            // The clock is read only at the cap, never on a lookup.
-            let now = (self.len() >= self.max_keys).then(|| Clock::new().now());
-            let due = |w: &Writer, now: u64| {
-                w.sweep_after == 0
-                    || now.saturating_sub(w.swept_at) >= SWEEP_EVERY.as_nanos() as u64
-            };
-            let swept = if let Some(now) = now.filter(|n| due(&w, *n)) {
-                w.sweep_after = self.max_keys;
-                w.swept_at = now;
-                self.sweep_idle()
-            } else {
-                if self.len() >= self.max_keys {
-                    w.sweep_after -= 1;
-                }
-                Vec::new()
-            };
-            if self.len() >= self.max_keys {
-                drop(w);
-                drop(swept);
-                return self.overflowed(&config, events);
-            }
-            swept
-        };
-        drop(swept);
-        let fresh = Breaker::with_events(config, events.clone());
-        let w = lock(&self.writer);
-        let key = fresh.config().key().unwrap_or_default();
-        if let Found::Own(b) = self.get(hash, key) {
-            drop(w);
-            return b;
-        }
-        if self.len() >= self.max_keys {
-            drop(w);
-            return self.overflowed(fresh.config(), events);
-        }
-        let swap = self.shard(hash);
-        let old = swap.load().clone();
-        let mut copy = Shard::clone(&old);
-        match copy.by_hash.entry(hash) {
-            // Another key with the same hash holds the slot: this one goes by its name.
-            std::collections::hash_map::Entry::Occupied(_) => {
-                copy.collided.insert(key.into(), fresh.clone());
-            }
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(fresh.clone());
-            }
-        }
-        swap.store(Arc::new(copy));
-        self.len.fetch_add(1, Relaxed);
-        drop(w);
-        drop(old);
-        fresh
-    }
-
-    /// Removes every idle breaker (closed, nothing in its window); returns them, to be dropped
-    /// by the caller. Called with the writer lock held.
-    fn sweep_idle(&self) -> Vec<Arc<Shard>> {
-        let mut old = Vec::new();
-        for swap in self.shards.iter() {
-            let cur = swap.load().clone();
-            if !cur.iter().any(is_idle) {
-                continue;
-            }
-            let mut copy = Shard::default();
-            let mut removed = 0;
-            for (h, b) in &cur.by_hash {
-                if is_idle(b) {
-                    removed += 1;
-                } else {
-                    copy.by_hash.insert(*h, b.clone());
-                }
-            }
-            for (k, b) in &cur.collided {
-                if is_idle(b) {
-                    removed += 1;
-                } else {
-                    copy.collided.insert(k.clone(), b.clone());
-                }
-            }
-            swap.store(Arc::new(copy));
-            self.next_generation();
-            self.len.fetch_sub(removed, Relaxed);
-            self.evicted.fetch_add(removed as u64, Relaxed);
-            old.push(cur);
-        }
-        old
-    }
-
-    fn overflowed(&self, wanted: &BreakerConfig, events: &Events) -> Breaker {
-        let before = self.overflowed.fetch_add(1, Relaxed);
-        let b = self
-            .overflow
-            .get_or_init(|| Breaker::with_events(wanted.with_key(OVERFLOW_KEY), events.clone()))
-            .clone();
-        if before == 0 || before.is_power_of_two() {
-            tracing::error!(
-                breaker = %self.base,
-                max_keys = self.max_keys,
-                key = wanted.key().unwrap_or_default(),
-                overflowed = before + 1,
-                "keyed breaker is at max_keys; new keys share {} \
-                 (raise max_keys, or key by something with fewer values)",
-                b.name()
-            );
-        }
-        b
-    }
-
     /// The overflow breaker, if any key ever overflowed.
     pub(crate) fn overflow(&self) -> Option<&Breaker> {
         self.overflow.get()
-    }
-
-    /// Removes one key's breaker; true if it had one.
-    pub(crate) fn remove(&self, key: &str) -> bool {
-        let hash = self.hash(key);
-        let w = lock(&self.writer);
-        let swap = self.shard(hash);
-        let cur = swap.load().clone();
-        if cur.get(hash, key).is_none() {
-            return false;
-        }
-        let mut copy = Shard::clone(&cur);
-        if copy.collided.remove(key).is_none() {
-            copy.by_hash.remove(&hash);
-            // A collided key moves up into the hash slot it now has to itself.
-            if let Some(k) = copy.collided.keys().find(|k| self.hash(k) == hash).cloned() {
-                if let Some(b) = copy.collided.remove(&k) {
-                    copy.by_hash.insert(hash, b);
-                }
-            }
-        }
-        swap.store(Arc::new(copy));
-        self.next_generation();
-        self.len.fetch_sub(1, Relaxed);
-        self.evicted.fetch_add(1, Relaxed);
-        drop(w);
-        drop(cur);
-        true
     }
 
     /// Every breaker of the family, the overflow breaker last.
@@ -451,19 +239,6 @@ impl Family {
 
 fn address(template: &'static BreakerConfig) -> usize {
     template as *const BreakerConfig as usize
-}
-
-/// Idle: closed (not forced) with an empty window, so dropping it loses nothing a fresh
-/// breaker would not also know.
-fn is_idle(b: &Breaker) -> bool {
-    let core = &b.0;
-    // A ramp whose time is up is over, even if no call came since to end it.
-    core.settle_ramp(core.clock().now());
-    // Plain closed, live settings or not (`live.rs`): a key overridden by a pattern is evicted too.
-    let w = core.word();
-    w.state() == crate::state::State::Closed
-        && !w.ramping()
-        && core.with_window(|win| win.totals(core.clock().now()).calls) == 0
 }
 
 #[cfg(all(test, not(loom)))]
