@@ -2,12 +2,15 @@
 //! outcome exactly once, in `finish` or, if the call is dropped or panics, in `Drop`.
 //!
 //! Recording is one small function per job: `count` (the outcome's lifetime counter, a
-//! success's too), `record_trial` (a trial's or probe's verdict), `record_sample` (a closed
-//! call's sample, or its in-flight slow sample completed), `mark_slow_in_flight` and
-//! `record_slow_at_bound` (the slow-in-flight ticket, and a refusal behind slow calls).
-//! Driving the call under its timers is `drive.rs`.
+//! success's too), `record_sample` (a closed call's sample, or its in-flight slow sample
+//! completed) and the answered-at-once path here; `record_trial` (a trial's or probe's
+//! verdict) in `trial.rs`; `mark_slow_in_flight` and `record_slow_at_bound` (the slow-in-flight
+//! ticket, and a refusal behind slow calls) in `slow.rs`. Driving the call under its timers is
+//! `drive.rs`.
 
 mod drive;
+mod slow;
+mod trial;
 
 pub(crate) use drive::Drive;
 
@@ -17,7 +20,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::core::{bump, Admission, Core};
-use super::half_open::{trial_timeout_of, Late, TrialEnd, TrialResult};
+use super::half_open::trial_timeout_of;
 use super::live::Layer;
 use crate::settings::BreakerConfig;
 use crate::window::{Sample, Ticket, Totals, Window};
@@ -160,49 +163,6 @@ impl<'a> Permit<'a> {
         }
     }
 
-    /// The slow bound of a normal call: a sample marked slow in flight takes it as its latency.
-    fn slow_bound(&self) -> Duration {
-        self.config().slow().map(|r| r.bound).unwrap_or_default()
-    }
-
-    /// A call still running past the slow bound counts as slow now, so a dependency that
-    /// hangs trips the breaker before its calls time out.
-    fn mark_slow_in_flight(&mut self) {
-        let core = self.core;
-        bump(&core.counters.slow);
-        self.counted_slow = true;
-        core.slow_in_flight_added();
-        if self.is_current() {
-            self.slow_ticket = Some(self.record_slow_at_bound());
-        }
-    }
-
-    /// An ignored call takes no place in the window: the sample it left there when it was
-    /// marked slow in flight is taken out (its lifetime `slow` count stays: it was slow).
-    fn withdraw_slow_sample(&mut self) {
-        if let Some(t) = self.slow_ticket.take() {
-            if self.is_current() {
-                self.window().withdraw(t, self.slow_bound());
-            }
-        }
-    }
-
-    /// A slow sample at the slow bound, judged: a call marked slow in flight, or a refusal
-    /// behind slow calls. Where it went, for the call's end to amend.
-    fn record_slow_at_bound(&self) -> Ticket {
-        let core = self.core;
-        let sample = Sample {
-            failed: false,
-            slow: true,
-            latency: self.slow_bound(),
-        };
-        let (ticket, totals) = self.window().record(|| core.clock().now(), sample);
-        if let Some(t) = totals {
-            self.judge(t);
-        }
-        ticket
-    }
-
     /// Whether the call's result goes into the window: its generation still holds, and it
     /// was not let through unrecorded.
     fn is_current(&self) -> bool {
@@ -286,39 +246,6 @@ impl<'a> Permit<'a> {
         });
     }
 
-    /// A trial's or probe's end, as half-open (or the open state) judges it.
-    fn record_trial(&self, outcome: Outcome) {
-        let core = self.core;
-        let result = match outcome {
-            // An ignored trial tells nothing: its slot goes to the next caller.
-            Outcome::BulkheadFull | Outcome::FullBehindSlow | Outcome::Ignored => {
-                TrialEnd::Released
-            }
-            Outcome::Cancelled => self.abandoned_trial(),
-            _ => {
-                // Slow by the trial bound (`Core::trial_slow_bound`), as closed judges by
-                // its own: a timed-out trial is slow too.
-                let latency = self.start.map(|s| s.elapsed()).unwrap_or_default();
-                let slow = outcome == Outcome::TimedOut
-                    || core
-                        .trial_slow_bound(self.config())
-                        .is_some_and(|b| latency >= b);
-                if slow {
-                    bump(&core.counters.slow);
-                }
-                TrialEnd::Judged(TrialResult {
-                    failed: outcome.failed(),
-                    slow,
-                })
-            }
-        };
-        if self.probe {
-            core.finish_probe(self.gen, result);
-        } else {
-            core.finish_trial(self.gen, result);
-        }
-    }
-
     /// A normal call that answered (or timed out, or panicked): its sample in the closed
     /// window, or its in-flight slow sample completed, then judged.
     fn record_sample(&self, outcome: Outcome) {
@@ -382,30 +309,6 @@ impl Permit<'_> {
             return;
         }
         record_at_once(core, self.window(), self.layer.is_some(), self.gen, slow);
-    }
-
-    /// A trial its caller dropped: freed if it was dropped before it was late, judged if the
-    /// caller gave up after the slow bound (slow) or the trial timeout (failed), so a
-    /// dependency that hangs behind a caller's shorter deadline still reopens the breaker.
-    fn abandoned_trial(&self) -> TrialEnd {
-        let Some(start) = self.start else {
-            return TrialEnd::Released;
-        };
-        let core = self.core;
-        let ran = Instant::now().saturating_duration_since(start);
-        let late = if ran >= trial_timeout_of(self.config()) {
-            Late::TimedOut
-        } else if core
-            .trial_slow_bound(self.config())
-            .is_some_and(|b| ran >= b)
-        {
-            Late::Slow
-        } else {
-            return TrialEnd::Released;
-        };
-        // Late either way is slow, as a trial that answered that late would be.
-        bump(&core.counters.slow);
-        TrialEnd::Abandoned(late)
     }
 }
 
