@@ -771,49 +771,44 @@ async fn a_scrape_of_a_keyed_outage_parses_and_carries_the_values() {
         assert_eq!(hits.len(), 1, "{name} {want:?} in\n{text}");
         hits[0]
     };
-    let us = [("breaker", "oe-prom"), ("key", "us")];
-    let eu = [("breaker", "oe-prom"), ("key", "eu")];
-    assert_eq!(
-        value("fusebox_breaker_state", &[us[0], us[1], ("state", "open")]),
-        1.0
-    );
-    assert_eq!(
-        value(
+    let at = |key: &'static str, extra: &[(&'static str, &'static str)]| {
+        let mut l = vec![("breaker", "oe-prom"), ("key", key)];
+        l.extend_from_slice(extra);
+        l
+    };
+    let expected = [
+        ("fusebox_breaker_state", at("us", &[("state", "open")]), 1.0),
+        (
             "fusebox_breaker_state",
-            &[us[0], us[1], ("state", "closed")]
+            at("us", &[("state", "closed")]),
+            0.0,
         ),
-        0.0
-    );
-    assert_eq!(
-        value(
+        (
             "fusebox_breaker_state",
-            &[eu[0], eu[1], ("state", "closed")]
+            at("eu", &[("state", "closed")]),
+            1.0,
         ),
-        1.0
-    );
-    assert_eq!(
-        value(
+        (
             "fusebox_breaker_calls_total",
-            &[us[0], us[1], ("outcome", "failed")]
+            at("us", &[("outcome", "failed")]),
+            2.0,
         ),
-        2.0
-    );
-    assert_eq!(
-        value(
+        (
             "fusebox_breaker_calls_total",
-            &[eu[0], eu[1], ("outcome", "succeeded")]
+            at("eu", &[("outcome", "succeeded")]),
+            1.0,
         ),
-        1.0
-    );
-    assert_eq!(
-        value(
+        (
             "fusebox_breaker_rejected_total",
-            &[us[0], us[1], ("reason", "open")]
+            at("us", &[("reason", "open")]),
+            1.0,
         ),
-        1.0
-    );
-    assert_eq!(value("fusebox_breaker_opened_total", &us), 1.0);
-    assert_eq!(value("fusebox_breaker_failure_ratio", &us), 1.0);
+        ("fusebox_breaker_opened_total", at("us", &[]), 1.0),
+        ("fusebox_breaker_failure_ratio", at("us", &[]), 1.0),
+    ];
+    for (metric, labels, want) in expected {
+        assert_eq!(value(metric, &labels), want, "{metric} {labels:?}");
+    }
 }
 
 #[tokio::test(start_paused = true)]
