@@ -8,11 +8,7 @@ use fusebox::{breaker, registry, testing, State};
 
 #[breaker(name = "scoped-dep", window_calls = 2)]
 async fn dependency(up: bool) -> Result<(), DepError> {
-    if up {
-        Ok(())
-    } else {
-        Err(DepError::Down)
-    }
+    up.then_some(()).ok_or(DepError::Down)
 }
 
 #[breaker(name = "scoped-shard", key = shard, window_calls = 2)]

@@ -38,11 +38,7 @@ async fn call_for(b: &Breaker, takes: Duration, ok: bool) -> Result<(), Error<De
         if !takes.is_zero() {
             tokio::time::sleep(takes).await;
         }
-        if ok {
-            Ok(())
-        } else {
-            Err(DepError::Down)
-        }
+        ok.then_some(()).ok_or(DepError::Down)
     })
     .await
 }
@@ -739,11 +735,7 @@ async fn an_open_breaker_takes_no_bulkhead_permit() {
 
 #[breaker(name = "oe-prom", key = region, window_calls = 2, min_calls = 2)]
 async fn by_region(region: &str, ok: bool) -> Result<(), DepError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(DepError::Down)
-    }
+    ok.then_some(()).ok_or(DepError::Down)
 }
 
 #[tokio::test(start_paused = true)]
@@ -1137,11 +1129,7 @@ async fn text_settings_are_trimmed_bounded_and_refused_in_typed_errors() {
 #[bulkhead(name = "oe-reasons-pool", pool = 1)]
 async fn reasons(takes: Duration, ok: bool) -> Result<(), DepError> {
     tokio::time::sleep(takes).await;
-    if ok {
-        Ok(())
-    } else {
-        Err(DepError::Down)
-    }
+    ok.then_some(()).ok_or(DepError::Down)
 }
 
 #[tokio::test(start_paused = true)]
@@ -1281,11 +1269,7 @@ async fn a_keyed_methods_fallback_sees_self_and_the_order() {
 
 #[breaker(name = "oe-hosts", key = host, max_keys = 100, window = "1s", min_calls = 2)]
 async fn fetch(host: String, ok: bool) -> Result<(), DepError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(DepError::Down)
-    }
+    ok.then_some(()).ok_or(DepError::Down)
 }
 
 fn family(base: &str) -> Vec<String> {
@@ -2267,11 +2251,7 @@ async fn under_real_load_the_pool_holds_and_every_call_is_counted_once() {
 #[breaker(name = "oe-hot-key", key = tenant, window_calls = 2, min_calls = 2)]
 async fn per_tenant(tenant: &str, ok: bool) -> Result<(), DepError> {
     let _ = tenant;
-    if ok {
-        Ok(())
-    } else {
-        Err(DepError::Down)
-    }
+    ok.then_some(()).ok_or(DepError::Down)
 }
 
 #[tokio::test(start_paused = true)]

@@ -967,11 +967,7 @@ async fn probe_every_given_live_to_an_open_breaker_probes_in_this_period() {
 )]
 async fn regional(region: &str, up: bool) -> Result<(), DepError> {
     let _ = region;
-    if up {
-        Ok(())
-    } else {
-        Err(DepError::Down)
-    }
+    up.then_some(()).ok_or(DepError::Down)
 }
 
 /// Through the keyed attribute, each key probes and ramps on its own schedule.
