@@ -587,6 +587,17 @@ async fn probing_never_closes_on_a_dependency_slow_under_its_timeout_and_follows
 
 /// While a breaker ramps, `ramp_share` is in `metrics()`, the JSON and Prometheus, it reads
 /// `closed`, and a refused call is answered by the fallback as a `Closed` rejection.
+/// Opens `b` (a window of 4, all failed), waits out its 5 s open period and passes its one
+/// trial: closed again, ramping if it has a ramp.
+async fn open_then_pass_the_trial(b: &Breaker) {
+    for _ in 0..4 {
+        let _ = b.call(async { Err::<(), _>("down") }).await;
+    }
+    assert_eq!(b.state(), State::Open);
+    advance(secs(5)).await;
+    b.call(async { Ok::<_, &str>(()) }).await.unwrap();
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_ramping_breaker_shows_its_share_everywhere_and_refuses_as_closed() {
     let b = Breaker::builder("of-ramp-show")
@@ -597,12 +608,7 @@ async fn a_ramping_breaker_shows_its_share_everywhere_and_refuses_as_closed() {
         .ramp(secs(100))
         .build()
         .unwrap();
-    for _ in 0..4 {
-        let _ = b.call(async { Err::<(), _>("down") }).await;
-    }
-    assert_eq!(b.state(), State::Open);
-    advance(secs(5)).await;
-    b.call(async { Ok::<_, &str>(()) }).await.unwrap();
+    open_then_pass_the_trial(&b).await;
     assert_eq!(b.state(), State::Closed);
     let share = b.ramp_share().expect("ramping");
     assert!((0.0..0.2).contains(&share), "{share}");
@@ -1499,12 +1505,7 @@ async fn a_slow_dependency_during_the_ramp_reopens_the_breaker() {
         .ramp(secs(20))
         .build()
         .unwrap();
-    for _ in 0..4 {
-        let _ = b.call(async { Err::<(), _>("down") }).await;
-    }
-    assert_eq!(b.state(), State::Open);
-    advance(secs(5)).await;
-    b.call(async { Ok::<_, &str>(()) }).await.unwrap();
+    open_then_pass_the_trial(&b).await;
     assert!(b.ramp_share().is_some(), "ramping");
     let opened = b.metrics().times_opened;
     // Slow answers (500 ms, over the 200 ms bound) from the calls the ramp admits.
