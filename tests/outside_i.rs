@@ -8,8 +8,11 @@
 //! the whole run; the breaker opens within 3 s of the slowdown; `/checkout` is verified again
 //! (a real answer, not the fallback) and the breaker closed within 15 s of the healing; while
 //! open, checkout answers at once with the fallback. One test per breaker line the issue names,
-//! each behind `#[bulkhead(pool = 5)]`: the design card's line, and the timeout alone. Each
-//! prints its figures. Real sockets and real time, about 45 s (the two run side by side).
+//! each behind `#[bulkhead(pool = 5)]`: the design card's line, and the timeout alone; and the
+//! card's line behind `#[bulkhead(limit = "adaptive")]`, which the issue allows in place of the
+//! pool (its stall guard keeps the limit from taking all 20 connections when payments stops
+//! answering). Each prints its figures. Real sockets and real time, about 45 s (the three run
+//! side by side).
 //!
 //! Last, the same slowdown on a paused clock for the timeout alone at 30 to 50 calls a second:
 //! it opened 2 s in at 50, 3.1 s in at 45 until refusals behind timed-out calls counted.
@@ -95,6 +98,13 @@ async fn verify_defaults(pay: &Payments) -> Result<Verification, PayError> {
     pay.verify().await
 }
 
+// The card's line with an adaptive limit, not told the pool.
+#[breaker(name = "outside-i-adaptive", trip_p95 = "300ms", timeout = "2s", fallback = confirm_by_email)]
+#[bulkhead(limit = "adaptive", name = "outside-i-adaptive-pool")]
+async fn verify_adaptive(pay: &Payments) -> Result<Verification, PayError> {
+    pay.verify().await
+}
+
 /// The typed "we'll confirm by email" answer to every refusal and every failure.
 fn confirm_by_email(_err: Error<PayError>) -> Result<Verification, PayError> {
     Ok(Verification::WillConfirmByEmail)
@@ -104,6 +114,8 @@ fn confirm_by_email(_err: Error<PayError>) -> Result<Verification, PayError> {
 enum Variant {
     Card,
     Defaults,
+    /// The card's line with `limit = "adaptive"` in place of the pool of 5.
+    Adaptive,
 }
 
 impl Variant {
@@ -111,6 +123,7 @@ impl Variant {
         match self {
             Variant::Card => "outside-i-card",
             Variant::Defaults => "outside-i-defaults",
+            Variant::Adaptive => "outside-i-adaptive",
         }
     }
 
@@ -118,6 +131,7 @@ impl Variant {
         match self {
             Variant::Card => verify_card(pay).await,
             Variant::Defaults => verify_defaults(pay).await,
+            Variant::Adaptive => verify_adaptive(pay).await,
         }
     }
 }
@@ -523,6 +537,11 @@ async fn check(variant: Variant) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cards_line_opens_within_3_s_of_the_slowdown_and_checkout_is_back_within_15_s() {
     check(Variant::Card).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adaptive_limit_saves_orders_as_the_pool_of_5_does() {
+    check(Variant::Adaptive).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -118,7 +118,7 @@ fn main() -> std::io::Result<()> {
     println!("\n{}\n", summary.table());
     println!("cold start under each library's default recovery policy (real fusebox breakers configured that way):\n");
     println!("{}\n", summary.peers_table());
-    println!("the defaults (issue 26): each replay with a breaker given only its timeout, or the design card's line (trip_p95 + timeout), and a bulkhead given only its pool, beside the best tuned configuration:\n");
+    println!("the defaults (issue 26): each replay with a breaker given only its timeout, or the design card's line (trip_p95 + timeout), and a bulkhead given only its pool (or limit = adaptive), beside the best tuned configuration:\n");
     println!("{}\n", summary.defaults_table());
 
     let dir = target_dir().join("fusebox-replay");

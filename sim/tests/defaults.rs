@@ -7,7 +7,8 @@ use std::time::Duration;
 use fusebox_runtime::State;
 use fusebox_sim::replay::cold_start::{self, ColdStartSetup};
 use fusebox_sim::replay::defaults::{
-    behind_bulkhead, card_line, card_line_before, noisy_hour, timeout_only,
+    behind_adaptive_bulkhead, behind_bulkhead, card_line, card_line_before, noisy_hour,
+    timeout_only,
 };
 use fusebox_sim::replay::lesson::{self, LessonSetup};
 use fusebox_sim::replay::slow::{self, SlowSetup};
@@ -103,6 +104,23 @@ fn a_timeout_alone_behind_a_pool_of_5_opens_within_3_s_and_is_back_within_15_s()
     assert!(open <= 3 * S, "opened after {open:?}");
     let back = run.back_after.expect("closes after healing");
     assert!(back <= 15 * S, "back after {back:?}");
+}
+
+#[test]
+fn an_adaptive_limit_in_place_of_the_pool_keeps_orders_whole_and_the_same_bounds() {
+    // Issue 26: "a bulkhead given only a pool or limit = adaptive". Before the stall guard the
+    // adaptive limit (20) took every database connection in 0.4 s: 93 % of /orders answered.
+    for b in [
+        card_line("payments", 300 * MS, 2 * S),
+        timeout_only("payments", 2 * S),
+    ] {
+        let run = behind_adaptive_bulkhead(&b).unwrap();
+        assert_eq!(run.orders_answered, 1.0, "/orders while slow");
+        let open = run.open_after.expect("opens while slow");
+        assert!(open <= 3 * S, "opened after {open:?}");
+        let back = run.back_after.expect("closes after healing");
+        assert!(back <= 15 * S, "back after {back:?}");
+    }
 }
 
 #[test]

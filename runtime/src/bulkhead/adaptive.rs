@@ -24,6 +24,12 @@ pub(crate) const LONG_WINDOWS: f64 = 600.0;
 pub(crate) const WARMUP: u32 = 10;
 /// Limit changes kept for the snapshot.
 pub(crate) const HISTORY: usize = 64;
+/// How many long-term latencies may pass without a call ending, while calls keep starting,
+/// before the limit is cut to the calls in flight (the stall guard, below).
+pub(crate) const STALL_LATENCIES: f64 = 4.0;
+/// The fewest calls in flight that the stall guard cuts the limit to: fewer than Gradient2's
+/// queue say too little to act on (two slow calls at once are common, four are not).
+pub(crate) const STALL_CALLS: usize = 4;
 
 /// The limit's moving parts, shared by every handle of one bulkhead.
 pub(crate) struct Adaptive {
@@ -39,6 +45,12 @@ pub(crate) struct Adaptive {
     /// When the open window opened (clock nanoseconds).
     opened: AtomicU64,
     pub(crate) changes: AtomicU64,
+    /// When the pool last made progress (clock nanoseconds): a timed call ended, or the
+    /// first call timed since the pool was last empty started. 0: empty since.
+    progress: AtomicU64,
+    /// How long calls may go without ending before the stall guard acts (ns):
+    /// `STALL_LATENCIES` long-term latencies, at least `WINDOW_MIN`; never before a window.
+    stall_after: AtomicU64,
     /// Touched once per window by the call that closes it; never on a call's own path.
     pub(crate) state: Mutex<Estimate>,
 }
@@ -72,6 +84,8 @@ impl Adaptive {
             ended: AtomicU64::new(0),
             opened: AtomicU64::new(0),
             changes: AtomicU64::new(0),
+            progress: AtomicU64::new(0),
+            stall_after: AtomicU64::new(u64::MAX),
             state: Mutex::new(Estimate {
                 limit: start as f64,
                 long: 0.0,
@@ -119,6 +133,52 @@ impl Adaptive {
         self.clock.now().max(1)
     }
 
+    /// The pool was empty and a call took a slot: whatever went before it, nothing is stuck.
+    #[inline]
+    pub(crate) fn emptied(&self) {
+        if self.progress.load(Relaxed) != 0 {
+            self.progress.store(0, Relaxed);
+        }
+    }
+
+    /// A timed call starts at `now`, with `in_flight` calls holding slots (itself included).
+    ///
+    /// The stall guard. Gradient2 learns only from calls that end, so when a dependency stops
+    /// answering, every call the limit lets in waits out its timeout before the limit hears of
+    /// it: behind a limit of 20, a payment service that went from 20 ms to 8 s took 20 of a
+    /// checkout's 20 database connections in 0.4 s and starved its other routes (issue 26's
+    /// real run). Calls that keep starting while none has ended for `STALL_LATENCIES` times
+    /// the long-term latency (at least `WINDOW_MIN`) are that case: the limit is cut to the
+    /// calls in flight (at least `STALL_CALLS`), and given back as windows show the latency
+    /// normal again, as after any cut.
+    pub(crate) fn started(&self, limit: &AtomicUsize, in_flight: usize, now: u64, name: &str) {
+        let last = self.progress.load(Relaxed);
+        if last == 0 {
+            self.progress.store(now, Relaxed);
+            return;
+        }
+        if now.saturating_sub(last) <= self.stall_after.load(Relaxed)
+            || in_flight < STALL_CALLS
+            || in_flight >= limit.load(Relaxed)
+        {
+            return;
+        }
+        let Ok(mut est) = self.state.try_lock() else {
+            return;
+        };
+        let old = limit.load(Relaxed);
+        let (min, max) = self.bounds();
+        let new = in_flight.clamp(min, max);
+        if new >= old {
+            return;
+        }
+        est.restore = est.restore.max(est.limit);
+        est.limit = new as f64;
+        limit.store(new, Relaxed);
+        let stalled_ms = now.saturating_sub(last) as f64 / 1e6;
+        self.changed(est, old, new, now, name, stalled_ms);
+    }
+
     /// Records the call that started at `started` and just gave its slot back, with
     /// `in_flight` calls (itself included) holding slots; closes the window when it is due.
     pub(crate) fn ended(&self, limit: &AtomicUsize, in_flight: usize, started: u64, name: &str) {
@@ -128,6 +188,7 @@ impl Adaptive {
         if started != 0 {
             now = self.clock.now();
             self.sum.fetch_add(now.saturating_sub(started), Relaxed);
+            self.progress.store(now, Relaxed);
         }
         let n = self.ended.fetch_add(1, Relaxed) + 1;
         // A window needs 10 calls, or as many as a smaller limit lets in flight at once.
@@ -156,10 +217,26 @@ impl Adaptive {
         let old = limit.load(Relaxed);
         let (min, max) = self.bounds();
         let new = est.window(sum as f64 / n as f64, in_flight, min, max);
+        let stall_after = (STALL_LATENCIES * est.long).max(nanos(WINDOW_MIN) as f64);
+        self.stall_after.store(stall_after as u64, Relaxed);
         if new == old {
             return;
         }
         limit.store(new, Relaxed);
+        self.changed(est, old, new, now, name, 0.0);
+    }
+
+    /// Records a change of the limit from `old` to `new` made at `now` (by a window, or by
+    /// the stall guard after calls went `stalled_ms` without ending), and logs it.
+    fn changed(
+        &self,
+        mut est: crate::sync::MutexGuard<'_, Estimate>,
+        old: usize,
+        new: usize,
+        now: u64,
+        name: &str,
+        stalled_ms: f64,
+    ) {
         self.changes.fetch_add(1, Relaxed);
         if est.history.len() == HISTORY {
             est.history.pop_front();
@@ -167,6 +244,7 @@ impl Adaptive {
         est.history.push_back((now, new));
         let (short_ms, long_ms) = (est.short / 1e6, est.long / 1e6);
         drop(est);
+        let min = self.min.load(Relaxed);
         if new == min && old > min {
             tracing::warn!(
                 bulkhead = name,
@@ -174,7 +252,17 @@ impl Adaptive {
                 to = new,
                 short_ms,
                 long_ms,
+                stalled_ms,
                 "bulkhead limit collapsed to min_pool: the dependency answers far slower than it used to"
+            );
+        } else if stalled_ms > 0.0 {
+            tracing::debug!(
+                bulkhead = name,
+                from = old,
+                to = new,
+                long_ms,
+                stalled_ms,
+                "bulkhead limit cut to the calls in flight: calls keep starting and none ends"
             );
         } else {
             tracing::debug!(

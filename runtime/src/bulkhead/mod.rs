@@ -68,8 +68,18 @@ use crate::sync::atomic::Ordering::*;
 ///   absorb noise, does not smooth (a bulkhead must shrink before the callers' workers fill),
 ///   and adds 4 only when nothing queues (otherwise `limit × 0.5 + 4` never falls below 8,
 ///   which is the whole of a small pool).
+/// - **The stall guard**, fusebox's own: a gradient learns only from calls that end, so when a
+///   dependency stops answering, every call the limit admits waits out its timeout before the
+///   limit hears of it. In issue 26's real run (payments from 20 ms to 8 s, 50 calls/s, a 2 s
+///   timeout, 20 database connections shared with `/orders`), a limit of 20 was filled in
+///   0.4 s and `/orders` starved. So when calls keep starting while none has ended for
+///   4 × `long` (at least 100 ms, and only once a window has closed), the limit is cut to the
+///   calls in flight (not below 4, nor `min_pool`); the cut is given back like any other, as
+///   windows show the old latency. A pool that went empty, and calls that keep ending however
+///   slowly, never trip it.
 ///
-/// What that gives, each checked by a test on a paused clock (`runtime/tests/adaptive.rs`):
+/// What that gives, each checked by a test on a paused clock (`runtime/tests/adaptive.rs`,
+/// `runtime/tests/adaptive_stall.rs`):
 /// - **Latency doubles**: each window cuts the limit by a quarter (`1.5 × 1 / 2`), so it is
 ///   **halved within 3 windows** at the new latency (100, 75, 56, 42), 4 counting the window
 ///   open at the change. It keeps falling while the latency stays doubled, to `min_pool` at
@@ -81,11 +91,15 @@ use crate::sync::atomic::Ordering::*;
 /// - **A stuck dependency** (every call ends at its timeout, many times its latency) halves
 ///   the limit every window, to `min_pool`; when it answers at its old latency again the limit
 ///   grows by 4 a window, and windows come faster the more calls it admits.
+/// - **A dependency that stops answering** under open-loop load: after 100 ms without an end
+///   (6 or 7 calls at 50/s), no more calls are let in than are already waiting; in the replay
+///   of issue 26's run the adaptive limit keeps `/orders` as whole as the pool of 5 does.
 ///
 /// Every change is logged at DEBUG, a fall to `min_pool` at WARN; the limit and its history are
 /// in [`metrics`](Bulkhead::metrics) (`pool` and `adaptive`), Prometheus and the admin JSON.
 /// A fixed pool reads no clock; an adaptive one reads it when a call takes and gives back its
-/// slot. Pair it with a timeout: calls that never end teach it nothing.
+/// slot. Pair it with a timeout: calls that never end teach the gradient nothing (the stall
+/// guard only stops more of them piling up).
 ///
 /// ```
 /// use fusebox::Bulkhead;
@@ -175,6 +189,11 @@ impl Bulkhead {
         // Read first: the peak rarely moves, and a plain load keeps the line shared.
         if taken > inner.peak.load(Relaxed) {
             inner.peak.fetch_max(taken, Relaxed);
+        }
+        if taken == 1 {
+            if let Some(a) = &inner.adaptive {
+                a.emptied();
+            }
         }
         Some(BulkheadPermit::taken(inner))
     }

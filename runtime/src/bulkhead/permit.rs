@@ -32,7 +32,10 @@ impl<'a> BulkheadPermit<'a> {
     /// Times the holder from now (an adaptive pool only: a fixed one reads no clock).
     pub(crate) fn start(&self) {
         if let Some(a) = &self.pool.adaptive {
-            self.started.store(a.now(), Relaxed);
+            let now = a.now();
+            self.started.store(now, Relaxed);
+            let pool = self.pool;
+            a.started(&pool.limit, pool.slots.taken(), now, &pool.config.name);
         }
     }
     /// When the holder started, as [`start`](Self::start) stored it (0: not timed).

@@ -1,8 +1,9 @@
 //! Issue 26: every replay again with the defaults, beside the best tuned configuration. A
 //! breaker is given only its call's `timeout` (or the design card's line, `trip_p95` and
-//! `timeout`), a bulkhead only its `pool`; everything else is what fusebox derives
-//! (`fusebox_settings::defaults`). Two runs of the issue's own join them: the real run's
-//! slow payment dependency behind a pool of 5, and an hour of a healthy but noisy one.
+//! `timeout`), a bulkhead only its `pool` (or `limit = "adaptive"`); everything else is what
+//! fusebox derives (`fusebox_settings::defaults`). Two runs of the issue's own join them: the
+//! real run's slow payment dependency behind a pool of 5 (and an adaptive limit), and an hour
+//! of a healthy but noisy one.
 
 use std::io;
 use std::time::Duration;
@@ -128,6 +129,32 @@ pub const SLOW_FOR: Duration = Duration::from_secs(25);
 /// assert!(run.back_after.unwrap() <= Duration::from_secs(15));
 /// ```
 pub fn behind_bulkhead(breaker: &BreakerBuilder) -> io::Result<BulkheadRun> {
+    let pool = Bulkhead::builder("payments")
+        .pool(5)
+        .build_detached()
+        .map_err(io::Error::other)?;
+    behind(breaker, &pool)
+}
+
+/// [`behind_bulkhead`] with `#[bulkhead(limit = "adaptive")]` in place of the pool of 5: the
+/// limit is not told the pool, and starts where an adaptive pool's defaults start it.
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox_sim::replay::defaults::{behind_adaptive_bulkhead, card_line};
+/// let card = card_line("payments", Duration::from_millis(300), Duration::from_secs(2));
+/// let run = behind_adaptive_bulkhead(&card).unwrap();
+/// assert!(run.orders_answered >= 0.99);
+/// ```
+pub fn behind_adaptive_bulkhead(breaker: &BreakerBuilder) -> io::Result<BulkheadRun> {
+    let pool = Bulkhead::builder("payments")
+        .adaptive()
+        .build_detached()
+        .map_err(io::Error::other)?;
+    behind(breaker, &pool)
+}
+
+fn behind(breaker: &BreakerBuilder, pool: &Bulkhead) -> io::Result<BulkheadRun> {
     let healed = SLOW_AT + SLOW_FOR;
     let end = healed + Duration::from_secs(60);
     let payments = Dependency::builder("payments", Latency::uniform(ms(16), ms(24)))
@@ -135,17 +162,13 @@ pub fn behind_bulkhead(breaker: &BreakerBuilder) -> io::Result<BulkheadRun> {
         .phase(healed, Phase::Healthy)
         .build();
     let b = breaker.build_detached().map_err(io::Error::other)?;
-    let pool = Bulkhead::builder("payments")
-        .pool(5)
-        .build_detached()
-        .map_err(io::Error::other)?;
     let report = Server::new(20)
         .route(Route::new("orders", 200.0).work(ms(5)))
         .route(
             Route::new("checkout", 50.0).call(
                 Call::new(&payments)
                     .breaker(&b)
-                    .bulkhead(&pool)
+                    .bulkhead(pool)
                     .fallback_cost(ms(1)),
             ),
         )
@@ -459,6 +482,38 @@ pub fn defaults(setup: &Setup, tuned: &Tuned) -> io::Result<Defaults> {
         opt(only.back_after),
         opt(before.back_after),
         within(only.back_after, 15),
+    ));
+    // The same run with `limit = "adaptive"` in place of the pool of 5 (the stall guard).
+    let adaptive =
+        behind_adaptive_bulkhead(&card_line("payments", ms(300), Duration::from_secs(2)))?;
+    let given = "trip_p95 = 300ms, timeout = 2s; limit = adaptive";
+    let replay = "slow behind an adaptive limit";
+    rows.push(row(
+        replay,
+        "time to open (s)",
+        "<= 3",
+        given,
+        opt(adaptive.open_after),
+        opt(before.open_after),
+        within(adaptive.open_after, 3),
+    ));
+    rows.push(row(
+        replay,
+        "closed again after healing (s)",
+        "<= 15",
+        given,
+        opt(adaptive.back_after),
+        opt(before.back_after),
+        within(adaptive.back_after, 15),
+    ));
+    rows.push(row(
+        replay,
+        "/orders answered while slow (%)",
+        ">= pool of 5's",
+        given,
+        Some(adaptive.orders_answered * 100.0),
+        Some(run.orders_answered * 100.0),
+        adaptive.orders_answered >= run.orders_answered,
     ));
     reports.push((
         "behind a pool of 5, before issue 26: the card's line",
