@@ -1,0 +1,383 @@
+//! The clauses beside the main scenarios of issues 2, 3, 4, 8, 13 to 18 and DESIGN.md's
+//! semantics, as a user reads them, through the facade only: every `trip_pNN`, the slow bound
+//! itself, the log lines of transitions, half-open judged by the general slow rule, one breaker
+//! for an attribute and a layer of the same name, and what is listed before the first call.
+//! Every test runs on a paused clock.
+#![cfg(all(feature = "testing", feature = "tower"))]
+
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use fusebox::tower::BreakerLayer;
+use fusebox::{breaker, bulkhead, registry, Breaker, Error, Rejection, State};
+use tokio::time::{advance, sleep};
+use tower::{Layer, ServiceExt};
+
+mod common;
+use common::{ms, secs, DepError};
+
+/// A call through `b` that answers `ok` after `takes` of virtual time.
+async fn call_for(b: &Breaker, takes: Duration, ok: bool) -> Result<(), Error<DepError>> {
+    b.call(async move {
+        if !takes.is_zero() {
+            sleep(takes).await;
+        }
+        ok.then_some(()).ok_or(DepError::Down)
+    })
+    .await
+}
+
+// --- Issue 2 and DESIGN's table: `trip_pNN` is the slow rule with rate 100 - NN ------------
+
+#[breaker(
+    name = "ok-p99",
+    window_calls = 100,
+    min_calls = 100,
+    trip_p99 = "100ms"
+)]
+async fn p99_call(takes: Duration) -> Result<(), DepError> {
+    sleep(takes).await;
+    Ok(())
+}
+
+#[breaker(name = "ok-p50", window_calls = 10, min_calls = 10, trip_p50 = "100ms")]
+async fn p50_call(takes: Duration) -> Result<(), DepError> {
+    sleep(takes).await;
+    Ok(())
+}
+
+/// `trip_p99 = "100ms"` opens when more than 1 % of the window is slower than 100 ms: one
+/// slow call of 100 is exactly 1 % (the p99 is not above the bound), two are 2 %.
+#[tokio::test(start_paused = true)]
+async fn trip_p99_opens_on_more_than_one_percent_slow() {
+    for _ in 0..99 {
+        p99_call(ms(1)).await.unwrap();
+    }
+    p99_call(ms(150)).await.unwrap();
+    let b = registry().breaker("ok-p99").unwrap();
+    assert_eq!(b.state(), State::Closed, "1 slow of 100: the p99 is 1 ms");
+    p99_call(ms(150)).await.unwrap();
+    assert_eq!(b.state(), State::Open, "2 slow of 100: the p99 is 150 ms");
+    assert_eq!(b.metrics().slow, 2);
+}
+
+/// `trip_p50 = "100ms"` opens when more than half the window is slower than 100 ms.
+#[tokio::test(start_paused = true)]
+async fn trip_p50_opens_on_more_than_half_slow() {
+    for _ in 0..5 {
+        p50_call(ms(1)).await.unwrap();
+    }
+    for _ in 0..5 {
+        p50_call(ms(150)).await.unwrap();
+    }
+    let b = registry().breaker("ok-p50").unwrap();
+    assert_eq!(
+        b.state(),
+        State::Closed,
+        "5 slow of 10: the median is not above"
+    );
+    p50_call(ms(150)).await.unwrap();
+    assert_eq!(b.state(), State::Open, "6 slow of the last 10");
+}
+
+/// The builder's `trip_p90` is the same rule with rate 10.
+#[tokio::test(start_paused = true)]
+async fn trip_p90_opens_on_more_than_ten_percent_slow() {
+    let b = Breaker::builder("ok-p90")
+        .window_calls(10)
+        .min_calls(10)
+        .trip_p90(ms(100))
+        .build()
+        .unwrap();
+    for _ in 0..9 {
+        call_for(&b, ms(1), true).await.unwrap();
+    }
+    call_for(&b, ms(150), true).await.unwrap();
+    assert_eq!(b.state(), State::Closed, "1 slow of 10 is 10 %, not more");
+    call_for(&b, ms(150), true).await.unwrap();
+    assert_eq!(b.state(), State::Open);
+}
+
+// --- Issue 2: loud transitions ---------------------------------------------------------------
+
+/// Every event of the process: (level, every field as `name=value`, joined).
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<(tracing::Level, String)>>>);
+
+struct Fields(String);
+
+impl tracing::field::Visit for Fields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!("{}={:?} ", field.name(), value));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Log {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let mut f = Fields(String::new());
+        event.record(&mut f);
+        self.0
+            .lock()
+            .unwrap()
+            .push((*event.metadata().level(), f.0));
+    }
+}
+
+/// The process-wide log, installed once (tests run on parallel threads).
+fn log() -> Log {
+    use tracing_subscriber::layer::SubscriberExt;
+    static LOG: OnceLock<Log> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let log = Log::default();
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(log.clone()))
+            .expect("the only subscriber of this test binary");
+        log
+    })
+    .clone()
+}
+
+impl Log {
+    /// The events at `level` whose fields name breaker `name` and contain `needle`.
+    fn lines(&self, level: tracing::Level, name: &str, needle: &str) -> Vec<String> {
+        let me = format!("breaker={name} ");
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(l, f)| *l == level && f.contains(&me) && f.contains(needle))
+            .map(|(_, f)| f.clone())
+            .collect()
+    }
+}
+
+/// WARN on open with the reason and the rates, INFO on close, each once.
+#[tokio::test(start_paused = true)]
+async fn opening_warns_with_the_reason_and_the_rates_and_closing_informs() {
+    let log = log();
+    let b = Breaker::builder("ok-loud")
+        .window_calls(4)
+        .min_calls(4)
+        .open_for(secs(5))
+        .half_open_calls(1)
+        .build()
+        .unwrap();
+    for ok in [true, true, false, false] {
+        let _ = call_for(&b, ms(1), ok).await;
+    }
+    assert_eq!(b.state(), State::Open);
+    let warns = log.lines(tracing::Level::WARN, "ok-loud", "opened");
+    assert_eq!(warns.len(), 1, "one WARN for one opening: {warns:?}");
+    assert!(
+        warns[0].contains("50.0%") && warns[0].contains("failure rate"),
+        "the WARN tells why and at what rate: {}",
+        warns[0]
+    );
+    advance(secs(5)).await;
+    call_for(&b, ms(1), true).await.unwrap();
+    assert_eq!(b.state(), State::Closed);
+    let closed = "message=circuit breaker closed";
+    let infos = log.lines(tracing::Level::INFO, "ok-loud", closed);
+    assert_eq!(infos.len(), 1, "one INFO for one closing: {infos:?}");
+    assert!(log
+        .lines(tracing::Level::WARN, "ok-loud", closed)
+        .is_empty());
+}
+
+// --- Issue 15: half-open judged by the general slow rule (`slow`, `slow_rate`) ---------------
+
+/// The card's 2 s provider behind `slow = "500ms", slow_rate = 20` instead of `trip_p95`:
+/// every answer is correct and under the 3 s timeout, but slow; half-open must not close on
+/// it, and once the provider answers fast again the breaker closes.
+#[tokio::test(start_paused = true)]
+async fn half_open_judges_trials_by_the_general_slow_rule_too() {
+    let b = Breaker::builder("ok-slow-rule")
+        .window_calls(10)
+        .min_calls(10)
+        .slow(ms(500), 20)
+        .timeout(secs(3))
+        .open_for(secs(20))
+        .half_open_pct(50)
+        .half_open_window(secs(10))
+        .build()
+        .unwrap();
+    let latency = Arc::new(std::sync::atomic::AtomicU64::new(2000));
+    let traffic = {
+        let b = b.clone();
+        let latency = latency.clone();
+        tokio::spawn(async move {
+            loop {
+                let b = b.clone();
+                let l = ms(latency.load(SeqCst));
+                tokio::spawn(async move { call_for(&b, l, true).await });
+                sleep(ms(100)).await;
+            }
+        })
+    };
+    let start = tokio::time::Instant::now();
+    while b.state() != State::Open {
+        advance(ms(100)).await;
+        assert!(start.elapsed() < secs(10), "the slow provider opens it");
+    }
+    let mut seen = Vec::new();
+    for _ in 0..120 {
+        advance(ms(500)).await;
+        seen.push(b.state());
+    }
+    assert!(seen.contains(&State::HalfOpen), "half-open was tried");
+    assert!(
+        !seen.contains(&State::Closed),
+        "60 s of 2 s answers never closed it: {seen:?}"
+    );
+    // It heals as the breaker opens again, so no trial of the slow provider is in the
+    // window that judges it.
+    while b.state() != State::Open {
+        advance(ms(100)).await;
+    }
+    latency.store(10, SeqCst);
+    let healed = tokio::time::Instant::now();
+    while b.state() != State::Closed {
+        advance(ms(100)).await;
+        assert!(
+            healed.elapsed() <= secs(20 + 10 + 1),
+            "closed within one open period plus one half-open window of the healing"
+        );
+    }
+    // It stays closed on the healthy provider.
+    advance(secs(30)).await;
+    traffic.abort();
+    assert_eq!(b.state(), State::Closed);
+}
+
+// --- Issue 16: an attribute and a layer of one name are one breaker --------------------------
+
+#[breaker(name = "ok-shared", window_calls = 4, min_calls = 4)]
+async fn shared_call(ok: bool) -> Result<(), DepError> {
+    ok.then_some(()).ok_or(DepError::Down)
+}
+
+/// "The same name used from an attribute and a layer is the same breaker": a layer built from
+/// the attribute's settings is the attribute's breaker, with no conflict counted, and when
+/// the attribute's calls open it, the layer refuses without calling its service.
+#[tokio::test(start_paused = true)]
+async fn an_attribute_and_a_layer_of_one_name_are_one_breaker() {
+    let layer = BreakerLayer::new(Breaker::builder("ok-shared").window_calls(4).min_calls(4))
+        .expect("the attribute's settings");
+    let listed = registry().breaker("ok-shared").unwrap();
+    assert!(layer.breaker().ptr_eq(&listed));
+    assert_eq!(
+        listed.metrics().conflicts,
+        0,
+        "the same settings: no conflict"
+    );
+    let reached = Arc::new(AtomicU32::new(0));
+    let svc = {
+        let reached = reached.clone();
+        layer.layer(tower::service_fn(move |_: ()| {
+            reached.fetch_add(1, SeqCst);
+            async { Ok::<_, DepError>(()) }
+        }))
+    };
+    svc.clone().oneshot(()).await.unwrap();
+    for _ in 0..3 {
+        let _ = shared_call(false).await;
+    }
+    assert_eq!(listed.metrics().calls, 4, "one window for both");
+    assert_eq!(listed.state(), State::Open, "3 failures of 4");
+    let err = svc.oneshot(()).await.unwrap_err();
+    assert!(
+        matches!(err, Error::Rejected(Rejection::Open { .. })),
+        "the layer refuses: {err:?}"
+    );
+    assert_eq!(reached.load(SeqCst), 1, "the refused call never reached it");
+}
+
+// --- Issue 15: listed before the first call --------------------------------------------------
+
+struct Inventory;
+
+impl Inventory {
+    #[breaker(name = "ok-method", window_calls = 4)]
+    async fn stock(&self, _item: u32) -> Result<u32, DepError> {
+        Ok(3)
+    }
+}
+
+#[bulkhead(
+    name = "ok-adaptive-alone",
+    limit = "adaptive",
+    min_pool = 2,
+    max_pool = 40
+)]
+async fn adaptive_alone() -> Result<(), DepError> {
+    Ok(())
+}
+
+/// A method's breaker and a bulkhead given only `limit = "adaptive"` are listed, and in the
+/// snapshot and the scrape, before any call.
+#[tokio::test(start_paused = true)]
+async fn a_methods_breaker_and_an_adaptive_bulkhead_are_listed_before_any_call() {
+    let b = registry()
+        .breaker("ok-method")
+        .expect("listed before a call");
+    assert_eq!(b.metrics().calls, 0);
+    let pool = registry()
+        .bulkhead("ok-adaptive-alone")
+        .expect("listed before a call");
+    assert_eq!(pool.in_flight(), 0);
+    let m = fusebox::metrics();
+    assert!(m.breaker("ok-method").is_some());
+    let limit = m
+        .bulkhead("ok-adaptive-alone")
+        .expect("in the snapshot")
+        .pool;
+    assert!(
+        (2..=40).contains(&limit),
+        "the adaptive limit starts within its bounds: {limit}"
+    );
+    let text = m.to_prometheus();
+    assert!(text.contains(r#"breaker="ok-method""#));
+    assert!(text.contains(r#"bulkhead="ok-adaptive-alone""#));
+    // The same ones the calls then use.
+    Inventory.stock(1).await.unwrap();
+    adaptive_alone().await.unwrap();
+    assert_eq!(b.metrics().calls, 1);
+    assert_eq!(pool.metrics().admitted, 1);
+}
+
+// --- Issue 3: a function that returns no `Result` ---------------------------------------------
+
+static BANNER_FALLBACKS: AtomicU32 = AtomicU32::new(0);
+
+fn plain_banner(_: Error<std::convert::Infallible>) -> String {
+    BANNER_FALLBACKS.fetch_add(1, SeqCst);
+    "default".into()
+}
+
+#[breaker(
+    name = "ok-no-result",
+    timeout = "100ms",
+    window_calls = 2,
+    min_calls = 2,
+    failure_rate = 100,
+    fallback = plain_banner
+)]
+async fn banner(takes: Duration) -> String {
+    sleep(takes).await;
+    "live".into()
+}
+
+/// "A function whose return type is not a `Result` is accepted only with a fallback
+/// (timeouts and panics are then its failures)": two timeouts open it; the fallback answers
+/// each of them and the refusals after.
+#[tokio::test(start_paused = true)]
+async fn a_functions_timeouts_are_its_failures_when_it_returns_no_result() {
+    assert_eq!(banner(ms(1)).await, "live");
+    assert_eq!(banner(secs(1)).await, "default");
+    assert_eq!(banner(secs(1)).await, "default");
+    let b = registry().breaker("ok-no-result").unwrap();
+    assert_eq!(b.metrics().timed_out, 2);
+    assert_eq!(b.state(), State::Open, "2 timeouts of the last 2");
+    assert_eq!(banner(ms(1)).await, "default", "refused: the fallback");
+    assert_eq!(BANNER_FALLBACKS.load(SeqCst), 3);
+}
