@@ -485,3 +485,29 @@ async fn a_keyed_breaker_without_max_keys_is_bounded_by_the_default() {
         .count();
     assert!(family <= 1001, "{family} breakers for one keyed name");
 }
+
+// --- Issue 8: the recorder sees every transition ------------------------------------------------
+
+/// "A recorder of transitions to assert the exact sequence": a breaker that flaps through many
+/// cycles before the test reads the recorder (a long outage simulated in one step, an operator
+/// toggling it) still reads back every transition, in order.
+#[tokio::test(start_paused = true)]
+async fn the_recorder_keeps_every_transition_of_a_long_flapping_run() {
+    let scope = fusebox::testing::scope();
+    let mut recorder = scope.recorder();
+    let b = Breaker::builder("ok-flapping").build().unwrap();
+    for _ in 0..1500 {
+        b.force_open();
+        advance(ms(10)).await;
+        b.force_close();
+    }
+    let states = recorder.states_of("ok-flapping");
+    assert_eq!(states.len(), 3001, "every one of the 3 000 transitions");
+    assert_eq!(
+        states[..3],
+        [State::Closed, State::ForcedOpen, State::ForcedClosed]
+    );
+    let timeline = recorder.timeline_of("ok-flapping");
+    assert_eq!(timeline[0], (State::ForcedOpen, Duration::ZERO));
+    assert_eq!(timeline[2998], (State::ForcedOpen, ms(10 * 1499)));
+}
