@@ -590,3 +590,56 @@ async fn half_open_reopens_at_the_failure_threshold_and_closes_below_it() {
     call_for(&b, ms(1), true).await.unwrap();
     assert_eq!(b.state(), State::Closed, "33 % is below the threshold");
 }
+
+// --- Issue 16: keyed, and bulkheads: one name from an attribute and a layer -------------------
+
+#[breaker(name = "ok-shared-keyed", key = region, window_calls = 2, min_calls = 2)]
+#[bulkhead(name = "ok-shared-pool", pool = 2)]
+async fn regional_call(region: &str, ok: bool) -> Result<(), DepError> {
+    let _ = region;
+    ok.then_some(()).ok_or(DepError::Down)
+}
+
+/// A keyed layer from the attribute's settings reaches the attribute's breaker of each key (a
+/// key the attribute opened is open for the layer, with no conflict counted), and a bulkhead
+/// layer of the attribute's pool name shares its slots.
+#[tokio::test(start_paused = true)]
+async fn a_keyed_layer_and_a_bulkhead_layer_share_the_attributes_breakers_and_pool() {
+    for _ in 0..2 {
+        let _ = regional_call("eu", false).await;
+    }
+    let eu = registry().breaker("ok-shared-keyed/eu").unwrap();
+    assert_eq!(eu.state(), State::Open);
+    let layer = BreakerLayer::keyed(
+        Breaker::builder("ok-shared-keyed")
+            .window_calls(2)
+            .min_calls(2),
+        |region: &&'static str| Some(region.to_string()),
+    )
+    .expect("the attribute's settings");
+    let svc = layer.layer(tower::service_fn(|_: &'static str| async {
+        Ok::<_, DepError>(())
+    }));
+    let refused = svc.clone().oneshot("eu").await.unwrap_err();
+    assert!(
+        matches!(refused, Error::Rejected(Rejection::Open { .. })),
+        "the attribute opened eu: {refused:?}"
+    );
+    svc.clone().oneshot("us").await.unwrap();
+    let us = registry().breaker("ok-shared-keyed/us").unwrap();
+    assert_eq!(us.metrics().calls, 1);
+    regional_call("us", true).await.unwrap();
+    assert_eq!(
+        us.metrics().calls,
+        2,
+        "the attribute's call reached the layer's key"
+    );
+    assert_eq!((eu.metrics().conflicts, us.metrics().conflicts), (0, 0));
+
+    let pool =
+        fusebox::tower::BulkheadLayer::new(fusebox::Bulkhead::builder("ok-shared-pool").pool(2))
+            .expect("the attribute's settings");
+    let listed = registry().bulkhead("ok-shared-pool").unwrap();
+    assert!(pool.bulkhead().ptr_eq(&listed));
+    assert_eq!(listed.metrics().conflicts, 0);
+}
