@@ -146,17 +146,34 @@ const CAPACITY: usize = 1024;
 pub(crate) struct Events(Arc<Sink>);
 
 enum Sink {
-    Live(broadcast::Sender<Transition>),
+    Live(Live),
     /// A shadow's (`shadow.rs`): its transitions go to its own record and log lines, never
     /// to subscribers nor the live breaker's log.
     Shadow(Arc<Sightings>),
 }
 
+/// A live registry's listeners.
+struct Live {
+    tx: broadcast::Sender<Transition>,
+    /// The test recorders' records (`testing::Recorder`): each keeps every transition however
+    /// many come before it is read, where a broadcast receiver lags and loses the oldest.
+    #[cfg(feature = "testing")]
+    taps: std::sync::Mutex<Vec<std::sync::Weak<std::sync::Mutex<Vec<Transition>>>>>,
+}
+
+/// An unbounded record of every transition of one registry, from [`Events::tap`].
+#[cfg(feature = "testing")]
+pub(crate) type Tap = Arc<std::sync::Mutex<Vec<Transition>>>;
+
 static GLOBAL: Lazy<Events> = Lazy::new(Events::new);
 
 impl Events {
     pub(crate) fn new() -> Events {
-        Events(Arc::new(Sink::Live(broadcast::channel(CAPACITY).0)))
+        Events(Arc::new(Sink::Live(Live {
+            tx: broadcast::channel(CAPACITY).0,
+            #[cfg(feature = "testing")]
+            taps: std::sync::Mutex::default(),
+        })))
     }
 
     /// The sink of a shadow's core: transitions are noted in `sightings`, never broadcast.
@@ -172,10 +189,20 @@ impl Events {
     /// A receiver of every transition from now on.
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Transition> {
         match &*self.0 {
-            Sink::Live(tx) => tx.subscribe(),
+            Sink::Live(live) => live.tx.subscribe(),
             // Only registries subscribe, and theirs are live: a shadow's hears nothing.
             Sink::Shadow(_) => broadcast::channel(1).1,
         }
+    }
+
+    /// A record of every transition from now on, kept until its last holder drops it.
+    #[cfg(feature = "testing")]
+    pub(crate) fn tap(&self) -> Tap {
+        let tap = Tap::default();
+        if let Sink::Live(live) = &*self.0 {
+            crate::sync::lock_std(&live.taps).push(Arc::downgrade(&tap));
+        }
+        tap
     }
 
     /// False for a shadow's core: its own log lines (`stuck`, the ramp's) are not the live
@@ -186,14 +213,20 @@ impl Events {
 
     /// Logs a transition at the level its seriousness deserves and broadcasts it.
     pub(crate) fn emit(&self, t: Transition) {
-        let tx = match &*self.0 {
-            Sink::Live(tx) => tx,
+        let live = match &*self.0 {
+            Sink::Live(live) => live,
             Sink::Shadow(s) => return s.note(&t),
         };
         log(&t);
-        if tx.receiver_count() > 0 {
+        #[cfg(feature = "testing")]
+        crate::sync::lock_std(&live.taps).retain(|tap| {
+            tap.upgrade()
+                .map(|tap| crate::sync::lock_std(&tap).push(t.clone()))
+                .is_some()
+        });
+        if live.tx.receiver_count() > 0 {
             // No receiver is not an error: subscribing is optional.
-            let _ = tx.send(t);
+            let _ = live.tx.send(t);
         }
     }
 }

@@ -225,6 +225,12 @@ impl Registry {
     pub fn subscribe(&self) -> broadcast::Receiver<Transition> {
         self.current().events.subscribe()
     }
+
+    /// Every transition of this registry from now on, none lost (a test's recorder).
+    #[cfg(feature = "testing")]
+    pub(crate) fn tap(&self) -> crate::breaker::events::Tap {
+        self.current().events.tap()
+    }
 }
 
 /// The figures of one keyed name (`key = ...`), from [`Registry::keyed_names`].

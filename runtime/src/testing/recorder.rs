@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use tokio::sync::broadcast::{self, error::TryRecvError};
 use tokio::time::Instant;
 
-use crate::breaker::events::Transition;
+use crate::breaker::events::Tap;
 use crate::state::State;
+use crate::sync::lock_std;
 
 /// One recorded transition, with the virtual time since the recorder started.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,33 +24,30 @@ pub struct Recorded {
 /// Collects the transitions of the registry it was started in.
 #[derive(Debug)]
 pub struct Recorder {
-    rx: broadcast::Receiver<Transition>,
+    /// Fed by the registry on every transition, unbounded: a broadcast receiver would lag
+    /// behind a long run and lose its oldest transitions, which a test asserts on.
+    tap: Tap,
     started: Instant,
     seen: Vec<Recorded>,
 }
 
 impl Recorder {
-    pub(super) fn new(rx: broadcast::Receiver<Transition>) -> Recorder {
+    pub(super) fn new(tap: Tap) -> Recorder {
         Recorder {
-            rx,
+            tap,
             started: Instant::now(),
             seen: Vec::new(),
         }
     }
 
     fn drain(&mut self) {
-        loop {
-            match self.rx.try_recv() {
-                Ok(t) => self.seen.push(Recorded {
-                    name: t.name.to_string(),
-                    from: t.from,
-                    to: t.to,
-                    at: t.at.saturating_duration_since(self.started),
-                }),
-                Err(TryRecvError::Lagged(_)) => continue,
-                Err(TryRecvError::Empty | TryRecvError::Closed) => return,
-            }
-        }
+        let new = std::mem::take(&mut *lock_std(&self.tap));
+        self.seen.extend(new.into_iter().map(|t| Recorded {
+            name: t.name.to_string(),
+            from: t.from,
+            to: t.to,
+            at: t.at.saturating_duration_since(self.started),
+        }));
     }
 
     /// Every transition so far.

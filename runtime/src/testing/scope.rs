@@ -68,7 +68,7 @@ pub fn scope() -> Scope {
 impl Scope {
     /// Starts recording this scope's transitions.
     pub fn recorder(&self) -> Recorder {
-        Recorder::new(self.registry.subscribe())
+        Recorder::new(self.registry.tap())
     }
 }
 
