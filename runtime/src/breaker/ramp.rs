@@ -8,8 +8,9 @@
 //!   transition writes before the word turns to ramping. An admitter holding a stale ramping
 //!   word after a transition reads the newer state's start: at worst one call is refused or
 //!   admitted as a ramp begun then would, and its end's swap fails, so it looks again.
-//! - [`Ramp::asked`] counts the callers that asked during this ramp, for the even spread; it
-//!   is zeroed before the word turns to ramping. A stale admitter's add only shifts the phase.
+//! - [`Ramp::credit`] sums the shares of the callers that asked during this ramp, for the even
+//!   spread; it is zeroed before the word turns to ramping. A stale admitter's add only shifts
+//!   the phase.
 //! - The ramp's end is not a transition: the word goes from ramping to plain closed under the
 //!   same generation, so calls admitted during the ramp are still judged when they end, and a
 //!   transition expecting the ramping word still lands (`Word::same_state`). It is found
@@ -30,15 +31,17 @@ const ONE: u64 = 1 << 16;
 /// The current ramp's figures (its start is `Core::state_since`).
 #[derive(Default)]
 pub(crate) struct Ramp {
-    /// Callers that asked during this ramp (admitted or not). Wraps at 2^32 calls, which
-    /// costs one call of spread.
-    asked: AtomicU32,
+    /// The shares of the callers that asked during this ramp (admitted or not), summed in
+    /// 1/65536ths of a call: each caller owns its stretch of the sum and is admitted when a
+    /// whole call ends in it (`spread::crosses`), so however fast the share grows, the calls
+    /// admitted follow it. Wraps at 2^16 calls' worth, a multiple of a call: nothing is lost.
+    credit: AtomicU32,
 }
 
 impl Core {
     /// Starts the ramp; called under the lock as the breaker closes on passed trials.
     pub(super) fn start_ramp(&self) {
-        self.ramp.asked.store(0, Relaxed);
+        self.ramp.credit.store(0, Relaxed);
         let c = self.config();
         // A shadow's core (`shadow.rs`) logs nothing as the live breaker.
         if self.events.is_live() {
@@ -60,9 +63,10 @@ impl Core {
                 .end_ramp(w)
                 .then_some(Ok(Admission::Normal(w.generation())));
         };
-        let n = u64::from(self.ramp.asked.fetch_add(1, Relaxed));
-        let s = (share * ONE as f64) as u64;
-        Some(if spread::admits(n, s, ONE) {
+        // At most ONE, so the sum never skips a whole call as it wraps.
+        let s = ((share * ONE as f64) as u32).min(ONE as u32);
+        let before = u64::from(self.ramp.credit.fetch_add(s, Relaxed));
+        Some(if spread::crosses(before, u64::from(s), ONE) {
             Ok(Admission::Normal(w.generation()))
         } else {
             Err(self.rejection(State::Closed, None))

@@ -120,9 +120,10 @@ pub struct Model {
     trials: Trials,
     /// While open: when the next probe is due.
     next_probe: u64,
-    /// While closed and ramping: when the ramp ends, and the calls that asked so far.
+    /// While closed and ramping: when the ramp ends, and the shares of the callers that
+    /// asked so far, summed in 1/65536ths of a call.
     ramp_until: Option<u64>,
-    ramp_asked: u64,
+    ramp_credit: u64,
     pub counters: Counters,
 }
 
@@ -140,7 +141,7 @@ impl Model {
             trials: Trials::default(),
             next_probe: 0,
             ramp_until: None,
-            ramp_asked: 0,
+            ramp_credit: 0,
             counters: Counters::default(),
         }
     }
@@ -257,7 +258,7 @@ impl Model {
         if let Some(ramp) = self.cfg.ramp {
             self.opened_in_a_row = kept;
             self.ramp_until = Some(self.now + ramp);
-            self.ramp_asked = 0;
+            self.ramp_credit = 0;
         }
     }
 
@@ -287,12 +288,12 @@ impl Model {
             self.opened_in_a_row = 0;
             return true;
         };
-        // Spread evenly in 1/65536ths, the first admitted: call k goes in when
-        // ceil(k·share) grows.
-        let s = (share * 65536.0) as u64;
-        let k = self.ramp_asked;
-        self.ramp_asked += 1;
-        ((k + 1) * s).div_ceil(65536) > (k * s).div_ceil(65536)
+        // Spread evenly in 1/65536ths, the first admitted: each caller adds its share to
+        // the sum and goes in when the sum's ceiling grows (a whole call ends in its stretch).
+        let s = ((share * 65536.0) as u64).min(65536);
+        let before = self.ramp_credit;
+        self.ramp_credit += s;
+        (before + s).div_ceil(65536) > before.div_ceil(65536)
     }
 
     /// Whether the next half-open caller becomes a trial.
