@@ -73,7 +73,7 @@ async fn a_dependency_that_stops_answering_holds_a_handful_of_slots_not_the_limi
     let seen = Arc::new(Seen::default());
     arrivals(&b, &dep, 20 * MS, Duration::from_secs(1), &seen).await;
     let peak = seen.peak.load(Relaxed);
-    // Nothing ends for 100 ms (4 x 20 ms, at least 100 ms): 6 or 7 calls at 50/s, then the cut.
+    // Nothing ends for 100 ms (2 x 20 ms, at least 100 ms): 6 or 7 calls at 50/s, then the cut.
     assert!(
         (4..=8).contains(&peak),
         "the limit was cut to the calls in flight once none had ended for 100 ms: {peak}"

@@ -25,8 +25,13 @@ pub(crate) const WARMUP: u32 = 10;
 /// Limit changes kept for the snapshot.
 pub(crate) const HISTORY: usize = 64;
 /// How many long-term latencies may pass without a call ending, while calls keep starting,
-/// before the limit is cut to the calls in flight (the stall guard, below).
-pub(crate) const STALL_LATENCIES: f64 = 4.0;
+/// before the limit is cut to the calls in flight (the stall guard, below). The guard beats
+/// the limit's filling only while `(STALL_LATENCIES + 1) x` the calls normally in flight stay
+/// below the limit: at 4, a 40 ms dependency at 100 calls/s (4 in flight of 20) filled all 20
+/// before the guard looked (tests/outside_m.rs). At 2 no call ends for twice the usual
+/// latency only when every call in flight is that much slower, a slowdown the gradient cuts
+/// for anyway.
+pub(crate) const STALL_LATENCIES: f64 = 2.0;
 /// The fewest calls in flight that the stall guard cuts the limit to: fewer than Gradient2's
 /// queue say too little to act on (two slow calls at once are common, four are not).
 pub(crate) const STALL_CALLS: usize = 4;

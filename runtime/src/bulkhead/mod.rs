@@ -73,7 +73,7 @@ use crate::sync::atomic::Ordering::*;
 ///   limit hears of it. In issue 26's real run (payments from 20 ms to 8 s, 50 calls/s, a 2 s
 ///   timeout, 20 database connections shared with `/orders`), a limit of 20 was filled in
 ///   0.4 s and `/orders` starved. So when calls keep starting while none has ended for
-///   4 × `long` (at least 100 ms, and only once a window has closed), the limit is cut to the
+///   2 × `long` (at least 100 ms, and only once a window has closed), the limit is cut to the
 ///   calls in flight (not below 4, nor `min_pool`); the cut is given back like any other, as
 ///   windows show the old latency. A pool that went empty, and calls that keep ending however
 ///   slowly, never trip it.
