@@ -631,13 +631,14 @@ async fn a_dependency_that_stops_answering_holds_a_handful_of_slots_and_slow_cal
     let hang_pool = registry().bulkhead("om-hang-pool").unwrap();
     let slow_pool = registry().bulkhead("om-steady-pool").unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    let (hang_refused, slow_refused) = (Arc::default(), Arc::new(AtomicUsize::new(0)));
+    let (hang_refused, slow_refused) =
+        (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let loads = [
         calls_at_50_a_second(
             |c, u| async move { hanging(&c, &u).await },
             hang_url,
             stop.clone(),
-            hang_refused,
+            hang_refused.clone(),
         ),
         calls_at_50_a_second(
             |c, u| async move { steady(&c, &u).await },
@@ -662,7 +663,6 @@ async fn a_dependency_that_stops_answering_holds_a_handful_of_slots_and_slow_cal
     sleep(secs(2)).await;
     let before = hang_pool.metrics().peak;
     hang.delay(10_000);
-    let hung_at = Instant::now();
     sleep(secs(3)).await;
     let peak = hang_pool.metrics().peak;
     let cut_to = hang_pool.pool();
@@ -692,14 +692,14 @@ async fn a_dependency_that_stops_answering_holds_a_handful_of_slots_and_slow_cal
     let slow_m = slow_pool.metrics();
     eprintln!(
         "stall guard real run: peak in flight {before} healthy, {peak} once it stopped answering \
-         (limit {cut_to} 3 s in); full limit back {back_in:?} after; history {history:?}; \
+         (limit {cut_to} 3 s in, {} refused); full limit back {back_in:?} after; history {history:?}; \
          steady 300 ms: lowest limit {}, {} refused, peak {}, limit now {}",
+        hang_refused.load(SeqCst),
         slow_lowest.load(SeqCst),
         slow_refused.load(SeqCst),
         slow_m.peak,
         slow_m.pool,
     );
-    let _ = hung_at;
 
     // Stopped answering: after 100 ms without an end (5 calls at 50/s, 6 or 7 with the calls
     // that were answering), no more calls are let in than are already waiting. A loaded
