@@ -1,0 +1,328 @@
+//! Clauses of issues 19-32 and of DESIGN.md's contract that sit beside the main scenario each
+//! earlier test pinned, checked through the public `fusebox` facade as a user would: where two
+//! features meet (a retry and an ignored error, a fallback and `failure_if_ok`, a ramp and a
+//! keyed breaker, a live change and the derived defaults). Every test runs on a paused clock.
+#![cfg(all(
+    feature = "tower",
+    feature = "serde",
+    feature = "testing",
+    feature = "admin"
+))]
+
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::sync::Mutex;
+
+use fusebox::call::{Completion, Outcome};
+use fusebox::{breaker, registry, retry, Breaker, Bulkhead, Error, Rejection, State};
+use tokio::time::advance;
+
+mod common;
+use common::{ms, secs};
+
+/// A client's error: the dependency failing, answering "not found", a request refused before
+/// it was sent, or fusebox refusing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ApiError {
+    Down,
+    NotFound,
+    Invalid,
+    Refused(Rejection),
+}
+
+impl From<Rejection> for ApiError {
+    fn from(r: Rejection) -> Self {
+        ApiError::Refused(r)
+    }
+}
+
+/// `failure = counted`: a "not found" is the dependency answering.
+fn counted(e: &ApiError) -> bool {
+    !matches!(e, ApiError::NotFound)
+}
+
+/// `ignore = client_side`: refused before the dependency was reached.
+fn client_side(e: &ApiError) -> bool {
+    matches!(e, ApiError::Invalid)
+}
+
+// --- Issues 30 x 31: `retry_on` defaults to what the breaker counts as a failure ---------
+
+static OUTCOME_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(attempts = 3, backoff = "1ms", budget = 100, budget_floor = 100)]
+#[breaker(name = "ol-retry-outcomes", failure = counted, ignore = client_side)]
+async fn classified(answer: ApiError) -> Result<u32, ApiError> {
+    OUTCOME_ATTEMPTS.fetch_add(1, SeqCst);
+    Err(answer)
+}
+
+/// Issue 30: `retry_on` is "by default, what the breaker counts as a failure"; issue 31 adds
+/// two outcomes that are not failures: an error `failure` refuses (a success) and an ignored
+/// one. Neither is retried; a counted failure is, up to `attempts`.
+#[tokio::test(start_paused = true)]
+async fn only_what_the_breaker_counts_as_a_failure_is_retried() {
+    for (answer, attempts) in [
+        (ApiError::Invalid, 1),
+        (ApiError::NotFound, 1),
+        (ApiError::Down, 3),
+    ] {
+        OUTCOME_ATTEMPTS.store(0, SeqCst);
+        assert_eq!(classified(answer.clone()).await, Err(answer.clone()));
+        assert_eq!(OUTCOME_ATTEMPTS.load(SeqCst), attempts, "{answer:?}");
+    }
+    // `ignored` counts both outcomes that are no failure (its rustdoc); the window holds the
+    // excluded error as a call that did not fail, and not the ignored one.
+    let m = registry().breaker("ol-retry-outcomes").unwrap().metrics();
+    assert_eq!((m.ignored, m.failed, m.window_calls), (2, 3, 4), "{m:?}");
+}
+
+// --- Issue 31: what each outcome does to the fallback and to `stale_for` ------------------
+
+static FALLBACKS: AtomicU32 = AtomicU32::new(0);
+
+fn from_cache(_: Error<ApiError>) -> Result<u16, ApiError> {
+    FALLBACKS.fetch_add(1, SeqCst);
+    Ok(299)
+}
+
+fn server_error(status: &u16) -> bool {
+    *status >= 500
+}
+
+#[breaker(
+    name = "ol-outcome-fallback",
+    ignore = client_side,
+    failure = counted,
+    failure_if_ok = server_error,
+    stale_for = "10m",
+    fallback = from_cache
+)]
+async fn status_of(id: u32) -> Result<u16, ApiError> {
+    let _ = id;
+    ANSWER.lock().unwrap().clone()
+}
+
+/// What `status_of` answers next (one test calls it).
+static ANSWER: Mutex<Result<u16, ApiError>> = Mutex::new(Ok(200));
+
+async fn status_answering(id: u32, answer: Result<u16, ApiError>) -> Result<u16, ApiError> {
+    *ANSWER.lock().unwrap() = answer;
+    status_of(id).await
+}
+
+/// The outcomes table of `#[breaker]`'s reference: the fallback and `stale_for` answer a
+/// counted `Err` only. An ignored error and an error `failure` refuses go back unchanged, an
+/// `Ok` that `failure_if_ok` counts is returned as is, and none of them calls the fallback or
+/// serves the last good value, though one is there for the same arguments.
+#[tokio::test(start_paused = true)]
+async fn the_fallback_and_the_last_good_value_answer_counted_errors_only() {
+    FALLBACKS.store(0, SeqCst);
+    assert_eq!(
+        status_answering(7, Ok(200)).await,
+        Ok(200),
+        "a good value to serve"
+    );
+    assert_eq!(
+        status_answering(7, Err(ApiError::Invalid)).await,
+        Err(ApiError::Invalid)
+    );
+    assert_eq!(
+        status_answering(7, Err(ApiError::NotFound)).await,
+        Err(ApiError::NotFound)
+    );
+    assert_eq!(status_answering(7, Ok(503)).await, Ok(503));
+    assert_eq!(FALLBACKS.load(SeqCst), 0, "no fallback for any of them");
+    // A counted error is answered by the last good value of these arguments (younger than
+    // `stale_for`), and for other arguments by the fallback.
+    assert_eq!(status_answering(7, Err(ApiError::Down)).await, Ok(200));
+    assert_eq!(status_answering(8, Err(ApiError::Down)).await, Ok(299));
+    assert_eq!(FALLBACKS.load(SeqCst), 1);
+    let m = registry().breaker("ol-outcome-fallback").unwrap().metrics();
+    assert_eq!(
+        (m.ignored, m.failed, m.window_calls, m.stale_served),
+        (2, 3, 5, 1),
+        "{m:?}"
+    );
+    tokio::time::advance(ms(1)).await;
+}
+
+// --- Issues 22 x 31: a probe that ends ignored is no trial ------------------------------
+
+/// A breaker that opened on two failures and probes every second while open.
+async fn probing(name: &str) -> Breaker {
+    let b = Breaker::builder(name)
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(secs(60))
+        .probe_every(secs(1))
+        .build_detached()
+        .unwrap();
+    for _ in 0..2 {
+        let _ = b.call(async { Err::<(), _>(ApiError::Down) }).await;
+    }
+    assert_eq!(b.state(), State::Open);
+    b
+}
+
+fn classify(r: &Result<u16, ApiError>) -> Outcome {
+    match r {
+        Err(ApiError::Invalid) => Outcome::Ignored,
+        Err(_) => Outcome::Failure,
+        Ok(_) => Outcome::Success,
+    }
+}
+
+/// Issue 22: a probe's "answer counts as a trial"; issue 31: "an ignored call takes no place
+/// in the window and is not a trial: its trial slot is given back". A probe that ends ignored
+/// (refused by the client before it reached the dependency) tells nothing of the dependency:
+/// the breaker stays open (no half-open on a client-side error), and the probe it used is
+/// given back, so the next caller probes at once rather than a period later.
+#[tokio::test(start_paused = true)]
+async fn a_probe_that_ends_ignored_is_no_trial_and_gives_its_probe_back() {
+    let b = probing("ol-probe-ignored").await;
+    advance(ms(1_001)).await;
+    let c = b
+        .call_classified(async { Err::<u16, _>(ApiError::Invalid) }, classify)
+        .await;
+    assert!(matches!(c, Completion::Ignored(ApiError::Invalid)), "{c:?}");
+    assert_eq!(b.state(), State::Open, "an ignored probe proves nothing");
+    assert_eq!(b.metrics().ignored, 1);
+    // The next caller is the probe: it answers, and half-open begins with it as a passed trial.
+    let c = b
+        .call_classified(async { Ok::<u16, ApiError>(200) }, classify)
+        .await;
+    assert!(matches!(c, Completion::Ok(200)), "{c:?}");
+    assert_ne!(
+        b.state(),
+        State::Open,
+        "the passed probe ends the open period"
+    );
+}
+
+/// DESIGN.md: "a bulkhead rejection is not a failure" and "a trial refused by a full pool
+/// gives its trial slot back". A probe refused by a full bulkhead never reached the
+/// dependency: the breaker stays open and the next caller, once a slot is free, probes.
+#[tokio::test(start_paused = true)]
+async fn a_probe_refused_by_a_full_bulkhead_gives_its_probe_back() {
+    let b = probing("ol-probe-full").await;
+    let pool = Bulkhead::builder("ol-probe-full-pool")
+        .pool(1)
+        .build_detached()
+        .unwrap();
+    advance(ms(1_001)).await;
+    let held = pool.acquire().await.unwrap();
+    let r = b.call_in(&pool, async { Ok::<u16, ApiError>(200) }).await;
+    assert!(
+        matches!(r, Err(Error::Rejected(Rejection::Full { .. }))),
+        "{r:?}"
+    );
+    assert_eq!(b.state(), State::Open);
+    drop(held);
+    let r = b.call_in(&pool, async { Ok::<u16, ApiError>(200) }).await;
+    assert_eq!(r.ok(), Some(200), "the next caller probes");
+    assert_ne!(b.state(), State::Open);
+    assert_eq!(b.metrics().failed, 2, "the refusal was no failure");
+}
+
+/// The same probe through a failing answer: a failed probe changes nothing, and the next
+/// probe is a period later (the contrast that makes the test above mean something).
+#[tokio::test(start_paused = true)]
+async fn a_failed_probe_leaves_the_breaker_open_until_the_next_period() {
+    let b = probing("ol-probe-failed").await;
+    advance(ms(1_001)).await;
+    let c = b
+        .call_classified(async { Err::<u16, _>(ApiError::Down) }, classify)
+        .await;
+    assert!(
+        matches!(c, Completion::Failed(Error::Failed(ApiError::Down))),
+        "{c:?}"
+    );
+    let c = b
+        .call_classified(async { Ok::<u16, ApiError>(200) }, classify)
+        .await;
+    assert!(
+        matches!(
+            c,
+            Completion::Failed(Error::Rejected(Rejection::Open { .. }))
+        ),
+        "{c:?}"
+    );
+    assert_eq!(b.state(), State::Open);
+}
+
+// --- Issue 27: responses that leak nothing -----------------------------------------------
+
+async fn body(res: axum::response::Response) -> String {
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 16)
+        .await
+        .unwrap();
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// A keyed breaker's refusal as an HTTP answer: 503, `Retry-After` in whole seconds rounded
+/// up, and a body that names neither the breaker nor the tenant's key nor a duration; with
+/// `response::Named` (the opt-in) the name is there, in whole seconds too.
+#[tokio::test(start_paused = true)]
+async fn a_keyed_refusal_answers_503_in_whole_seconds_and_names_nothing() {
+    use axum::response::IntoResponse;
+    let template = Breaker::builder("ol-public")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(ms(29_500))
+        .config()
+        .unwrap();
+    let b = registry().keyed(&template, &"tenant-secret");
+    for _ in 0..2 {
+        let _ = b.call(async { Err::<(), _>(ApiError::Down) }).await;
+    }
+    advance(ms(200)).await;
+    let Err(err) = b.call(async { Ok::<(), ApiError>(()) }).await else {
+        panic!("refused while open");
+    };
+    let Error::Rejected(r) = err else {
+        panic!("refused, not failed: {err:?}")
+    };
+    let res = r.clone().into_response();
+    assert_eq!(res.status(), 503);
+    assert_eq!(res.headers()["retry-after"], "30", "29.3 s rounds up");
+    let text = body(res).await;
+    assert!(
+        !text.contains("tenant-secret") && !text.contains("ol-public") && !text.contains('.'),
+        "{text}"
+    );
+    let named = body(fusebox::response::Named(r).into_response()).await;
+    assert!(named.contains("ol-public/tenant-secret"), "{named}");
+    assert!(named.contains("30 s"), "{named}");
+}
+
+// --- Issues 30 x DESIGN's `stale_for`: retries first, then the last good value ------------
+
+static QUOTE_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
+static QUOTE_UP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+#[retry(attempts = 3, backoff = "1ms", budget = 100, budget_floor = 100)]
+#[breaker(name = "ol-retry-stale", stale_for = "10m")]
+async fn quote(sku: u32) -> Result<u32, ApiError> {
+    QUOTE_ATTEMPTS.fetch_add(1, SeqCst);
+    if QUOTE_UP.load(SeqCst) {
+        Ok(sku * 10)
+    } else {
+        Err(ApiError::Down)
+    }
+}
+
+/// `stale_for` answers "while rejected or failing" and `#[retry]` sits outermost: a failing
+/// call is retried (each attempt reaches the dependency) before the last good value of the
+/// same arguments answers it, once, at the end; other arguments get the error.
+#[tokio::test(start_paused = true)]
+async fn a_failing_call_is_retried_before_its_last_good_value_answers() {
+    QUOTE_UP.store(true, SeqCst);
+    assert_eq!(quote(4).await, Ok(40));
+    QUOTE_UP.store(false, SeqCst);
+    QUOTE_ATTEMPTS.store(0, SeqCst);
+    assert_eq!(quote(4).await, Ok(40), "the last good value");
+    assert_eq!(QUOTE_ATTEMPTS.load(SeqCst), 3, "after every attempt");
+    assert_eq!(quote(5).await, Err(ApiError::Down));
+    let m = registry().breaker("ol-retry-stale").unwrap().metrics();
+    assert_eq!((m.failed, m.stale_served), (6, 1), "{m:?}");
+}
