@@ -443,3 +443,48 @@ fn a_bulkheads_text_and_environment_forms_give_the_attributes_verdict_and_words(
         .unwrap();
     assert_eq!((b.pool(), b.config().max_wait()), (3, ms(20)));
 }
+
+// --- DESIGN.md `stale_for` x `#[bulkhead]`: a full pool is a rejection too -----------------
+
+static STOCK_GATE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+#[breaker(name = "ol-stale-pool", stale_for = "10m")]
+#[bulkhead(name = "ol-stale-pool-slots", pool = 1)]
+async fn stock(sku: u32, wait: bool) -> Result<u32, ApiError> {
+    if wait {
+        STOCK_GATE.notified().await;
+    }
+    Ok(sku + 1)
+}
+
+/// `stale_for`: "while rejected or failing, answer with the last `Ok` value for the same
+/// arguments if younger". A full bulkhead rejects: the same arguments get their last good
+/// value; arguments with none get the rejection; and the breaker counts no failure.
+#[tokio::test(start_paused = true)]
+async fn a_full_bulkhead_serves_the_last_good_value_of_the_same_arguments() {
+    assert_eq!(stock(1, false).await, Ok(2));
+    let holder = tokio::spawn(stock(9, true));
+    tokio::task::yield_now().await;
+    assert_eq!(
+        registry()
+            .bulkhead("ol-stale-pool-slots")
+            .unwrap()
+            .in_flight(),
+        1
+    );
+    // The stale key is every argument: (1, false) has a good value, (2, false) has none.
+    assert_eq!(stock(1, false).await, Ok(2), "the last good value");
+    let r = stock(2, false).await;
+    assert!(
+        matches!(r, Err(ApiError::Refused(Rejection::Full { .. }))),
+        "{r:?}"
+    );
+    STOCK_GATE.notify_one();
+    assert_eq!(holder.await.unwrap(), Ok(10));
+    let m = registry().breaker("ol-stale-pool").unwrap().metrics();
+    assert_eq!(
+        (m.failed, m.stale_served, m.rejected_by_reason.bulkhead_full),
+        (0, 1, 2),
+        "{m:?}"
+    );
+}
