@@ -6,7 +6,8 @@
     feature = "tower",
     feature = "serde",
     feature = "testing",
-    feature = "admin"
+    feature = "admin",
+    feature = "metrics"
 ))]
 
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
@@ -487,4 +488,182 @@ async fn a_full_bulkhead_serves_the_last_good_value_of_the_same_arguments() {
         (0, 1, 2),
         "{m:?}"
     );
+}
+
+// --- Issue 29 x DESIGN's default name: a module pattern reaches default-named guards ------
+
+mod ol_billing {
+    use super::ApiError;
+    use fusebox::{breaker, bulkhead};
+
+    #[breaker(timeout = "800ms")]
+    #[bulkhead(pool = 2)]
+    pub async fn charge() -> Result<u32, ApiError> {
+        Ok(1)
+    }
+}
+
+/// DESIGN.md: a breaker's name defaults to "module path + fn name"; issue 29: overrides by
+/// name "and by pattern". A pattern over the module (`*::ol_billing::*`) reaches a breaker
+/// and a bulkhead whose names were left to their default, before their first call, each
+/// setting in force with its source, and every derived setting follows the new timeout.
+#[tokio::test(start_paused = true)]
+async fn a_module_pattern_overrides_default_named_guards_before_their_first_call() {
+    use fusebox::settings::{Overrides, Source};
+    let name = registry()
+        .breakers()
+        .into_iter()
+        .map(|b| b.name().to_owned())
+        .find(|n| n.ends_with("ol_billing::charge"))
+        .expect("listed by its default name before any call");
+    let o = Overrides::new()
+        .breaker("*::ol_billing::*", [("timeout", "2s")], Source::File)
+        .bulkhead("*::ol_billing::*", [("pool", "5")], Source::File);
+    let applied = registry().apply_overrides(&o).unwrap();
+    assert!(applied.undeclared.is_empty(), "{:?}", applied.undeclared);
+    let b = registry().breaker(&name).unwrap();
+    let now = b.config_in_force();
+    assert_eq!(now.timeout(), Some(secs(2)));
+    assert_eq!(
+        now.slow().map(|s| s.bound),
+        Some(secs(1)),
+        "derived from the new timeout"
+    );
+    let pool = registry()
+        .bulkheads()
+        .into_iter()
+        .find(|p| p.name().ends_with("ol_billing::charge"))
+        .expect("the bulkhead, by its default name");
+    assert_eq!(pool.pool(), 5);
+    let in_force = pool.settings_in_force();
+    let p = in_force.iter().find(|s| s.key == "pool").unwrap();
+    assert_eq!((p.value.as_str(), p.source), ("5", Source::File));
+    assert_eq!(ol_billing::charge().await, Ok(1));
+}
+
+// --- Issue 30 with `#[bulkhead]` alone: the budget is the bulkhead's name ------------------
+
+static POOLED_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
+static POOLED_GATE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+#[retry(attempts = 3, backoff = "1ms", budget = 100, budget_floor = 100)]
+#[bulkhead(name = "ol-retry-pool", pool = 1)]
+async fn pooled(wait: bool) -> Result<u32, ApiError> {
+    POOLED_ATTEMPTS.fetch_add(1, SeqCst);
+    if wait {
+        POOLED_GATE.notified().await;
+        return Ok(0);
+    }
+    Err(ApiError::Down)
+}
+
+/// `#[retry]` beside a bulkhead alone: every `Err` is retried (no breaker to ask), the
+/// budget and its counts go by the bulkhead's name, and a refusal by the full pool is never
+/// retried (it never reached the dependency).
+#[tokio::test(start_paused = true)]
+async fn beside_a_bulkhead_alone_errors_are_retried_and_a_full_pool_is_not() {
+    assert_eq!(pooled(false).await, Err(ApiError::Down));
+    assert_eq!(POOLED_ATTEMPTS.swap(0, SeqCst), 3);
+    let holder = tokio::spawn(pooled(true));
+    tokio::task::yield_now().await;
+    assert_eq!(POOLED_ATTEMPTS.swap(0, SeqCst), 1);
+    let r = pooled(false).await;
+    assert!(
+        matches!(r, Err(ApiError::Refused(Rejection::Full { .. }))),
+        "{r:?}"
+    );
+    assert_eq!(
+        POOLED_ATTEMPTS.load(SeqCst),
+        0,
+        "refused before any attempt ran"
+    );
+    POOLED_GATE.notify_one();
+    assert_eq!(holder.await.unwrap(), Ok(0));
+    let m = fusebox::metrics();
+    let r = m
+        .retry("ol-retry-pool")
+        .expect("counted under the bulkhead's name");
+    assert_eq!((r.calls, r.retries), (3, 2), "{r:?}");
+}
+
+// --- Issues 29, 30, 31 x the `metrics` facade: "every metrics output" --------------------
+
+/// Issue 31: the ignored outcome is "counted in its own lifetime counter, in every metrics
+/// output"; issue 30: retry counts "in every metrics output"; issue 29: a shadow "shows in the
+/// metrics". One snapshot with all of them (an ignored call, a retried name, a shadow, a
+/// ramping breaker, a bulkhead) is rendered as Prometheus text and published through the
+/// `metrics` crate facade: every series of the text, with its labels, reaches the facade.
+#[tokio::test(start_paused = true)]
+async fn every_series_of_the_prometheus_text_reaches_the_metrics_facade() {
+    use metrics_util::debugging::DebuggingRecorder;
+    use std::collections::BTreeSet;
+
+    // An ignored call, a shadow, and retries under their own name.
+    let b = Breaker::builder("ol-facade")
+        .window_calls(4)
+        .min_calls(4)
+        .build()
+        .unwrap();
+    b.set_shadow([("failure_rate", "10")]).unwrap();
+    let _ = b
+        .call_classified(async { Err::<u16, _>(ApiError::Invalid) }, classify)
+        .await;
+    let _ = b.call(async { Err::<u16, _>(ApiError::Down) }).await;
+    assert_eq!(classified(ApiError::Down).await, Err(ApiError::Down));
+    let _ = Bulkhead::builder("ol-facade-pool").pool(2).build().unwrap();
+
+    let m = fusebox::metrics();
+    let text = m.to_prometheus();
+    let series = |name: &str, labels: Vec<(String, String)>| {
+        let mut labels = labels;
+        labels.sort();
+        format!("{name}{labels:?}")
+    };
+    let mut in_text = BTreeSet::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let sample = line.rsplit_once(' ').unwrap().0;
+        let (name, labels) = match sample.split_once('{') {
+            Some((n, rest)) => (n, rest.trim_end_matches('}')),
+            None => (sample, ""),
+        };
+        let labels = labels
+            .split("\",")
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                let (k, v) = l.split_once('=').unwrap();
+                (k.to_owned(), v.trim_matches('"').to_owned())
+            })
+            .collect();
+        in_text.insert(series(name, labels));
+    }
+    let recorder = DebuggingRecorder::new();
+    let snap = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, || fusebox::metrics::facade::record_snapshot(&m));
+    let in_facade: BTreeSet<String> = snap
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(k, _, _, _)| {
+            let key = k.key();
+            let labels = key
+                .labels()
+                .map(|l| (l.key().to_owned(), l.value().to_owned()))
+                .collect();
+            series(key.name(), labels)
+        })
+        .collect();
+    let missing: Vec<&String> = in_text.difference(&in_facade).collect();
+    assert!(
+        missing.is_empty(),
+        "in the Prometheus text, not in the facade: {missing:#?}"
+    );
+    for needle in ["outcome\", \"ignored", "ol-retry-outcomes", "shadow"] {
+        assert!(
+            in_facade.iter().any(|s| s.contains(needle)),
+            "{needle} not in the facade"
+        );
+    }
 }
