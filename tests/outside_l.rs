@@ -673,3 +673,42 @@ async fn every_series_of_the_prometheus_text_reaches_the_metrics_facade() {
         );
     }
 }
+
+// --- DESIGN.md x issue 30: a call dropped during a retry's attempt frees everything --------
+
+static DROPPED_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(attempts = 3, backoff = "1ms", budget = 100, budget_floor = 100)]
+#[breaker(name = "ol-retry-dropped")]
+#[bulkhead(name = "ol-retry-dropped-pool", pool = 1)]
+async fn hangs_on_retry() -> Result<u32, ApiError> {
+    if DROPPED_ATTEMPTS.fetch_add(1, SeqCst) == 0 {
+        return Err(ApiError::Down);
+    }
+    std::future::pending().await
+}
+
+/// "A dropped (cancelled) call frees its bulkhead permit ... and is not a failure", also when
+/// it is dropped in its second attempt: the slot is free at once, the first attempt is the
+/// one failure, the second is cancelled, and no third attempt starts.
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_in_its_second_attempt_frees_its_slot_and_counts_no_failure() {
+    let call = tokio::spawn(hangs_on_retry());
+    for _ in 0..10 {
+        advance(ms(5)).await;
+    }
+    assert_eq!(DROPPED_ATTEMPTS.load(SeqCst), 2, "in its second attempt");
+    let pool = registry().bulkhead("ol-retry-dropped-pool").unwrap();
+    assert_eq!(pool.in_flight(), 1);
+    call.abort();
+    let _ = call.await;
+    assert_eq!(pool.in_flight(), 0, "the slot is back");
+    advance(secs(5)).await;
+    assert_eq!(
+        DROPPED_ATTEMPTS.load(SeqCst),
+        2,
+        "no attempt after the drop"
+    );
+    let m = registry().breaker("ol-retry-dropped").unwrap().metrics();
+    assert_eq!((m.failed, m.cancelled, m.window_calls), (1, 1, 1), "{m:?}");
+}
