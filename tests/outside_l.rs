@@ -712,3 +712,42 @@ async fn a_call_dropped_in_its_second_attempt_frees_its_slot_and_counts_no_failu
     let m = registry().breaker("ol-retry-dropped").unwrap().metrics();
     assert_eq!((m.failed, m.cancelled, m.window_calls), (1, 1, 1), "{m:?}");
 }
+
+// --- Issues 29 x 31: a shadow classifies as the live breaker does --------------------------
+
+/// A shadow is "judged on the same calls beside the live one": the same outcomes too. Calls
+/// the live breaker ignores take no place in the shadow's window either, so a strict shadow
+/// (any failure of two calls) would not have opened on client-side errors, and does on two
+/// counted failures.
+#[tokio::test(start_paused = true)]
+async fn a_shadow_ignores_what_the_live_breaker_ignores() {
+    let b = Breaker::builder("ol-shadow-outcomes")
+        .build_detached()
+        .unwrap();
+    b.set_shadow([
+        ("window_calls", "2"),
+        ("min_calls", "2"),
+        ("failure_rate", "50"),
+    ])
+    .unwrap();
+    for _ in 0..5 {
+        let _ = b
+            .call_classified(async { Err::<u16, _>(ApiError::Invalid) }, classify)
+            .await;
+    }
+    let s = b.shadow().unwrap();
+    assert_eq!(
+        (s.calls_seen, s.window_calls, s.state),
+        (5, 0, State::Closed),
+        "{s:?}"
+    );
+    assert_eq!(s.would_have_opened_at, None);
+    for _ in 0..2 {
+        let _ = b
+            .call_classified(async { Err::<u16, _>(ApiError::Down) }, classify)
+            .await;
+    }
+    let s = b.shadow().unwrap();
+    assert!(s.would_have_opened_at.is_some(), "{s:?}");
+    assert_eq!(b.state(), State::Closed, "the live breaker refuses nothing");
+}
