@@ -751,3 +751,26 @@ async fn a_shadow_ignores_what_the_live_breaker_ignores() {
     assert!(s.would_have_opened_at.is_some(), "{s:?}");
     assert_eq!(b.state(), State::Closed, "the live breaker refuses nothing");
 }
+
+/// The environment forms take their prefix with or without its `_`: `"OLT"` and `"OLT_"` both
+/// read `OLT_POOL` and `OLT_TIMEOUT`. Written with its separator, the prefix matched nothing,
+/// and a bulkhead from the environment failed with "`pool` is missing".
+#[test]
+fn an_environment_prefix_may_be_written_with_its_underscore() {
+    use fusebox::config::{BreakerBuilder, BulkheadBuilder};
+    use std::ffi::OsString;
+    let vars = || {
+        [("OLT_POOL", "3"), ("OLT_TIMEOUT", "2s")]
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+    };
+    for prefix in ["OLT", "OLT_"] {
+        let pool = BulkheadBuilder::from_vars("ol-prefix-pool", prefix, vars())
+            .and_then(|b| b.build_detached())
+            .unwrap_or_else(|e| panic!("{prefix}: {e}"));
+        assert_eq!(pool.pool(), 3, "{prefix}");
+        let config = BreakerBuilder::from_vars("ol-prefix", prefix, vars())
+            .and_then(|b| b.config())
+            .unwrap();
+        assert_eq!(config.timeout(), Some(secs(2)), "{prefix}");
+    }
+}
