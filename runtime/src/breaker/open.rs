@@ -11,7 +11,8 @@
 //!   a dependency that is slow but under its timeout never gets half-open early. A probe that
 //!   fails, times out or is cancelled changes nothing: the open period is never extended by
 //!   it, and a cancelled one does not free the next probe early (callers that give up must
-//!   not raise the probe rate).
+//!   not raise the probe rate). One that never reached the dependency (ignored, or refused
+//!   by a full bulkhead) is given back: the next caller probes (`give_back_probe`).
 
 use std::time::Duration;
 
@@ -97,6 +98,19 @@ impl Core {
         // Read again: a caller holding a stale word probes for the period that is open now.
         let cur = self.word();
         (cur.state() == State::Open).then(|| Admission::Probe(cur.generation()))
+    }
+
+    /// A probe that did not reach the dependency (ignored, or refused by a full bulkhead)
+    /// tells nothing: the next caller may probe at once, as a half-open trial's slot goes to
+    /// the next caller. Only while the period that admitted it lasts (checked under the lock,
+    /// which every new open period is entered under). A cancelled probe is not given back.
+    pub(crate) fn give_back_probe(&self, gen: u64) {
+        let now = self.clock().now();
+        let _rare = lock(&self.rare);
+        let cur = self.word();
+        if cur.generation() == gen && cur.state() == State::Open {
+            self.open.next_probe.fetch_min(now, Relaxed);
+        }
     }
 
     /// A probe ended. Passed: half-open starts now with the probe as its first passed trial

@@ -43,14 +43,14 @@ impl BulkheadBuilder {
     }
 
     /// A builder for `name` configured from environment variables `PREFIX_KEY` (upper case),
-    /// e.g. `DB_POOL=20`; see [`from_settings`](Self::from_settings) for the keys. Other
-    /// variables are ignored, and so are `PREFIX_` variables whose key is not a bulkhead
-    /// setting (a breaker's `DB_TIMEOUT` beside it must not fail the config), with one WARN
-    /// naming them.
+    /// e.g. `DB_POOL=20` for the prefix `"DB"` (or `"DB_"`); see
+    /// [`from_settings`](Self::from_settings) for the keys. Other variables are ignored, and so
+    /// are `PREFIX_` variables whose key is not a bulkhead setting (a breaker's `DB_TIMEOUT`
+    /// beside it must not fail the config), with one WARN naming them.
     ///
     /// ```
     /// use fusebox::config::BulkheadBuilder;
-    /// // A bulkhead needs a pool: with no FUSEBOX_DOC_POOL set, the error says so.
+    /// // A bulkhead needs a pool: with no FUSEBOX_DOC_BULKHEAD_POOL set, the error says so.
     /// let e = BulkheadBuilder::from_env("doc", "FUSEBOX_DOC_BULKHEAD").unwrap_err();
     /// assert!(e.to_string().contains("pool"), "{e}");
     /// ```

@@ -41,7 +41,8 @@ impl BreakerBuilder {
     }
 
     /// A builder for `name` configured from environment variables `PREFIX_KEY` (upper case),
-    /// e.g. `PAYMENTS_TIMEOUT=800ms`; see [`from_settings`](Self::from_settings) for the keys.
+    /// e.g. `PAYMENTS_TIMEOUT=800ms` for the prefix `"PAYMENTS"` (or `"PAYMENTS_"`); see
+    /// [`from_settings`](Self::from_settings) for the keys.
     /// Other variables are ignored, and so are `PREFIX_` variables whose key is not a breaker
     /// setting (another tool's `PAYMENTS_URL` must not fail the config), with one WARN naming
     /// them. Keys and values are trimmed, as in [`from_settings`](Self::from_settings).
@@ -85,7 +86,9 @@ pub(crate) fn prefixed_pairs(
     vars: impl IntoIterator<Item = (OsString, OsString)>,
     keys: &[&str],
 ) -> Result<Vec<(String, String)>, ConfigError> {
-    let head = format!("{prefix}_");
+    // "DB" and "DB_" both mean the variables `DB_KEY`: a prefix written with its separator
+    // must not silently match nothing (a bulkhead would then fail with "`pool` is missing").
+    let head = format!("{}_", prefix.strip_suffix('_').unwrap_or(prefix));
     let mut pairs = Vec::new();
     let mut unknown = Vec::new();
     for (k, v) in vars {

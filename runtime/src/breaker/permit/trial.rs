@@ -11,7 +11,12 @@ impl Permit<'_> {
     pub(super) fn record_trial(&self, outcome: Outcome) {
         let core = self.core;
         let result = match outcome {
-            // An ignored trial tells nothing: its slot goes to the next caller.
+            // An ignored trial tells nothing, nor one a full pool refused (the dependency was
+            // not reached): its slot, or its probe, goes to the next caller.
+            Outcome::BulkheadFull | Outcome::FullBehindSlow | Outcome::Ignored if self.probe => {
+                core.give_back_probe(self.gen);
+                return;
+            }
             Outcome::BulkheadFull | Outcome::FullBehindSlow | Outcome::Ignored => {
                 TrialEnd::Released
             }
