@@ -14,7 +14,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::State as Shared;
@@ -31,12 +31,13 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::{interval, sleep, sleep_until, Instant, MissedTickBehavior};
 use tower::{Layer, ServiceExt};
-use tracing::field::{Field, Visit};
-use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing::Level;
 
 mod common;
+#[path = "common/log.rs"]
+mod log;
 use common::{ms, secs, DepError};
+use log::log;
 
 const TOKEN: &str = "outside-m-t0ken-of-16-bytes";
 
@@ -164,69 +165,6 @@ fn percentile(mut xs: Vec<Duration>, p: f64) -> Duration {
     xs.sort();
     let i = ((xs.len() as f64 * p).ceil() as usize).clamp(1, xs.len()) - 1;
     xs[i]
-}
-
-// ---- fusebox's log lines ----
-
-/// fusebox's events: (level, the `bulkhead` or `breaker` field, message).
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<(Level, String, String)>>>);
-
-#[derive(Default)]
-struct Fields {
-    owner: String,
-    message: String,
-}
-
-impl Visit for Fields {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        match field.name() {
-            "bulkhead" | "breaker" => self.owner = format!("{value:?}").trim_matches('"').into(),
-            "message" => self.message = format!("{value:?}"),
-            _ => {}
-        }
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        match field.name() {
-            "bulkhead" | "breaker" => self.owner = value.into(),
-            "message" => self.message = value.into(),
-            _ => {}
-        }
-    }
-}
-
-impl<S: Subscriber> tracing_subscriber::Layer<S> for Log {
-    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        if !event.metadata().target().starts_with("fusebox") {
-            return;
-        }
-        let mut f = Fields::default();
-        event.record(&mut f);
-        let level = *event.metadata().level();
-        self.0.lock().unwrap().push((level, f.owner, f.message));
-    }
-}
-
-/// The process-wide log, installed on first use (tests run on parallel threads).
-fn log() -> Log {
-    static LOG: OnceLock<Log> = OnceLock::new();
-    LOG.get_or_init(|| {
-        let log = Log::default();
-        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(log.clone()))
-            .expect("no other global subscriber in this test binary");
-        log
-    })
-    .clone()
-}
-
-impl Log {
-    fn count(&self, level: Level, owner: &str, needle: &str) -> usize {
-        let events = self.0.lock().unwrap();
-        events
-            .iter()
-            .filter(|(l, o, m)| *l == level && o == owner && m.contains(needle))
-            .count()
-    }
 }
 
 // ---- The admin router over HTTP ----
@@ -560,12 +498,7 @@ async fn an_adaptive_limit_shrinks_before_the_workers_fill_and_grows_back_within
     assert!(
         debug >= 2,
         "{debug} DEBUG lines: {:?}",
-        log.0
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|e| e.1 == "om-report-pool")
-            .collect::<Vec<_>>()
+        log.of("om-report-pool")
     );
 }
 

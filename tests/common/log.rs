@@ -11,20 +11,21 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 
-/// Every event: (level, breaker field, message).
+/// Every event: (level, the `breaker` or `bulkhead` field it is about, message).
 #[derive(Clone, Default)]
 pub struct Log(Arc<Mutex<Vec<(Level, String, String)>>>);
 
 #[derive(Default)]
 struct Fields {
-    breaker: String,
+    owner: String,
     message: String,
 }
 
 impl Visit for Fields {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         match field.name() {
-            "breaker" => self.breaker = format!("{value:?}"),
+            // A `&str` field recorded through `Debug` comes quoted.
+            "breaker" | "bulkhead" => self.owner = format!("{value:?}").trim_matches('"').into(),
             "message" => self.message = format!("{value:?}"),
             _ => {}
         }
@@ -36,7 +37,7 @@ impl<S: Subscriber> Layer<S> for Log {
         let mut f = Fields::default();
         event.record(&mut f);
         let level = *event.metadata().level();
-        self.0.lock().unwrap().push((level, f.breaker, f.message));
+        self.0.lock().unwrap().push((level, f.owner, f.message));
     }
 }
 
@@ -53,12 +54,24 @@ pub fn log() -> Log {
 }
 
 impl Log {
-    /// Events at `level` of the breaker named `breaker` whose message contains `needle`.
-    pub fn count(&self, level: Level, breaker: &str, needle: &str) -> usize {
+    /// Events at `level` of the breaker or bulkhead named `owner` whose message contains
+    /// `needle`.
+    pub fn count(&self, level: Level, owner: &str, needle: &str) -> usize {
         let events = self.0.lock().unwrap();
         events
             .iter()
-            .filter(|(l, b, m)| *l == level && b == breaker && m.contains(needle))
+            .filter(|(l, o, m)| *l == level && o == owner && m.contains(needle))
             .count()
+    }
+
+    /// Every event of the breaker or bulkhead named `owner`: (level, message), for a failure
+    /// message.
+    pub fn of(&self, owner: &str) -> Vec<(Level, String)> {
+        let events = self.0.lock().unwrap();
+        events
+            .iter()
+            .filter(|(_, o, _)| o == owner)
+            .map(|(l, _, m)| (*l, m.clone()))
+            .collect()
     }
 }
