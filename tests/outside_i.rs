@@ -31,7 +31,7 @@ use tokio::sync::Semaphore;
 use tokio::time::{interval, sleep, sleep_until, Instant, MissedTickBehavior};
 
 mod common;
-use common::{ms, secs};
+use common::{ms, percentile, secs};
 
 /// How long the dependency is healthy before the slowdown, slow, and the most the run waits
 /// for it to come back.
@@ -234,15 +234,6 @@ fn open_loop(
             });
         }
     })
-}
-
-fn percentile(mut xs: Vec<Duration>, p: f64) -> Duration {
-    if xs.is_empty() {
-        return Duration::ZERO;
-    }
-    xs.sort();
-    let i = ((xs.len() as f64 * p).ceil() as usize).clamp(1, xs.len()) - 1;
-    xs[i]
 }
 
 /// Everything one run saw, times from the start of the run.

@@ -36,7 +36,7 @@ use tracing::Level;
 mod common;
 #[path = "common/log.rs"]
 mod log;
-use common::{ms, secs, DepError};
+use common::{ms, percentile, secs, DepError};
 use log::log;
 
 const TOKEN: &str = "outside-m-t0ken-of-16-bytes";
@@ -156,15 +156,6 @@ impl Load {
         }
         sent
     }
-}
-
-fn percentile(mut xs: Vec<Duration>, p: f64) -> Duration {
-    if xs.is_empty() {
-        return Duration::ZERO;
-    }
-    xs.sort();
-    let i = ((xs.len() as f64 * p).ceil() as usize).clamp(1, xs.len()) - 1;
-    xs[i]
 }
 
 // ---- The admin router over HTTP ----

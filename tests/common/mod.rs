@@ -15,6 +15,16 @@ pub const fn secs(n: u64) -> Duration {
     Duration::from_secs(n)
 }
 
+/// The `p` quantile (0..=1) of `xs` by nearest rank; zero for no samples.
+pub fn percentile(mut xs: Vec<Duration>, p: f64) -> Duration {
+    if xs.is_empty() {
+        return Duration::ZERO;
+    }
+    xs.sort();
+    let i = ((xs.len() as f64 * p).ceil() as usize).clamp(1, xs.len()) - 1;
+    xs[i]
+}
+
 /// What a client of a dependency returns.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DepError {
