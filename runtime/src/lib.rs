@@ -27,6 +27,7 @@
 // Ground: time, atomics, states, errors.
 mod clock;
 mod error;
+mod hashing;
 #[cfg(feature = "testing")]
 mod scope_hook;
 mod state;

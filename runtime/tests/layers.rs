@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 const STACK: &[(&str, &str)] = &[
     ("sync", "ground"),
     ("clock", "ground"),
+    ("hashing", "ground"),
     ("state", "ground"),
     ("error", "ground"),
     ("scope_hook", "ground"),

@@ -5,8 +5,6 @@
 //! evicted first, expired values dropped; the values of one breaker key are never served to
 //! another (`part`).
 
-#[cfg(not(loom))]
-use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
@@ -14,6 +12,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::hashing::{KeyHasher, Prehashed};
 use crate::sync::{lock, Mutex};
 
 /// A value served from the stale cache, with its age: what `#[breaker(stale_fallback = f)]`
@@ -85,26 +84,6 @@ impl<K, V> Inner<K, V> {
                 _ => out.extend(self.remove(hash)),
             }
         }
-    }
-}
-
-/// Keys are the user's arguments: SipHash, seeded per cache (fixed under loom, whose model
-/// must take the same path on every run).
-#[cfg(not(loom))]
-type KeyHasher = RandomState;
-#[cfg(loom)]
-type KeyHasher = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
-
-/// The stale cache's map is keyed by a hash already computed outside the lock.
-#[derive(Default)]
-struct Prehashed(u64);
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, _: &[u8]) {}
-    fn write_u64(&mut self, h: u64) {
-        self.0 = h;
     }
 }
 

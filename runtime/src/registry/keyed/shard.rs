@@ -4,33 +4,15 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use crate::breaker::Breaker;
-
-/// Keys come from requests: SipHash, seeded per name. Under loom a fixed seed, since the model
-/// must take the same path on every run.
-#[cfg(not(loom))]
-pub(crate) type KeyHasher = std::collections::hash_map::RandomState;
-#[cfg(loom)]
-pub(crate) type KeyHasher = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+pub(crate) use crate::hashing::KeyHasher;
+use crate::hashing::Prehashed;
 
 /// Shards per keyed name: a new key copies one shard, a sixteenth of the keys.
 pub(crate) const SHARDS: usize = 16;
-
-/// The shard maps are keyed by the SipHash already computed, so a lookup hashes once.
-#[derive(Default)]
-pub(crate) struct Prehashed(u64);
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, _: &[u8]) {}
-    fn write_u64(&mut self, h: u64) {
-        self.0 = h;
-    }
-}
 
 /// One shard: breakers by the hash of their key; keys whose 64-bit hash collides with
 /// another's go to `collided` by their key.
