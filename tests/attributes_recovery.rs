@@ -146,3 +146,50 @@ async fn probes_and_the_ramp_take_bulkhead_slots_only_for_the_calls_they_let_thr
     );
     assert!(pool.metrics().adaptive.is_some());
 }
+
+/// Seed 002's payment service: 80 ms usually, then 8 s, under the write-up's 30 s timeout.
+static SLOW: AtomicBool = AtomicBool::new(false);
+
+#[breaker(name = "ar-usual", timeout = "30s", fallback = by_email)]
+async fn verify_usual() -> Result<Answer, DepError> {
+    let ms = if SLOW.load(Relaxed) { 8000 } else { 80 };
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Ok(Answer::Verified)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_alone_learns_the_usual_latency_and_opens_on_answers_a_hundred_times_slower() {
+    // 20 checkouts a second, each its own task, as a service's requests arrive.
+    let arrive = |secs: u64| async move {
+        for _ in 0..secs * 20 {
+            tokio::spawn(verify_usual());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    arrive(10).await;
+    let b = registry().breaker("ar-usual").unwrap();
+    let m = b.metrics();
+    // The usual latency is an estimate of the answers' 90th percentile: about 80 ms.
+    let usual = m.usual_latency.expect("learned from 200 answers");
+    let ms = Duration::from_millis;
+    assert!(usual >= ms(75) && usual <= ms(95), "{usual:?}");
+    assert_eq!(m.slow_bound, Some(usual * 5));
+    let text = fusebox::metrics::prometheus();
+    let line = format!(
+        "fusebox_breaker_usual_latency_seconds{{breaker=\"ar-usual\"}} {}",
+        usual.as_secs_f64()
+    );
+    assert!(text.contains(&line), "{line} not in:\n{text}");
+    assert_eq!(b.config().slow().unwrap().bound, Duration::from_secs(15));
+    SLOW.store(true, Relaxed);
+    let slow_at = tokio::time::Instant::now();
+    while b.state() == State::Closed {
+        assert!(slow_at.elapsed() < Duration::from_secs(4), "still closed");
+        tokio::spawn(verify_usual());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Open: checkout is answered by email at once while the service is slow.
+    assert_eq!(verify_usual().await, Ok(Answer::ByEmail));
+    arrive(60).await;
+    assert_ne!(b.state(), State::Closed, "closed again while slow");
+}

@@ -81,6 +81,14 @@ pub const DERIVED_WINDOW_CALLS: u32 = 100;
 /// answers (80 ms usually) hold a worker each, and issue 15's 2 s answers under a 3 s
 /// timeout never fail at all; a breaker counting only failures never trips on either. With
 /// it, a timeout alone opens on the latter (replay "slow under the timeout").
+///
+/// Half of seed 002's own 30 s timeout is still more than its 8 s answers, so the runtime
+/// also learns the dependency's usual latency (the 90th percentile of the answers that were
+/// not slow, once a hundred have come) and counts a call slow from five times it when that is
+/// shorter, never under 100 ms (`BreakerMetrics::usual_latency`): the timeout alone then
+/// trips 2.9 s into seed 002's slowdown at 20 calls a second, and stays open while it lasts.
+/// In a steady state only a tenth of the answers are above that estimate, so half of the
+/// window past five times it is never noise (an hour of healthy noise: no opening).
 pub const DERIVED_SLOW_DIVISOR: u32 = 2;
 /// ... and half the window slow opens it (`slow_rate`), as half of it failing does
 /// (`failure_rate`): the healthy tail is far from half the timeout, a sick dependency is

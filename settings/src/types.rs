@@ -286,6 +286,22 @@ impl Settings {
     pub fn refusals_count_as_slow(&self) -> bool {
         self.derived & REFUSALS_COUNT != 0
     }
+    /// Whether the slow rule was derived from `timeout` (none given, nor a window or a
+    /// threshold): besides counting refusals behind slow calls
+    /// ([`refusals_count_as_slow`](Self::refusals_count_as_slow)), the runtime then learns the
+    /// dependency's usual latency and counts a call slow from five times it when that is
+    /// shorter than the rule's bound (`BreakerMetrics::slow_bound`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox::Breaker;
+    /// let s = Breaker::builder("derived-doc").timeout(Duration::from_secs(30)).config().unwrap();
+    /// assert!(s.settings().slow_rule_derived());
+    /// assert_eq!(s.slow().unwrap().bound, Duration::from_secs(15));
+    /// ```
+    pub fn slow_rule_derived(&self) -> bool {
+        self.derived & REFUSALS_COUNT != 0
+    }
     /// Whether `half_open_slow` was derived from `timeout` (the trial timeout): trials then
     /// pass by answering at all, so a provider that warms by serving requests gets the traffic
     /// it needs (seed 000, back cold after an outage). The runtime makes one exception: after

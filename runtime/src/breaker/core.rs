@@ -34,6 +34,7 @@ use super::open::Open;
 use super::ramp::Ramp;
 use super::shadow::ShadowSlot;
 use super::stuck::Stuck;
+use super::usual::Usual;
 use crate::clock::Clock;
 use crate::error::Rejection;
 use crate::settings::BreakerConfig;
@@ -123,6 +124,9 @@ pub(crate) struct Core {
     /// Read through [`Core::config`] only: the one place settings come from.
     config: BreakerConfig,
     pub(super) rare: Mutex<Rare>,
+    /// The dependency's usual latency, learned under a slow rule derived from `timeout`
+    /// (`usual.rs`): written by calls that waited, beside the counters they bump.
+    pub(super) usual: Usual,
     pub(crate) counters: Counters,
 }
 
@@ -155,6 +159,7 @@ impl Core {
                 opened_in_a_row: 0,
             }),
             counters: Counters::default(),
+            usual: Usual::default(),
             events,
             slow_in_flight: AtomicU32::new(0),
             slow_episode: AtomicBool::new(false),
@@ -233,6 +238,23 @@ impl Core {
     /// A call marked slow in flight ended.
     pub(super) fn slow_in_flight_ended(&self) {
         self.slow_in_flight.fetch_sub(1, Relaxed);
+    }
+
+    /// The slow bound of a normal call starting now under settings `c`: the rule's, or under a
+    /// rule derived from `timeout`, five times the dependency's usual latency when that is
+    /// shorter (`usual.rs`). `None`: no slow rule.
+    pub(crate) fn slow_bound(&self, c: &BreakerConfig) -> Option<Duration> {
+        let bound = c.slow()?.bound;
+        Some(if c.settings().slow_rule_derived() {
+            self.usual.bound(bound)
+        } else {
+            bound
+        })
+    }
+
+    /// The dependency's usual latency, once learned (`usual.rs`): metrics show it.
+    pub(crate) fn usual_latency(&self) -> Option<Duration> {
+        self.usual.latency()
     }
 
     /// Whether the breaker opened on slowness alone and has not closed since.

@@ -15,6 +15,7 @@ pub(crate) mod shadow;
 mod spread;
 mod stuck;
 mod transition;
+mod usual;
 
 use std::fmt;
 use std::future::Future;

@@ -95,6 +95,9 @@ impl Core {
         if *reason == Reason::Reset {
             rare.opened_in_a_row = 0;
             self.slow_episode.store(false, Relaxed);
+            // An operator's reset also forgets the usual latency: a dependency that became
+            // slower for good is learned anew rather than held open by what it used to be.
+            self.usual.forget();
         }
         if ramps {
             cur.next_ramping()

@@ -133,6 +133,38 @@ pub struct BreakerMetrics {
     /// assert_eq!(b.metrics().ramp_share, None); // closed, not ramping
     /// ```
     pub ramp_share: Option<f64>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            rename = "slow_bound_s",
+            serialize_with = "crate::metrics::export::json::opt_secs"
+        )
+    )]
+    /// The latency from which a call starting now counts as slow (`None`: no slow rule). Under
+    /// the rule derived from `timeout` alone: half the timeout, or five times
+    /// [`usual_latency`](Self::usual_latency) once learned, whichever is shorter (never under
+    /// 100 ms).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fusebox::Breaker;
+    /// let b = Breaker::builder("slow-bound-doc").timeout(Duration::from_secs(30)).build_detached().unwrap();
+    /// let m = b.metrics();
+    /// assert_eq!((m.slow_bound, m.usual_latency), (Some(Duration::from_secs(15)), None));
+    /// ```
+    pub slow_bound: Option<Duration>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            rename = "usual_latency_s",
+            serialize_with = "crate::metrics::export::json::opt_secs"
+        )
+    )]
+    /// Under the slow rule derived from `timeout` alone, the dependency's usual latency as
+    /// learned from its last answers (an estimate of their 90th percentile), once a hundred
+    /// answers have taught it; [`Breaker::reset`](crate::Breaker::reset) forgets it. `None`
+    /// under any other rule.
+    pub usual_latency: Option<Duration>,
     /// Registrations of this name with other settings (ignored; the first settings are kept).
     pub conflicts: u64,
     /// Rejected or failed calls answered with the last good value (`stale_for`).
@@ -260,6 +292,13 @@ impl BreakerMetrics {
                 .then(|| core.force_expires_in(now))
                 .flatten(),
             ramp_share: core.ramp_share(now),
+            slow_bound: core.slow_bound(&core.config()),
+            usual_latency: core
+                .config()
+                .settings()
+                .slow_rule_derived()
+                .then(|| core.usual_latency())
+                .flatten(),
             conflicts: load(&c.conflicts),
             stale_served: load(&c.stale_served),
             shadow: ShadowMetrics::of(core),

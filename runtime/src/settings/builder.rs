@@ -67,7 +67,11 @@ impl BreakerBuilder {
         /// A call at least `bound` long is slow; `rate` percent slow calls open the breaker.
         /// Default: none, except that a breaker given a `timeout` and none of `window`,
         /// `window_calls`, `min_calls`, `failure_rate` or a slow rule judges a call slow at half
-        /// its timeout, 50 % opening it (`defaults::DERIVED_SLOW_DIVISOR`, seed 002).
+        /// its timeout, 50 % opening it (`defaults::DERIVED_SLOW_DIVISOR`, seed 002); once a
+        /// hundred answers have taught it the dependency's usual latency, also from five times
+        /// that, if shorter (never under 100 ms): seed 002's 8 s answers, 80 ms usually, under a
+        /// 30 s timeout. The config shows the rule's own bound; what a call starting now is
+        /// judged by is [`BreakerMetrics::slow_bound`](crate::BreakerMetrics::slow_bound).
         ///
         /// ```
         /// use std::time::Duration;
@@ -94,8 +98,9 @@ impl BreakerBuilder {
         ///
         /// The one setting a breaker needs: from it, the settings left unset are derived
         /// (`fusebox_settings::defaults::DERIVED_*`, each justified from the replays there):
-        /// the last 100 calls as the window; a slow rule at half the timeout (unless a
-        /// window, threshold or slow rule was given); and, when no recovery setting was given
+        /// the last 100 calls as the window; a slow rule at half the timeout, or five times the
+        /// dependency's usual latency once learned, whichever is shorter (unless a window,
+        /// threshold or slow rule was given); and, when no recovery setting was given
         /// (`open_for`, `backoff`, `half_open_pct`, `half_open_window`, `half_open_calls`,
         /// `probe_every`, `ramp`; not `half_open_timeout` nor `half_open_slow`),
         /// trials under 4 × the timeout, a probe every second while open that backs off

@@ -154,7 +154,7 @@ impl Core {
     pub(crate) fn trial_slow_bound(&self, c: &BreakerConfig) -> Option<Duration> {
         let s = c.settings();
         if s.trials_pass_by_answering() && self.slow_episode() {
-            return s.slow().map(|r| r.bound);
+            return self.slow_bound(c);
         }
         s.half_open_slow()
     }

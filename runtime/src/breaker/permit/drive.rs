@@ -89,11 +89,9 @@ impl Permit<'_> {
         let timeout = self.timeout().filter(within);
         // Trials run to completion under `half_open_timeout` (they are what warms a cold
         // dependency), so none is marked slow in flight; its latency is judged when it ends.
-        let slow = if self.trial {
-            None
-        } else {
-            self.config().slow().map(|r| r.bound)
-        };
+        let bound = self.core.slow_bound(self.config());
+        self.slow_at = bound.unwrap_or_default();
+        let slow = if self.trial { None } else { bound };
         let slow = slow
             .filter(within)
             .filter(|s| timeout.is_none_or(|t| *s < t));

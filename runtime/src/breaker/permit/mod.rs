@@ -64,6 +64,8 @@ pub(crate) struct Permit<'a> {
     /// A probe let through while open (`probe_every`).
     probe: bool,
     start: Option<Instant>,
+    /// The slow bound the call runs under, fixed when its timing starts (`slow_bound`).
+    slow_at: Duration,
     /// Set once the call was counted as slow while still in flight: where its sample went.
     slow_ticket: Option<Ticket>,
     /// The slow counter was bumped in flight (even if the window no longer took the sample).
@@ -102,6 +104,7 @@ impl<'a> Permit<'a> {
             trial,
             probe,
             start: None,
+            slow_at: Duration::ZERO,
             slow_ticket: None,
             counted_slow: false,
             in_poll: false,
@@ -127,6 +130,7 @@ impl<'a> Permit<'a> {
     pub(crate) fn replay(core: &'a Core, a: Admission, start: Option<Instant>, outcome: Outcome) {
         let mut p = Permit::new(core, a);
         p.start = start;
+        p.slow_at = core.slow_bound(p.config()).unwrap_or_default();
         let late = start
             .zip(p.timeout())
             .is_some_and(|(s, t)| s.elapsed() >= t);
@@ -254,12 +258,17 @@ impl<'a> Permit<'a> {
         let ended = self.start.map(|s| (Instant::now(), s));
         let latency = ended.map(|(now, s)| now - s).unwrap_or_default();
         let slow = outcome == Outcome::TimedOut
-            || self.config().slow().is_some_and(|r| latency >= r.bound);
+            || (self.config().slow().is_some() && latency >= self.slow_bound());
         if !self.counted_slow && slow {
             bump(&core.counters.slow);
         }
-        if self.config().settings().refusals_count_as_slow() {
+        if self.config().settings().slow_rule_derived() {
             core.ended_slow(slow);
+            // An answer in the usual range teaches the usual latency (`usual.rs`).
+            let answered = matches!(outcome, Outcome::Success | Outcome::Excluded);
+            if answered && !slow && self.start.is_some() {
+                core.usual.observe(latency);
+            }
         }
         if !self.is_current() {
             return;

@@ -10,8 +10,14 @@ use crate::window::{Sample, Ticket};
 
 impl Permit<'_> {
     /// The slow bound of a normal call: a sample marked slow in flight takes it as its latency.
+    /// Fixed when the call's timing started, so its in-flight sample is amended with the bound
+    /// it was recorded at, however the learned one moved since (`usual.rs`).
     pub(super) fn slow_bound(&self) -> Duration {
-        self.config().slow().map(|r| r.bound).unwrap_or_default()
+        if self.start.is_some() {
+            return self.slow_at;
+        }
+        let core = self.core;
+        core.slow_bound(self.config()).unwrap_or_default()
     }
 
     /// A call still running past the slow bound counts as slow now, so a dependency that

@@ -1,6 +1,8 @@
 //! The one list of exported figures: Prometheus text and the `metrics` facade both walk it,
 //! so their names, labels and units cannot drift apart.
 
+use std::time::Duration;
+
 use crate::metrics::limit::AdaptiveMetrics;
 use crate::metrics::retry::RetryMetrics;
 use crate::metrics::snapshot::{BreakerMetrics, BulkheadMetrics, Metrics};
@@ -116,6 +118,16 @@ pub(crate) const RAMP_SHARE: Family = fam(
     "fusebox_breaker_ramp_share",
     Kind::Gauge,
     "While closed and ramping traffic back in after half-open passed: the share of calls admitted now, 0 to 1 (absent otherwise).",
+);
+pub(crate) const SLOW_BOUND: Family = fam(
+    "fusebox_breaker_slow_bound_seconds",
+    Kind::Gauge,
+    "Latency from which a call starting now counts as slow, in seconds (absent without a slow rule).",
+);
+pub(crate) const USUAL_LATENCY: Family = fam(
+    "fusebox_breaker_usual_latency_seconds",
+    Kind::Gauge,
+    "Under the slow rule derived from timeout alone: the dependency's usual latency as learned (90th percentile estimate), in seconds (absent until learned).",
 );
 pub(crate) const CONFLICTS: Family = fam(
     "fusebox_breaker_conflicts_total",
@@ -330,6 +342,19 @@ pub(crate) fn visit(m: &Metrics, sink: &mut dyn Sink) {
             out(None, Num::Float(share));
         }
     });
+    for (f, value) in [
+        (
+            &SLOW_BOUND,
+            (|b| b.slow_bound) as fn(&BreakerMetrics) -> Option<Duration>,
+        ),
+        (&USUAL_LATENCY, |b| b.usual_latency),
+    ] {
+        per_breaker(sink, m, f, |b, out| {
+            if let Some(d) = value(b) {
+                out(None, Num::Float(d.as_secs_f64()));
+            }
+        });
+    }
     per_breaker(sink, m, &CONFLICTS, |b, out| out(None, int(b.conflicts)));
     per_breaker(sink, m, &STALE, |b, out| out(None, int(b.stale_served)));
     for (f, value) in [
