@@ -113,3 +113,54 @@ fn a_conflicting_call_site_logs_at_error_with_backoff_and_counts_every_time() {
     let b = fusebox::registry().breaker("alerts-conflict/1").unwrap();
     assert_eq!(b.metrics().conflicts, 100);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_breaker_held_open_by_the_usual_latency_it_learned_says_how_to_let_it_go() {
+    // A timeout alone: 80 ms answers teach the usual latency, then every answer takes 2 s (a
+    // new normal, twenty-five times the old one, under half the 30 s timeout).
+    let log = log();
+    let name = "alert-usual";
+    let b = Breaker::builder(name)
+        .timeout(Duration::from_secs(30))
+        .alert_after(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let call = |ms: u64| {
+        let b = b.clone();
+        tokio::spawn(async move {
+            let _: Result<(), Error<()>> = b
+                .call(async move {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(())
+                })
+                .await;
+        })
+    };
+    for _ in 0..200 {
+        call(80);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let usual = b.metrics().usual_latency.expect("learned");
+    for _ in 0..(120 * 20) {
+        call(2000);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_ne!(b.state(), State::Closed);
+    assert!(b.metrics().stuck);
+    let hint = "if that is the new normal, reset() forgets it";
+    assert_eq!(log.count(Level::ERROR, name, hint), 1, "{:?}", log.of(name));
+    // The 2 s answers were slow: none of them taught it.
+    let still = b.metrics().usual_latency.unwrap();
+    assert!(
+        still < Duration::from_millis(100),
+        "{usual:?} then {still:?}"
+    );
+    // The operator's reset: the 2 s answers are learned as the usual, and it stays closed.
+    b.reset();
+    for _ in 0..(60 * 20) {
+        call(2000);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(b.state(), State::Closed);
+    assert!(b.metrics().usual_latency.unwrap() >= Duration::from_millis(1800));
+}

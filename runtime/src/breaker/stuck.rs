@@ -66,6 +66,17 @@ impl Stuck {
 }
 
 impl Core {
+    /// After an opening on slowness, the learned usual latency and the bound it sets, when that
+    /// bound is shorter than the rule's own: what holds the breaker open (`usual.rs`).
+    fn held_by_usual_latency(&self) -> Option<(Duration, Duration)> {
+        let c = self.config();
+        let rule = c.slow()?.bound;
+        let usual = self.usual_latency()?;
+        let bound = self.slow_bound(&c)?;
+        (self.slow_episode() && c.settings().slow_rule_derived() && bound < rule)
+            .then_some((usual, bound))
+    }
+
     /// True when away from closed longer than `alert_after`; logs at ERROR once per episode.
     pub(crate) fn check_stuck(&self, now: u64) -> bool {
         // Every refusal asks: compare raw nanoseconds first, build durations only when stuck.
@@ -89,6 +100,18 @@ impl Core {
                     forced_for = ?for_,
                     alert_after = ?alert_after,
                     "circuit breaker stuck: held in a forced state longer than alert_after"
+                );
+            } else if let Some((usual, bound)) = self.held_by_usual_latency() {
+                // Held open by what it learned: if that latency is the new normal, only an
+                // operator can say so, and the message says how.
+                tracing::error!(
+                    breaker = %name,
+                    %state,
+                    unhealthy_for = ?for_,
+                    alert_after = ?alert_after,
+                    usual_latency = ?usual,
+                    slow_bound = ?bound,
+                    "circuit breaker stuck: away from closed longer than alert_after, its answers still slower than five times the usual latency it learned; if that is the new normal, reset() forgets it, or give the breaker a slow rule"
                 );
             } else {
                 tracing::error!(
