@@ -168,7 +168,12 @@ function breakerRow(b, keyed) {
   c[3].textContent = rated ? r.perSec.toFixed(r.perSec < 10 ? 1 : 0) : '…';
   if (rated) tr.dataset.rated = '1';
   c[4].textContent = pct(b.failure_rate_pct);
-  c[5].textContent = pct(b.slow_rate_pct);
+  c[5].replaceChildren(pct(b.slow_rate_pct));
+  // From which latency a call is slow; under a timeout alone, learned from the usual latency.
+  if (typeof b.slow_bound_s === 'number') {
+    const usual = typeof b.usual_latency_s === 'number' ? ' (5× usual ' + duration(b.usual_latency_s) + ')' : '';
+    c[5].append(el('span', 'small bound', 'from ' + duration(b.slow_bound_s) + usual));
+  }
   c[6].textContent = b.p95_s === null || b.p95_s === undefined ? '—' : duration(b.p95_s);
   const [total, detail] = rejected(b);
   c[7].replaceChildren(String(total));
