@@ -226,7 +226,10 @@ impl Breaker {
             .force_recording(State::ForcedClosed, Reason::Forced, Some(d), false, now);
     }
 
-    /// Back to `Closed` with an empty window and no open-period growth.
+    /// Back to `Closed` with an empty window and no open-period growth. A breaker given only
+    /// its `timeout` also forgets the dependency's usual latency it learned
+    /// ([`BreakerMetrics::usual_latency`](crate::BreakerMetrics::usual_latency)): the answers
+    /// that come next are the usual, as after a start.
     pub fn reset(&self) {
         self.force(State::Closed, Reason::Reset, None);
     }
