@@ -126,7 +126,10 @@ async fn scenario(
     let state = text_of(&c, &format!("{us} .state")).await;
     assert_eq!(state, "closed", "state as text, not colour alone");
     let bound = text_of(&c, &format!("{us} .bound")).await;
-    assert_eq!(bound, "from 200 ms", "the slow column says from when a call is slow");
+    assert_eq!(
+        bound, "from 200 ms",
+        "the slow column says from when a call is slow"
+    );
     let pool = text_of(&c, r#"#h-rows tr[data-name="quotes"] td:nth-child(2)"#).await;
     assert_eq!(pool, "32");
 
