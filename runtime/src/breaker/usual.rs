@@ -176,6 +176,52 @@ mod tests {
         assert!(b >= ms(700), "{b:?}");
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// The promise that lets it judge without tuning: whatever the shape of a steady
+        /// latency (up to three modes of any weights and spreads, plus a stuck tail), no window
+        /// of 100 answers, as the derived rule counts them, is ever half slow.
+        #[test]
+        fn a_steady_dependency_of_any_shape_never_fills_half_a_window_with_slow_calls(
+            modes in proptest::collection::vec((1u64..2_000, 1u64..4, 1u32..10), 1..=3),
+            tail in 0u32..3,
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            let u = Usual::default();
+            let mut rng = seed | 1;
+            let total: u32 = modes.iter().map(|m| m.2).sum();
+            let mut window = std::collections::VecDeque::new();
+            let mut worst = 0;
+            for i in 0..20_000 {
+                // A mode by weight, then uniform within [base, base x spread] ms; `tail` in
+                // a hundred calls take five seconds.
+                let l = if lcg(&mut rng) * 100.0 < f64::from(tail) {
+                    ms(5_000)
+                } else {
+                    let mut pick = (lcg(&mut rng) * f64::from(total)) as u32;
+                    let &(base, spread, _) = modes
+                        .iter()
+                        .find(|m| { let hit = pick < m.2; if !hit { pick -= m.2; } hit })
+                        .unwrap_or(&modes[0]);
+                    ms(base).mul_f64(1.0 + (spread as f64 - 1.0) * lcg(&mut rng))
+                };
+                let slow = l >= u.bound(ms(60_000));
+                if !slow {
+                    u.observe(l);
+                }
+                window.push_back(slow);
+                if window.len() > 100 {
+                    window.pop_front();
+                }
+                if i >= 1_000 {
+                    worst = worst.max(window.iter().filter(|s| **s).count());
+                }
+            }
+            proptest::prop_assert!(worst < 50, "{} of 100 slow", worst);
+        }
+    }
+
     #[test]
     fn answers_of_no_time_rise_from_zero_and_forget_resets() {
         let u = Usual::default();
