@@ -85,11 +85,25 @@ pub const DERIVED_WINDOW_CALLS: u32 = 100;
 /// Half of seed 002's own 30 s timeout is still more than its 8 s answers, so the runtime
 /// also learns the dependency's usual latency (the 90th percentile of the answers that were
 /// not slow, once a hundred have come) and counts a call slow from five times it when that is
-/// shorter, never under 100 ms (`BreakerMetrics::usual_latency`): the timeout alone then
+/// shorter, never under 100 ms ([`DERIVED_USUAL_FACTOR`], [`DERIVED_USUAL_FLOOR`],
+/// [`DERIVED_USUAL_WARM`]; `BreakerMetrics::usual_latency`): the timeout alone then
 /// trips 2.9 s into seed 002's slowdown at 20 calls a second, and stays open while it lasts.
 /// In a steady state only a tenth of the answers are above that estimate, so half of the
 /// window past five times it is never noise (an hour of healthy noise: no opening).
 pub const DERIVED_SLOW_DIVISOR: u32 = 2;
+/// Under a slow rule derived from `timeout`, a call is also slow from this many times the
+/// dependency's usual latency (the runtime's estimate of the 90th percentile of its answers that
+/// were not slow), when that is shorter than half the timeout: seed 002's 8 s answers, 80 ms
+/// usually, under a 30 s timeout. Five: in a steady state a tenth of the answers are above the
+/// estimate whatever the latency's shape, so half of the window past five times it is a change
+/// of the dependency (replay: an hour of healthy noise, no opening; 2.9 s into seed 002).
+pub const DERIVED_USUAL_FACTOR: u32 = 5;
+/// The learned bound is never shorter than this: a dependency answering in microseconds (a
+/// loopback call, a paused test clock) is not slow at a scheduling hiccup of a few milliseconds.
+pub const DERIVED_USUAL_FLOOR: Duration = Duration::from_millis(100);
+/// Answers that teach the usual latency before it judges: the derived window's size, so the
+/// breaker judges by it only once it has seen a window of the dependency's answers.
+pub const DERIVED_USUAL_WARM: u32 = DERIVED_WINDOW_CALLS;
 /// ... and half the window slow opens it (`slow_rate`), as half of it failing does
 /// (`failure_rate`): the healthy tail is far from half the timeout, a sick dependency is
 /// past it on nearly every call.

@@ -30,15 +30,14 @@
 use std::time::Duration;
 
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use fusebox_settings::defaults;
 
 /// A call is slow from this many times the usual latency (the estimated 90th percentile).
-pub(crate) const FACTOR: u32 = 5;
-/// The learned bound is never below this: a dependency answering in microseconds (loopback,
-/// a paused test clock) is not slow at a scheduling hiccup of a few milliseconds.
-pub(crate) const FLOOR: Duration = Duration::from_millis(100);
-/// Answers that feed the estimate before it judges: the derived window's size, so a breaker
-/// judges by it only once it has seen a window of the dependency's answers.
-pub(crate) const WARM: u64 = 100;
+pub(crate) const FACTOR: u32 = defaults::DERIVED_USUAL_FACTOR;
+/// The learned bound is never below this (a scheduling hiccup is not slowness).
+pub(crate) const FLOOR: Duration = defaults::DERIVED_USUAL_FLOOR;
+/// Answers that feed the estimate before it judges.
+pub(crate) const WARM: u64 = defaults::DERIVED_USUAL_WARM as u64;
 
 /// The low bits count the answers that fed the estimate (up to [`WARM`]); the rest hold the
 /// estimate in nanoseconds (2^56 ns is over two years).
