@@ -3,6 +3,7 @@
 
 use std::future::{ready, Future, Ready};
 use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use crate::error::Error;
 
@@ -116,20 +117,30 @@ impl<R, F: Future<Output = R>> FallbackReturn<R, AsyncFallback> for F {
 
 pin_project_lite::pin_project! {
     /// The future of a fallback's answer, resolving to the annotated function's return type.
-    pub struct FallbackAnswer<F, O, R> {
+    /// It polls its inner future through a function chosen where the bound was checked, so
+    /// being a `Future` asks nothing of `F`: a fallback of the wrong type is one unmet bound
+    /// at [`fallback_answer`], not a second "is not a future" where the answer is awaited.
+    pub struct FallbackAnswer<F, R> {
         #[pin]
         fut: F,
-        output: fn(O) -> R,
+        poll: fn(Pin<&mut F>, &mut Context<'_>) -> Poll<R>,
     }
 }
 
-impl<F: Future<Output = O>, O, R> Future for FallbackAnswer<F, O, R> {
+impl<F, R> Future for FallbackAnswer<F, R> {
     type Output = R;
-    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<R> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
         let this = self.project();
-        let output = *this.output;
-        this.fut.poll(cx).map(output)
+        (*this.poll)(this.fut, cx)
     }
+}
+
+/// Polls a fallback's future as `R` (`FallbackAnswer::poll`).
+fn poll_answer<R, M, T: FallbackReturn<R, M>>(
+    fut: Pin<&mut T::Future>,
+    cx: &mut Context<'_>,
+) -> Poll<R> {
+    fut.poll(cx).map(T::output)
 }
 
 /// The fallback's answer as a future of exactly `R`, whichever [`FallbackReturn`] it is: a
@@ -140,11 +151,9 @@ impl<F: Future<Output = O>, O, R> Future for FallbackAnswer<F, O, R> {
 /// `Send` field by field (`Ready<R>` and a fn pointer for a sync fallback). An `async fn`'s
 /// opaque future had its `Send` re-proved with lifetimes erased, which failed for every `R`
 /// that borrows (`Result<&'static str, E>`): such an annotated fn could not be spawned.
-pub fn fallback_answer<R, M, T: FallbackReturn<R, M>>(
-    answer: T,
-) -> FallbackAnswer<T::Future, <T::Future as Future>::Output, R> {
+pub fn fallback_answer<R, M, T: FallbackReturn<R, M>>(answer: T) -> FallbackAnswer<T::Future, R> {
     FallbackAnswer {
         fut: answer.into_future(),
-        output: T::output,
+        poll: poll_answer::<R, M, T>,
     }
 }
