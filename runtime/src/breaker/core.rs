@@ -252,8 +252,12 @@ impl Core {
         })
     }
 
-    /// The dependency's usual latency, once learned (`usual.rs`): metrics show it.
+    /// The dependency's usual latency, once learned, under a slow rule derived from `timeout`
+    /// (`usual.rs`; `None` under any other rule): metrics show it, the stuck alert names it.
     pub(crate) fn usual_latency(&self) -> Option<Duration> {
+        if !self.config().settings().slow_rule_derived() {
+            return None;
+        }
         self.usual.latency()
     }
 

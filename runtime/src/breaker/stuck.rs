@@ -73,8 +73,7 @@ impl Core {
         let rule = c.slow()?.bound;
         let usual = self.usual_latency()?;
         let bound = self.slow_bound(&c)?;
-        (self.slow_episode() && c.settings().slow_rule_derived() && bound < rule)
-            .then_some((usual, bound))
+        (self.slow_episode() && bound < rule).then_some((usual, bound))
     }
 
     /// True when away from closed longer than `alert_after`; logs at ERROR once per episode.
