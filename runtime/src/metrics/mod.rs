@@ -1,6 +1,7 @@
 //! What an operator or a test looks at: a snapshot of every breaker and bulkhead, and the
 //! ways out of the process (Prometheus text, JSON, the `metrics` crate facade).
 
+mod breaker;
 pub mod export;
 mod limit;
 mod retry;

@@ -14,6 +14,7 @@
 //! assert!(text.contains(r#"fusebox_breaker_state{breaker="export-doc",state="closed"} 1"#));
 //! ```
 
+mod families;
 #[cfg(feature = "serde")]
 pub(crate) mod json;
 #[cfg(feature = "metrics")]
