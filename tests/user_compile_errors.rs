@@ -39,6 +39,31 @@ fn cached(_: &u32, _: Error<MyError>) -> Option<u32> {
 fn main() {}
 "#;
 
+/// The same under `#[retry]` with an argument taken by value, lent through `Lent` and
+/// `RetriedFallback` (one more trait between the fallback and its answer).
+const UNDER_RETRY_BY_VALUE: &str = r#"
+use fusebox::{breaker, retry, Error, Rejection};
+#[derive(Debug, Clone)]
+pub struct MyError;
+impl From<Rejection> for MyError {
+    fn from(_: Rejection) -> Self {
+        MyError
+    }
+}
+#[derive(Debug, Clone)]
+pub struct Order;
+#[breaker(fallback = cached)]
+#[retry(attempts = 3)]
+async fn lookup(order: Order, id: u32) -> Result<u32, MyError> {
+    let _ = order;
+    Ok(id)
+}
+fn cached(_: &Order, _: &u32, _: Error<MyError>) -> Option<u32> {
+    Some(0)
+}
+fn main() {}
+"#;
+
 /// A user's crate in the test's scratch directory, depending on this workspace's facade.
 fn user_crate() -> PathBuf {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -102,6 +127,10 @@ fn a_fallback_of_the_wrong_return_type_is_one_error_in_a_users_crate() {
         })
         .collect();
     cases.push(("under #[retry]".into(), UNDER_RETRY.into()));
+    cases.push((
+        "under #[retry], by value".into(),
+        UNDER_RETRY_BY_VALUE.into(),
+    ));
     for (case, source) in cases {
         let errors = errors(&dir, &source);
         assert_eq!(errors.len(), 1, "{case}: {errors:#?}");

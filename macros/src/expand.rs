@@ -268,7 +268,9 @@ impl Answers {
 fn on_failed(v: &Valid<'_>, pv: &TokenStream) -> TokenStream {
     let out = &v.out;
     match v.breaker.as_ref().and_then(|b| b.fallback.as_ref()) {
-        Some(fallback) => crate::fallback::call(&v.func.sig, fallback, &out.ty, pv),
+        Some(fallback) => {
+            crate::fallback::call(&v.func.sig, fallback, &out.ty, pv, v.retry.is_some())
+        }
         None => {
             // Located at the return type (through `identity`, so rustc keeps that location): a
             // missing `From<Rejection>` is reported there.

@@ -10,6 +10,11 @@
 //! The lent list skips the arguments moved into the call, so a fallback written for the lent
 //! ones keeps compiling; a fallback generic in an argument's type takes the next lent one, so
 //! the reference says to give such a fallback concrete types.
+//!
+//! Under `#[retry]` nothing is moved: each attempt takes clones, and the originals are still
+//! there when the fallback answers. Such a call site lends both lists (the runtime's `Lent`),
+//! the one above and every argument, and the fallback may take either: `fn(&Order, Error<E>)`
+//! for `order: Order` works, and a fallback written before `#[retry]` was added still does.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -20,28 +25,83 @@ use crate::shape::is_renamed_pattern;
 use crate::tokens::{cfg_attrs, fallback_call, relocate, respan};
 
 /// The fallback's call for a rejection or counted failure, awaited if it is async.
-pub fn call(sig: &Signature, fallback: &Expr, ret: &TokenStream, pv: &TokenStream) -> TokenStream {
+/// `retried`: the call runs under `#[retry]`, so its by-value arguments can be lent too.
+pub fn call(
+    sig: &Signature,
+    fallback: &Expr,
+    ret: &TokenStream,
+    pv: &TokenStream,
+    retried: bool,
+) -> TokenStream {
     // At the fallback's token: a lent argument the fallback does not take is a mistake in the
     // fallback's signature, so the compiler points there, not at the whole attribute.
-    let lent: Vec<TokenStream> = lent_arguments(sig)
-        .iter()
-        .map(|t| relocate(t, fallback.span()))
-        .collect();
+    let at_fallback = |list: Vec<TokenStream>| -> Vec<TokenStream> {
+        list.iter().map(|t| relocate(t, fallback.span())).collect()
+    };
+    let lent = at_fallback(lent_arguments(sig));
+    let every = at_fallback(if retried {
+        every_argument(sig)
+    } else {
+        Vec::new()
+    });
+    // Only when the retry lends more than a call without it: else one list says it all.
+    let both = every.len() > lent.len();
     match fallback {
         // A closure shows its arity: more than the error means it takes the arguments.
+        Expr::Closure(c) if both && c.inputs.len() == every.len() + 1 => {
+            fallback_call(fallback, &every, ret, pv)
+        }
         Expr::Closure(c) if c.inputs.len() > 1 => fallback_call(fallback, &lent, ret, pv),
         Expr::Closure(_) => fallback_call(fallback, &[], ret, pv),
         _ => {
             let span = fallback.span();
             let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
             let pv = respan(pv, span);
+            let (callee, args) = if both {
+                let lent =
+                    quote_spanned!(span=> #pv::Lent { strict: (#(#lent,)*), every: (#(#every,)*) });
+                (quote_spanned!(span=> call_retried_fallback), lent)
+            } else {
+                (
+                    quote_spanned!(span=> call_fallback),
+                    quote_spanned!(span=> (#(#lent,)*)),
+                )
+            };
             quote_spanned! {span=>
                 #pv::fallback_answer::<#ret, _, _>(
-                    #pv::call_fallback(#fallback, (#(#lent,)*), #arg)
+                    #pv::#callee(#fallback, #args, #arg)
                 ).await
             }
         }
     }
+}
+
+/// Under `#[retry]`: every argument by reference, in order (`#[retry]` refuses patterns,
+/// `self` by value and `&mut`, so each is a name the retry clones from and keeps).
+fn every_argument(sig: &Signature) -> Vec<TokenStream> {
+    sig.inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Receiver(r) => {
+                let this = &r.self_token;
+                matches!(&*r.ty, Type::Reference(t) if t.mutability.is_none())
+                    .then(|| quote!(#this))
+            }
+            FnArg::Typed(t) => {
+                let Pat::Ident(p) = &*t.pat else { return None };
+                if p.by_ref.is_some() || p.subpat.is_some() || is_renamed_pattern(p) {
+                    return None;
+                }
+                let name = &p.ident;
+                let cfg = cfg_attrs(&t.attrs);
+                match &*t.ty {
+                    Type::Reference(r) if r.mutability.is_none() => Some(quote!(#cfg #name)),
+                    Type::Reference(_) => None,
+                    _ => Some(quote!(#cfg &#name)),
+                }
+            }
+        })
+        .collect()
 }
 
 /// References to the arguments that stay usable after the body ran, in order.

@@ -55,6 +55,65 @@ macro_rules! with_arguments {
     };
 }
 
+/// Marks a fallback of a retried call that takes every argument by reference, the ones taken
+/// by value included, then the error (see [`RetriedFallback`]).
+pub struct WithEveryArgument;
+
+/// What a `#[retry]` call site lends when some argument is taken by value: the references a
+/// call without a retry lends (`strict`), and every argument (`every`). The retry clones each
+/// by-value argument for every attempt, so the originals are still there when the fallback
+/// answers.
+pub struct Lent<S, A> {
+    /// References and `Copy` primitives, as a call without a retry lends them.
+    pub strict: S,
+    /// Every argument by reference, in order.
+    pub every: A,
+}
+
+/// What `fallback = path` may name on a `#[retry]` call site with arguments taken by value:
+/// a [`Fallback`] of the error alone or of the list a call without a retry lends (so one
+/// written before `#[retry]` was added keeps compiling), or a function of every argument by
+/// reference and then the error (`fn(&Order, Error<E>)` for `order: Order`). A trait of its
+/// own, so [`Fallback`]'s impls stay one per shape and its mismatches stay precise.
+#[diagnostic::on_unimplemented(
+    message = "this fallback does not fit: it must take the `fusebox::Error<E>` alone, or the call's arguments by reference and then the `fusebox::Error<E>`",
+    label = "expected `fn(fusebox::Error<E>) -> R`, or e.g. `fn(&Order, fusebox::Error<E>) -> R` (`&self` first for methods), sync or async",
+    note = "under `#[retry]` the call lends every argument by reference, those taken by value too (`RetriedFallback<lent without a retry, lent under it, ..>`: a fallback may take either list)"
+)]
+pub trait RetriedFallback<S, A, E, M> {
+    /// What the fallback returns (the value, or a future of it).
+    type Output;
+    /// Calls the fallback.
+    fn call_retried_fallback(self, lent: Lent<S, A>, err: Error<E>) -> Self::Output;
+}
+
+impl<F, S, A, E, M> RetriedFallback<S, A, E, (M, S)> for F
+where
+    F: Fallback<S, E, M>,
+{
+    type Output = F::Output;
+    #[inline]
+    fn call_retried_fallback(self, lent: Lent<S, A>, err: Error<E>) -> F::Output {
+        self.call_fallback(lent.strict, err)
+    }
+}
+
+macro_rules! with_every_argument {
+    ($($t:ident $a:ident $l:lifetime),+) => {
+        impl<$($l,)+ F, O, E, Strict, $($t: ?Sized),+> RetriedFallback<Strict, ($(&$l $t,)+), E, WithEveryArgument> for F
+        where
+            F: FnOnce($(&$l $t,)+ Error<E>) -> O,
+        {
+            type Output = O;
+            #[inline]
+            fn call_retried_fallback(self, lent: Lent<Strict, ($(&$l $t,)+)>, err: Error<E>) -> O {
+                let ($($a,)+) = lent.every;
+                self($($a,)+ err)
+            }
+        }
+    };
+}
+
 with_arguments!(A a 'a);
 with_arguments!(A a 'a, B b 'b);
 with_arguments!(A a 'a, B b 'b, C c 'c);
@@ -64,6 +123,15 @@ with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h);
 with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i);
 with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i, J j 'j);
 
+with_every_argument!(A a 'a);
+with_every_argument!(A a 'a, B b 'b);
+with_every_argument!(A a 'a, B b 'b, C c 'c);
+with_every_argument!(A a 'a, B b 'b, C c 'c, D d 'd);
+with_every_argument!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g);
+with_every_argument!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h);
+with_every_argument!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i);
+with_every_argument!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i, J j 'j);
+
 /// Calls a call site's fallback of either shape (see [`Fallback`]).
 #[inline]
 pub fn call_fallback<F, Args, E, M>(f: F, args: Args, err: Error<E>) -> F::Output
@@ -71,6 +139,15 @@ where
     F: Fallback<Args, E, M>,
 {
     f.call_fallback(args, err)
+}
+
+/// Calls a retried call site's fallback of any shape (see [`RetriedFallback`]).
+#[inline]
+pub fn call_retried_fallback<F, S, A, E, M>(f: F, lent: Lent<S, A>, err: Error<E>) -> F::Output
+where
+    F: RetriedFallback<S, A, E, M>,
+{
+    f.call_retried_fallback(lent, err)
 }
 
 /// Marks a fallback that returns the value itself.
