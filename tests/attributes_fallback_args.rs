@@ -117,3 +117,61 @@ async fn closure_with_args(id: u64) -> Result<u64, DepError> {
 async fn a_closure_fallback_may_take_the_arguments_too() {
     assert_eq!(closure_with_args(4).await, Ok(40));
 }
+
+/// A client shared as `Arc<Self>` (to spawn its calls): the call keeps a clone of the handle,
+/// so the fallback may take `&self` as a `&self` method's does, or skip it.
+pub struct Shared {
+    base: &'static str,
+}
+
+impl Shared {
+    #[breaker(name = "fa-arc", fallback = Self::offline)]
+    pub async fn get(self: std::sync::Arc<Self>, id: u32) -> Result<String, DepError> {
+        tokio::task::yield_now().await;
+        Ok(format!("{}{id}", self.base))
+    }
+
+    fn offline(&self, id: &u32, err: Error<DepError>) -> Result<String, DepError> {
+        let open = matches!(err, Error::Rejected(Rejection::Open { .. }));
+        Ok(format!("offline {}{id} open={open}", self.base))
+    }
+
+    #[breaker(name = "fa-arc-no-self", fallback = Self::without_self)]
+    pub async fn count(self: std::rc::Rc<Self>, id: u32) -> Result<u32, DepError> {
+        drop((self, id));
+        Err(DepError::Down)
+    }
+
+    /// Written without `self`: the shorter list still fits.
+    fn without_self(id: &u32, _: Error<DepError>) -> Result<u32, DepError> {
+        Ok(*id + 1)
+    }
+
+    #[breaker(name = "fa-arc-closure", fallback = |this: &Shared, _: Error<DepError>| Ok(this.base.len()))]
+    pub async fn len(self: std::sync::Arc<Self>) -> Result<usize, DepError> {
+        drop(self);
+        Err(DepError::Down)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_arc_self_method_lends_self_to_its_fallback() {
+    let s = std::sync::Arc::new(Shared { base: "https://y/" });
+    assert_eq!(s.clone().get(1).await, Ok("https://y/1".into()));
+    registry().breaker("fa-arc").unwrap().force_open();
+    assert_eq!(
+        s.clone().get(2).await,
+        Ok("offline https://y/2 open=true".into())
+    );
+    // Spawned: the kept clone is a second handle, so the call owns what it needs.
+    let spawned = tokio::spawn(s.clone().get(3)).await.unwrap();
+    assert_eq!(spawned, Ok("offline https://y/3 open=true".into()));
+    assert_eq!(s.clone().len().await, Ok(10));
+    assert_eq!(
+        std::sync::Arc::strong_count(&s),
+        1,
+        "the kept clone is dropped with the call"
+    );
+    let r = std::rc::Rc::new(Shared { base: "z" });
+    assert_eq!(r.clone().count(7).await, Ok(8));
+}

@@ -40,7 +40,7 @@ fn main() {}
 "#;
 
 /// The same under `#[retry]` with an argument taken by value, lent through `Lent` and
-/// `RetriedFallback` (one more trait between the fallback and its answer).
+/// `EitherFallback` (one more trait between the fallback and its answer).
 const UNDER_RETRY_BY_VALUE: &str = r#"
 use fusebox::{breaker, retry, Error, Rejection};
 #[derive(Debug, Clone)]

@@ -242,20 +242,21 @@ impl Answers {
         } else {
             (quote!(#value), quote!(match #err {}))
         };
-        let on_failed = on_failed(v, pv);
+        let (keep, on_failed) = on_failed(v, pv);
         let stale = v.breaker.as_ref().filter(|b| b.stale_for.is_some());
         match stale.zip(handle) {
             Some((b, handle)) => {
                 let s = crate::stale::expand(&v.func.sig, &v.out, b, handle, pv);
+                let setup = s.setup.clone();
                 Answers {
                     on_ok: s.wrap_ok(on_ok),
                     on_failed: s.wrap_failed(on_failed),
-                    setup: s.setup,
+                    setup: quote!(#keep #setup),
                     on_ignored,
                 }
             }
             None => Answers {
-                setup: TokenStream::new(),
+                setup: keep,
                 on_ok,
                 on_ignored,
                 on_failed,
@@ -264,19 +265,30 @@ impl Answers {
     }
 }
 
-/// A rejection or a counted failure: the fallback's answer, or `from_error(err)`.
-fn on_failed(v: &Valid<'_>, pv: &TokenStream) -> TokenStream {
+/// A rejection or a counted failure: the fallback's answer, or `from_error(err)`; and what
+/// the call keeps for the fallback before its body runs.
+fn on_failed(v: &Valid<'_>, pv: &TokenStream) -> (TokenStream, TokenStream) {
     let out = &v.out;
     match v.breaker.as_ref().and_then(|b| b.fallback.as_ref()) {
         Some(fallback) => {
-            crate::fallback::call(&v.func.sig, fallback, &out.ty, pv, v.retry.is_some())
+            let in_place = matches!(v.shape, Shape::Async);
+            let f = crate::fallback::call(
+                &v.func.sig,
+                fallback,
+                &out.ty,
+                pv,
+                v.retry.is_some(),
+                in_place,
+            );
+            (f.keep, f.call)
         }
         None => {
             // Located at the return type (through `identity`, so rustc keeps that location): a
             // missing `From<Rejection>` is reported there.
             let arg = Ident::new("__fusebox_err", Span::mixed_site().located_at(out.span));
             let pv = respan(pv, out.span);
-            quote_spanned!(out.span=> #pv::from_error(::core::convert::identity(#arg)))
+            let call = quote_spanned!(out.span=> #pv::from_error(::core::convert::identity(#arg)));
+            (TokenStream::new(), call)
         }
     }
 }

@@ -19,40 +19,59 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Expr, FnArg, Pat, Signature, Type};
+use syn::{Expr, FnArg, Ident, Pat, Signature, Type};
 
 use crate::shape::is_renamed_pattern;
 use crate::tokens::{cfg_attrs, fallback_call, relocate, respan};
 
-/// The fallback's call for a rejection or counted failure, awaited if it is async.
-/// `retried`: the call runs under `#[retry]`, so its by-value arguments can be lent too.
+/// The fallback's call, and what the call keeps for it before its body runs.
+pub struct FallbackCall {
+    /// Statements before the body's future is made (a clone of an `Arc<Self>` receiver).
+    pub keep: TokenStream,
+    /// The fallback's answer for a rejection or counted failure, awaited if it is async.
+    pub call: TokenStream,
+}
+
+/// The fallback's call. `retried`: under `#[retry]`, so the by-value arguments can be lent
+/// too; `in_place`: the body is the fn's own (not async-trait's boxed future, whose receiver
+/// the boxed block has taken), so a `self: Arc<Self>` receiver can be cloned before it.
 pub fn call(
     sig: &Signature,
     fallback: &Expr,
     ret: &TokenStream,
     pv: &TokenStream,
     retried: bool,
-) -> TokenStream {
+    in_place: bool,
+) -> FallbackCall {
     // At the fallback's token: a lent argument the fallback does not take is a mistake in the
     // fallback's signature, so the compiler points there, not at the whole attribute.
     let at_fallback = |list: Vec<TokenStream>| -> Vec<TokenStream> {
         list.iter().map(|t| relocate(t, fallback.span())).collect()
     };
     let lent = at_fallback(lent_arguments(sig));
-    let every = at_fallback(if retried {
-        every_argument(sig)
-    } else {
-        Vec::new()
-    });
-    // Only when the retry lends more than a call without it: else one list says it all.
+    let this = Ident::new("__fusebox_this", Span::mixed_site());
+    let shared = shared_receiver(sig).filter(|_| in_place && !retried);
+    let (keep, every) = match shared {
+        Some(self_token) => {
+            let mut every = vec![quote!(&*#this)];
+            every.extend(lent.iter().cloned());
+            let keep = quote!(let #this = ::core::clone::Clone::clone(&#self_token););
+            (keep, every)
+        }
+        None if retried => (TokenStream::new(), at_fallback(every_argument(sig))),
+        None => (TokenStream::new(), Vec::new()),
+    };
+    // Only when the call kept more than it can always lend: else one list says it all.
     let both = every.len() > lent.len();
-    match fallback {
+    let (keep, call) = match fallback {
         // A closure shows its arity: more than the error means it takes the arguments.
         Expr::Closure(c) if both && c.inputs.len() == every.len() + 1 => {
-            fallback_call(fallback, &every, ret, pv)
+            (keep, fallback_call(fallback, &every, ret, pv))
         }
-        Expr::Closure(c) if c.inputs.len() > 1 => fallback_call(fallback, &lent, ret, pv),
-        Expr::Closure(_) => fallback_call(fallback, &[], ret, pv),
+        Expr::Closure(c) if c.inputs.len() > 1 => {
+            (TokenStream::new(), fallback_call(fallback, &lent, ret, pv))
+        }
+        Expr::Closure(_) => (TokenStream::new(), fallback_call(fallback, &[], ret, pv)),
         _ => {
             let span = fallback.span();
             let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
@@ -60,20 +79,43 @@ pub fn call(
             let (callee, args) = if both {
                 let lent =
                     quote_spanned!(span=> #pv::Lent { strict: (#(#lent,)*), every: (#(#every,)*) });
-                (quote_spanned!(span=> call_retried_fallback), lent)
+                (quote_spanned!(span=> call_either_fallback), lent)
             } else {
                 (
                     quote_spanned!(span=> call_fallback),
                     quote_spanned!(span=> (#(#lent,)*)),
                 )
             };
-            quote_spanned! {span=>
+            let call = quote_spanned! {span=>
                 #pv::fallback_answer::<#ret, _, _>(
                     #pv::#callee(#fallback, #args, #arg)
                 ).await
-            }
+            };
+            (keep, call)
         }
+    };
+    FallbackCall { keep, call }
+}
+
+/// `self: Arc<Self>` or `self: Rc<Self>`: moved into the body, and cheap to keep a clone of
+/// (one reference count per call, paid only with a fallback) so a fallback may take `&self`.
+fn shared_receiver(sig: &Signature) -> Option<&syn::token::SelfValue> {
+    let Some(FnArg::Receiver(r)) = sig.inputs.first() else {
+        return None;
+    };
+    if r.reference.is_some() || r.colon_token.is_none() {
+        return None;
     }
+    let Type::Path(p) = &*r.ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Arc" && last.ident != "Rc" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let is_self = |a: &syn::GenericArgument| matches!(a, syn::GenericArgument::Type(Type::Path(t)) if t.qself.is_none() && t.path.is_ident("Self"));
+    (args.args.len() == 1 && args.args.first().is_some_and(is_self)).then_some(&r.self_token)
 }
 
 /// Under `#[retry]`: every argument by reference, in order (`#[retry]` refuses patterns,

@@ -126,11 +126,11 @@ pub mod __private {
     };
     pub use crate::error::Error;
     pub use crate::macro_support::{
-        call_fallback, call_retried_fallback, fallback_answer, from_error, keyed_breaker,
+        call_either_fallback, call_fallback, fallback_answer, from_error, keyed_breaker,
         retry_after_for, retry_attempt, retry_begin, retry_on_for, retry_rest, retry_rest_plain,
-        static_retry, AsyncFallback, BreakerKey, ErrorOnly, Fallback, FallbackReturn, FastKey,
-        FromRejection, KeyFormDisplay, KeyFormFast, KeyProbe, KeyedSite, Lent, ResultErr,
-        RetriedFallback, RetryArgument, RetrySite, SyncFallback, WithArguments, WithEveryArgument,
+        static_retry, AsyncFallback, BreakerKey, EitherFallback, ErrorOnly, Fallback,
+        FallbackReturn, FastKey, FromRejection, KeyFormDisplay, KeyFormFast, KeyProbe, KeyedSite,
+        Lent, ResultErr, RetryArgument, RetrySite, SyncFallback, WithArguments, WithEveryArgument,
     };
     pub use crate::registry::sites::{
         BreakerSite, BulkheadSite, BREAKER_SITES, BULKHEAD_SITES, DEFAULT_NAMED_SITES,

@@ -55,58 +55,58 @@ macro_rules! with_arguments {
     };
 }
 
-/// Marks a fallback of a retried call that takes every argument by reference, the ones taken
-/// by value included, then the error (see [`RetriedFallback`]).
+/// Marks a fallback that takes the longer list of a [`Lent`], then the error.
 pub struct WithEveryArgument;
 
-/// What a `#[retry]` call site lends when some argument is taken by value: the references a
-/// call without a retry lends (`strict`), and every argument (`every`). The retry clones each
-/// by-value argument for every attempt, so the originals are still there when the fallback
-/// answers.
+/// What a call site lends when it kept more than the references every call can lend after
+/// its body ran: those (`strict`), and the longer list (`every`). Under `#[retry]` the
+/// by-value arguments are kept (each attempt takes clones), so `every` is every argument by
+/// reference; a method taking `self: Arc<Self>` (or `Rc`) keeps a clone of its handle for a
+/// fallback, so `every` starts with `&Self`.
 pub struct Lent<S, A> {
-    /// References and `Copy` primitives, as a call without a retry lends them.
+    /// References, `&self` and `Copy` primitives: what every call site lends.
     pub strict: S,
-    /// Every argument by reference, in order.
+    /// The longer list, in the arguments' order.
     pub every: A,
 }
 
-/// What `fallback = path` may name on a `#[retry]` call site with arguments taken by value:
-/// a [`Fallback`] of the error alone or of the list a call without a retry lends (so one
-/// written before `#[retry]` was added keeps compiling), or a function of every argument by
-/// reference and then the error (`fn(&Order, Error<E>)` for `order: Order`). A trait of its
-/// own, so [`Fallback`]'s impls stay one per shape and its mismatches stay precise.
+/// What `fallback = path` may name on a call site that lends a [`Lent`]: a [`Fallback`] of
+/// the error alone or of the shorter list (so one written before the longer list existed keeps
+/// compiling), or a function of the longer list and then the error (`fn(&Order, Error<E>)` for
+/// a retried `order: Order`, `fn(&self, Error<E>)` for `self: Arc<Self>`). A trait of its own,
+/// so [`Fallback`]'s impls stay one per shape and its mismatches stay precise.
 #[diagnostic::on_unimplemented(
     message = "this fallback does not fit: it must take the `fusebox::Error<E>` alone, or the call's arguments by reference and then the `fusebox::Error<E>`",
     label = "expected `fn(fusebox::Error<E>) -> R`, or e.g. `fn(&Order, fusebox::Error<E>) -> R` (`&self` first for methods), sync or async",
-    note = "under `#[retry]` the call lends every argument by reference, those taken by value too (`RetriedFallback<lent without a retry, lent under it, ..>`: a fallback may take either list)"
+    note = "this call lends two lists, and a fallback may take either (`EitherFallback<shorter, longer, ..>`): the longer adds what the call keeps for its fallback (under `#[retry]`, the arguments taken by value; with `self: Arc<Self>`, `&self`)"
 )]
-pub trait RetriedFallback<S, A, E, M> {
+pub trait EitherFallback<S, A, E, M> {
     /// What the fallback returns (the value, or a future of it).
     type Output;
     /// Calls the fallback.
-    fn call_retried_fallback(self, lent: Lent<S, A>, err: Error<E>) -> Self::Output;
+    fn call_either_fallback(self, lent: Lent<S, A>, err: Error<E>) -> Self::Output;
 }
 
-impl<F, S, A, E, M> RetriedFallback<S, A, E, (M, S)> for F
+impl<F, S, A, E, M> EitherFallback<S, A, E, (M, S)> for F
 where
     F: Fallback<S, E, M>,
 {
     type Output = F::Output;
     #[inline]
-    fn call_retried_fallback(self, lent: Lent<S, A>, err: Error<E>) -> F::Output {
+    fn call_either_fallback(self, lent: Lent<S, A>, err: Error<E>) -> F::Output {
         self.call_fallback(lent.strict, err)
     }
 }
 
 macro_rules! with_every_argument {
     ($($t:ident $a:ident $l:lifetime),+) => {
-        impl<$($l,)+ F, O, E, Strict, $($t: ?Sized),+> RetriedFallback<Strict, ($(&$l $t,)+), E, WithEveryArgument> for F
+        impl<$($l,)+ F, O, E, Strict, $($t: ?Sized),+> EitherFallback<Strict, ($(&$l $t,)+), E, WithEveryArgument> for F
         where
             F: FnOnce($(&$l $t,)+ Error<E>) -> O,
         {
             type Output = O;
             #[inline]
-            fn call_retried_fallback(self, lent: Lent<Strict, ($(&$l $t,)+)>, err: Error<E>) -> O {
+            fn call_either_fallback(self, lent: Lent<Strict, ($(&$l $t,)+)>, err: Error<E>) -> O {
                 let ($($a,)+) = lent.every;
                 self($($a,)+ err)
             }
@@ -141,13 +141,13 @@ where
     f.call_fallback(args, err)
 }
 
-/// Calls a retried call site's fallback of any shape (see [`RetriedFallback`]).
+/// Calls the fallback of a call site that lends a [`Lent`] (see [`EitherFallback`]).
 #[inline]
-pub fn call_retried_fallback<F, S, A, E, M>(f: F, lent: Lent<S, A>, err: Error<E>) -> F::Output
+pub fn call_either_fallback<F, S, A, E, M>(f: F, lent: Lent<S, A>, err: Error<E>) -> F::Output
 where
-    F: RetriedFallback<S, A, E, M>,
+    F: EitherFallback<S, A, E, M>,
 {
-    f.call_retried_fallback(lent, err)
+    f.call_either_fallback(lent, err)
 }
 
 /// Marks a fallback that returns the value itself.

@@ -19,8 +19,8 @@ mod fallback;
 mod retry;
 
 pub use fallback::{
-    call_fallback, call_retried_fallback, fallback_answer, AsyncFallback, ErrorOnly, Fallback,
-    FallbackReturn, Lent, RetriedFallback, SyncFallback, WithArguments, WithEveryArgument,
+    call_either_fallback, call_fallback, fallback_answer, AsyncFallback, EitherFallback, ErrorOnly,
+    Fallback, FallbackReturn, Lent, SyncFallback, WithArguments, WithEveryArgument,
 };
 pub use retry::{
     retry_after_for, retry_attempt, retry_begin, retry_on_for, retry_rest, retry_rest_plain,
