@@ -175,3 +175,32 @@ async fn an_arc_self_method_lends_self_to_its_fallback() {
     let r = std::rc::Rc::new(Shared { base: "z" });
     assert_eq!(r.clone().count(7).await, Ok(8));
 }
+
+/// Behind `dyn Trait` (async-trait's boxed future), `self: Arc<Self>` lends `&self` as well.
+#[async_trait::async_trait]
+pub trait Catalog: Send + Sync {
+    async fn price(self: std::sync::Arc<Self>, sku: u32) -> Result<u32, DepError>;
+}
+
+#[async_trait::async_trait]
+impl Catalog for Shared {
+    #[breaker(name = "fa-arc-dyn", fallback = Self::list_price)]
+    async fn price(self: std::sync::Arc<Self>, sku: u32) -> Result<u32, DepError> {
+        drop((self, sku));
+        Err(DepError::Down)
+    }
+}
+
+impl Shared {
+    fn list_price(&self, sku: &u32, _: Error<DepError>) -> Result<u32, DepError> {
+        Ok(self.base.len() as u32 * 100 + sku)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_arc_self_method_behind_dyn_lends_self_too() {
+    let s = std::sync::Arc::new(Shared { base: "ab" });
+    let c: std::sync::Arc<dyn Catalog> = s.clone();
+    assert_eq!(c.price(7).await, Ok(207));
+    assert_eq!(std::sync::Arc::strong_count(&s), 1);
+}

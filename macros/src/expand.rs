@@ -271,15 +271,7 @@ fn on_failed(v: &Valid<'_>, pv: &TokenStream) -> (TokenStream, TokenStream) {
     let out = &v.out;
     match v.breaker.as_ref().and_then(|b| b.fallback.as_ref()) {
         Some(fallback) => {
-            let in_place = matches!(v.shape, Shape::Async);
-            let f = crate::fallback::call(
-                &v.func.sig,
-                fallback,
-                &out.ty,
-                pv,
-                v.retry.is_some(),
-                in_place,
-            );
+            let f = crate::fallback::call(&v.func.sig, fallback, &out.ty, pv, v.retry.is_some());
             (f.keep, f.call)
         }
         None => {

@@ -33,15 +33,14 @@ pub struct FallbackCall {
 }
 
 /// The fallback's call. `retried`: under `#[retry]`, so the by-value arguments can be lent
-/// too; `in_place`: the body is the fn's own (not async-trait's boxed future, whose receiver
-/// the boxed block has taken), so a `self: Arc<Self>` receiver can be cloned before it.
+/// too. `keep` runs where the body was, before its future takes the arguments: in an
+/// async-trait method that is inside the boxed block, which still holds the receiver.
 pub fn call(
     sig: &Signature,
     fallback: &Expr,
     ret: &TokenStream,
     pv: &TokenStream,
     retried: bool,
-    in_place: bool,
 ) -> FallbackCall {
     // At the fallback's token: a lent argument the fallback does not take is a mistake in the
     // fallback's signature, so the compiler points there, not at the whole attribute.
@@ -50,7 +49,7 @@ pub fn call(
     };
     let lent = at_fallback(lent_arguments(sig));
     let this = Ident::new("__fusebox_this", Span::mixed_site());
-    let shared = shared_receiver(sig).filter(|_| in_place && !retried);
+    let shared = shared_receiver(sig).filter(|_| !retried);
     let (keep, every) = match shared {
         Some(self_token) => {
             let mut every = vec![quote!(&*#this)];
