@@ -5,7 +5,13 @@
 //! (the last N, or those of the last ten slots of a tenth of the window each), whole
 //! milliseconds for time, and one function per rule. Calls run one at a time; "held" calls are
 //! admitted, never polled again, and later dropped (cancelled).
+//!
+//! Here: the settings, the calls, state changes, admission and one call's end; `window.rs`:
+//! the window and its verdict; `recovery.rs`: trials, probes and the ramp.
 #![allow(dead_code)]
+
+mod recovery;
+mod window;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -146,22 +152,6 @@ impl Model {
         }
     }
 
-    pub fn window_calls(&mut self) -> u64 {
-        self.roll();
-        self.window.len() as u64
-    }
-
-    /// Time windows: moves to the current slot and forgets calls ten slots old.
-    fn roll(&mut self) {
-        let Some(w) = self.cfg.time_window else {
-            return;
-        };
-        let slot_ns = (w * 1_000_000 / 10).max(1);
-        self.head = self.head.max(self.now * 1_000_000 / slot_ns);
-        let head = self.head;
-        self.window.retain(|e| e.slot + 10 > head);
-    }
-
     fn open_period(&self) -> u64 {
         match self.cfg.backoff_max {
             None => self.cfg.open_for,
@@ -209,116 +199,13 @@ impl Model {
     pub fn force_open(&mut self) {
         self.go(State::ForcedOpen);
     }
+
     pub fn force_close(&mut self) {
         self.go(State::ForcedClosed);
     }
+
     pub fn reset(&mut self) {
         self.go(State::Closed);
-    }
-
-    /// The trials' verdict, if due: `Some(true)` closes, `Some(false)` reopens.
-    fn verdict(&self) -> Option<bool> {
-        let t = &self.trials;
-        match self.cfg.half_open {
-            HalfOpen::Calls(_) if t.failed > 0 || t.slow > 0 => Some(false),
-            HalfOpen::Calls(n) if t.ok >= n => Some(true),
-            HalfOpen::Calls(_) => None,
-            HalfOpen::Share { window, .. } => {
-                let done = u64::from(t.ok + t.failed);
-                if self.now - t.started < window || done == 0 {
-                    None
-                } else {
-                    let slow = u64::from(t.slow);
-                    let by_slow = self.cfg.slow.is_some_and(|(_, rate, strict)| {
-                        if strict {
-                            slow * 100 > rate * done
-                        } else {
-                            slow * 100 >= rate * done
-                        }
-                    });
-                    Some(u64::from(t.failed) * 100 < self.cfg.failure_rate * done && !by_slow)
-                }
-            }
-        }
-    }
-
-    fn judge_trials(&mut self) {
-        match self.verdict() {
-            Some(true) => self.close_on_trials(),
-            Some(false) => self.go(State::Open),
-            None => {}
-        }
-    }
-
-    /// Trials passed: closed, and with a ramp, ramping (the open period's growth is kept
-    /// until the ramp is done, so a relapse backs off as a failed half-open would).
-    fn close_on_trials(&mut self) {
-        let kept = self.opened_in_a_row;
-        self.go(State::Closed);
-        if let Some(ramp) = self.cfg.ramp {
-            self.opened_in_a_row = kept;
-            self.ramp_until = Some(self.now + ramp);
-            self.ramp_credit = 0;
-        }
-    }
-
-    /// The ramp's share at `now`: linear from the half-open share (5 % under a count of
-    /// trials) to all; `None` once the ramp is over.
-    fn ramp_share(&self) -> Option<f64> {
-        let (until, ramp) = (self.ramp_until?, self.cfg.ramp?);
-        if self.now >= until {
-            return None;
-        }
-        let left = ((until - self.now) as f64 / ramp as f64).min(1.0);
-        let start = match self.cfg.half_open {
-            HalfOpen::Share { pct, .. } => pct as f64 / 100.0,
-            HalfOpen::Calls(_) => 0.05,
-        };
-        Some(start + (1.0 - start) * (1.0 - left))
-    }
-
-    /// Whether the next closed caller is let in by the ramp (always once it is over).
-    fn ramp_admitted(&mut self) -> bool {
-        if self.ramp_until.is_none() {
-            return true;
-        }
-        let Some(share) = self.ramp_share() else {
-            // Over: found by the first caller after its end, which forgets the growth.
-            self.ramp_until = None;
-            self.opened_in_a_row = 0;
-            return true;
-        };
-        // Spread evenly in 1/65536ths, the first admitted: each caller adds its share to
-        // the sum and goes in when the sum's ceiling grows (a whole call ends in its stretch).
-        let s = ((share * 65536.0) as u64).min(65536);
-        let before = self.ramp_credit;
-        self.ramp_credit += s;
-        (before + s).div_ceil(65536) > before.div_ceil(65536)
-    }
-
-    /// Whether the next half-open caller becomes a trial.
-    fn trial_admitted(&mut self) -> bool {
-        let t = &mut self.trials;
-        let yes = match self.cfg.half_open {
-            HalfOpen::Calls(n) => t.granted < n,
-            HalfOpen::Share { window, .. }
-                if t.ok + t.failed == 0 && t.in_flight == 0 && self.now - t.started >= window =>
-            {
-                true // a quiet, elapsed window admits the next caller
-            }
-            HalfOpen::Share { pct, .. } => {
-                // Spread evenly, the first admitted: call k is a trial when ceil(k·pct/100) grows.
-                let k = t.asked;
-                (k + 1) * pct / 100 + u64::from((k + 1) * pct % 100 != 0)
-                    > k * pct / 100 + u64::from(k * pct % 100 != 0)
-            }
-        };
-        t.asked += 1;
-        if yes {
-            t.in_flight += 1;
-            t.granted += 1;
-        }
-        yes
     }
 
     /// Admission at `now`.
@@ -375,80 +262,6 @@ impl Model {
 
     fn current(&self, t: Ticket) -> bool {
         t.gen == self.gen && matches!(self.state, State::Closed | State::ForcedClosed)
-    }
-
-    /// Opens a closed breaker of generation `gen` when the window says so.
-    fn judge(&mut self, gen: u64) {
-        self.roll();
-        let calls = self.window.len() as u64;
-        if calls < self.cfg.min_calls as u64 {
-            return;
-        }
-        let failures = self.window.iter().filter(|e| e.failed).count() as u64;
-        let slow = self.window.iter().filter(|e| e.slow).count() as u64;
-        let by_failures = failures * 100 >= self.cfg.failure_rate * calls;
-        let by_slow = self.cfg.slow.is_some_and(|(_, rate, strict)| {
-            if strict {
-                slow * 100 > rate * calls
-            } else {
-                slow * 100 >= rate * calls
-            }
-        });
-        if (by_failures || by_slow) && self.state == State::Closed && self.gen == gen {
-            self.go(State::Open);
-        }
-    }
-
-    fn push(&mut self, failed: bool, slow: bool) {
-        self.roll();
-        if self.cfg.time_window.is_none() && self.window.len() == self.cfg.window {
-            self.window.pop_front();
-        }
-        let slot = self.head;
-        self.window.push_back(Entry { failed, slow, slot });
-    }
-
-    fn trial_timeout(&self) -> u64 {
-        self.cfg
-            .half_open_timeout
-            .or(self.cfg.timeout)
-            .unwrap_or(match self.cfg.half_open {
-                HalfOpen::Share { window, .. } => window,
-                HalfOpen::Calls(_) => self.cfg.open_for,
-            })
-    }
-
-    /// A probe ended: one that answered, not failed and not slow, starts half-open as its
-    /// first passed trial; anything else (failed, slow, cancelled) changes nothing.
-    fn end_probe(&mut self, t: Ticket, result: Option<(bool, bool)>) {
-        if t.gen != self.gen || self.state != State::Open || result != Some((false, false)) {
-            return;
-        }
-        self.go(State::HalfOpen);
-        self.trials.granted = 1;
-        self.trials.ok = 1;
-        self.judge_trials();
-    }
-
-    /// A trial ended; `None` when it was cancelled.
-    fn end_trial(&mut self, t: Ticket, result: Option<(bool, bool)>) {
-        if t.probe {
-            return self.end_probe(t, result);
-        }
-        if t.gen != self.gen || self.state != State::HalfOpen {
-            return;
-        }
-        let tr = &mut self.trials;
-        tr.in_flight -= 1;
-        match result {
-            None => tr.granted -= 1,
-            Some((true, _)) => tr.failed += 1,
-            Some((false, _)) => tr.ok += 1,
-        }
-        if let Some((_, true)) = result {
-            tr.slow += 1;
-        }
-        self.judge_trials();
     }
 
     /// One call that the dependency answers with `answer` after `latency` ms, start to end.
