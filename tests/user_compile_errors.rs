@@ -19,7 +19,8 @@ const CASES: &[&str] = &[
     "fallback_closure_wrong_return",
 ];
 
-const UNDER_RETRY: &str = r#"
+/// What every case below starts with: an error type fusebox can answer with.
+const PRELUDE: &str = r#"
 use fusebox::{breaker, retry, Error, Rejection};
 #[derive(Debug, Clone)]
 pub struct MyError;
@@ -28,6 +29,10 @@ impl From<Rejection> for MyError {
         MyError
     }
 }
+fn main() {}
+"#;
+
+const UNDER_RETRY: &str = r#"
 #[breaker(fallback = cached)]
 #[retry(attempts = 3)]
 async fn lookup(id: u32) -> Result<u32, MyError> {
@@ -36,20 +41,11 @@ async fn lookup(id: u32) -> Result<u32, MyError> {
 fn cached(_: &u32, _: Error<MyError>) -> Option<u32> {
     Some(0)
 }
-fn main() {}
 "#;
 
 /// The same under `#[retry]` with an argument taken by value, lent through `Lent` and
 /// `EitherFallback` (one more trait between the fallback and its answer).
 const UNDER_RETRY_BY_VALUE: &str = r#"
-use fusebox::{breaker, retry, Error, Rejection};
-#[derive(Debug, Clone)]
-pub struct MyError;
-impl From<Rejection> for MyError {
-    fn from(_: Rejection) -> Self {
-        MyError
-    }
-}
 #[derive(Debug, Clone)]
 pub struct Order;
 #[breaker(fallback = cached)]
@@ -61,7 +57,6 @@ async fn lookup(order: Order, id: u32) -> Result<u32, MyError> {
 fn cached(_: &Order, _: &u32, _: Error<MyError>) -> Option<u32> {
     Some(0)
 }
-fn main() {}
 "#;
 
 /// A user's crate in the test's scratch directory, depending on this workspace's facade.
@@ -126,10 +121,10 @@ fn a_fallback_of_the_wrong_return_type_is_one_error_in_a_users_crate() {
             (c.to_string(), source)
         })
         .collect();
-    cases.push(("under #[retry]".into(), UNDER_RETRY.into()));
+    cases.push(("under #[retry]".into(), format!("{PRELUDE}{UNDER_RETRY}")));
     cases.push((
         "under #[retry], by value".into(),
-        UNDER_RETRY_BY_VALUE.into(),
+        format!("{PRELUDE}{UNDER_RETRY_BY_VALUE}"),
     ));
     for (case, source) in cases {
         let errors = errors(&dir, &source);

@@ -117,9 +117,20 @@ fn shared_receiver(sig: &Signature) -> Option<&syn::token::SelfValue> {
     (args.args.len() == 1 && args.args.first().is_some_and(is_self)).then_some(&r.self_token)
 }
 
+/// References to the arguments that stay usable after the body ran, in order.
+fn lent_arguments(sig: &Signature) -> Vec<TokenStream> {
+    lend(sig, is_copy_primitive)
+}
+
 /// Under `#[retry]`: every argument by reference, in order (`#[retry]` refuses patterns,
 /// `self` by value and `&mut`, so each is a name the retry clones from and keeps).
 fn every_argument(sig: &Signature) -> Vec<TokenStream> {
+    lend(sig, |_| true)
+}
+
+/// `&self`, shared references as they are, and the by-value arguments `by_value` accepts by
+/// reference; `&mut` ones and patterns never (the body has them).
+fn lend(sig: &Signature, by_value: impl Fn(&Type) -> bool) -> Vec<TokenStream> {
     sig.inputs
         .iter()
         .filter_map(|input| match input {
@@ -138,36 +149,7 @@ fn every_argument(sig: &Signature) -> Vec<TokenStream> {
                 match &*t.ty {
                     Type::Reference(r) if r.mutability.is_none() => Some(quote!(#cfg #name)),
                     Type::Reference(_) => None,
-                    _ => Some(quote!(#cfg &#name)),
-                }
-            }
-        })
-        .collect()
-}
-
-/// References to the arguments that stay usable after the body ran, in order.
-fn lent_arguments(sig: &Signature) -> Vec<TokenStream> {
-    sig.inputs
-        .iter()
-        .filter_map(|input| match input {
-            FnArg::Receiver(r) => {
-                let by_ref = match &*r.ty {
-                    Type::Reference(t) => t.mutability.is_none(),
-                    _ => false,
-                };
-                let this = &r.self_token;
-                by_ref.then(|| quote!(#this))
-            }
-            FnArg::Typed(t) => {
-                let Pat::Ident(p) = &*t.pat else { return None };
-                if p.by_ref.is_some() || p.subpat.is_some() || is_renamed_pattern(p) {
-                    return None;
-                }
-                let name = &p.ident;
-                let cfg = cfg_attrs(&t.attrs);
-                match &*t.ty {
-                    Type::Reference(r) if r.mutability.is_none() => Some(quote!(#cfg #name)),
-                    ty if is_copy_primitive(ty) => Some(quote!(#cfg &#name)),
+                    ty if by_value(ty) => Some(quote!(#cfg &#name)),
                     _ => None,
                 }
             }

@@ -52,6 +52,8 @@ macro_rules! with_arguments {
                 self($($a,)+ err)
             }
         }
+
+        with_every_argument!($($t $a $l),+);
     };
 }
 
@@ -122,15 +124,6 @@ with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g);
 with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h);
 with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i);
 with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i, J j 'j);
-
-with_every_argument!(A a 'a);
-with_every_argument!(A a 'a, B b 'b);
-with_every_argument!(A a 'a, B b 'b, C c 'c);
-with_every_argument!(A a 'a, B b 'b, C c 'c, D d 'd);
-with_every_argument!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g);
-with_every_argument!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h);
-with_every_argument!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i);
-with_every_argument!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i, J j 'j);
 
 /// Calls a call site's fallback of either shape (see [`Fallback`]).
 #[inline]
