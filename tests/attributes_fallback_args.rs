@@ -204,3 +204,38 @@ async fn an_arc_self_method_behind_dyn_lends_self_too() {
     assert_eq!(c.price(7).await, Ok(207));
     assert_eq!(std::sync::Arc::strong_count(&s), 1);
 }
+
+/// `self: &Arc<Self>` (a method that may clone its handle to spawn): lent as it is, and as
+/// the `&Self` it points to, so a fallback may take either.
+pub struct Spawner {
+    name: &'static str,
+}
+
+impl Spawner {
+    #[breaker(name = "fa-ref-arc", fallback = Self::by_self)]
+    pub async fn run(self: &std::sync::Arc<Self>, n: u32) -> Result<String, DepError> {
+        let _ = (std::sync::Arc::clone(self), n);
+        Err(DepError::Down)
+    }
+
+    fn by_self(&self, n: &u32, _: Error<DepError>) -> Result<String, DepError> {
+        Ok(format!("{} {n}", self.name))
+    }
+
+    #[breaker(name = "fa-ref-arc-handle", fallback = Self::by_handle)]
+    pub async fn run_handle(self: &std::sync::Arc<Self>) -> Result<usize, DepError> {
+        Err(DepError::Down)
+    }
+
+    /// The receiver's own type: what a fallback written like the method takes.
+    fn by_handle(self: &std::sync::Arc<Self>, _: Error<DepError>) -> Result<usize, DepError> {
+        Ok(std::sync::Arc::strong_count(self))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_ref_arc_self_method_lends_self_either_way() {
+    let s = std::sync::Arc::new(Spawner { name: "w" });
+    assert_eq!(s.run(5).await, Ok("w 5".into()));
+    assert_eq!(s.run_handle().await, Ok(1));
+}

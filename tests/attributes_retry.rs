@@ -295,11 +295,39 @@ impl Shop {
     }
 }
 
+/// `self: &Arc<Self>` is a shared reference like `&self`: retried, and lent to the fallback
+/// as `&Self`.
+struct Pool {
+    attempts: AtomicU32,
+}
+
+impl Pool {
+    #[retry(attempts = 3, backoff = "1ms")]
+    #[breaker(name = "rt-ref-arc", fallback = Self::spare)]
+    async fn lease(self: &std::sync::Arc<Self>, who: Order) -> Result<u32, DepError> {
+        self.attempts.fetch_add(1, Relaxed);
+        drop(who);
+        Err(DepError::Down)
+    }
+
+    fn spare(&self, who: &Order, _: fusebox::Error<DepError>) -> Result<u32, DepError> {
+        Ok(self.attempts.load(Relaxed) * 10 + who.id)
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_retried_fallback_borrows_the_arguments_taken_by_value() {
     assert_eq!(lend_every(order(7), "gold".into(), 3).await, Ok(7003));
     assert_eq!(lend_strict(order(7), 5).await, Ok(5));
     assert_eq!(lend_closure(order(9)).await, Ok(9));
+    let pool = std::sync::Arc::new(Pool {
+        attempts: AtomicU32::new(0),
+    });
+    assert_eq!(
+        pool.lease(order(2)).await,
+        Ok(32),
+        "three attempts, then `&self` and `&who`"
+    );
     let shop = Shop { prefix: 100 };
     assert_eq!(shop.verify(order(4)).await, Ok(104));
     let m = fusebox::metrics();

@@ -48,20 +48,29 @@ pub fn call(
         list.iter().map(|t| relocate(t, fallback.span())).collect()
     };
     let lent = at_fallback(lent_arguments(sig));
-    let this = Ident::new("__fusebox_this", Span::mixed_site());
-    let shared = shared_receiver(sig).filter(|_| !retried);
-    let (keep, every) = match shared {
-        Some(self_token) => {
-            let mut every = vec![quote!(&*#this)];
-            every.extend(lent.iter().cloned());
-            let keep = quote!(let #this = ::core::clone::Clone::clone(&#self_token););
-            (keep, every)
-        }
-        None if retried => (TokenStream::new(), at_fallback(every_argument(sig))),
-        None => (TokenStream::new(), Vec::new()),
+    let mut every = if retried {
+        at_fallback(every_argument(sig))
+    } else {
+        lent.clone()
     };
-    // Only when the call kept more than it can always lend: else one list says it all.
-    let both = every.len() > lent.len();
+    // Two lists only when the call lends more than it always can: else one says it all.
+    let mut both = every.len() > lent.len();
+    let mut keep = TokenStream::new();
+    match pointer_receiver(sig) {
+        // Moved into the body: keep a clone to lend (not under `#[retry]`, which refuses it).
+        Some((false, self_token)) if !retried => {
+            let this = Ident::new("__fusebox_this", Span::mixed_site());
+            keep = quote!(let #this = ::core::clone::Clone::clone(&#self_token););
+            every.insert(0, relocate(&quote!(&*#this), fallback.span()));
+            both = true;
+        }
+        // `self: &Arc<Self>`: lent as it is, and as the `&Self` it points to.
+        Some((true, self_token)) => {
+            every[0] = relocate(&quote!(&**#self_token), fallback.span());
+            both = true;
+        }
+        _ => {}
+    }
     let (keep, call) = match fallback {
         // A closure shows its arity: more than the error means it takes the arguments.
         Expr::Closure(c) if both && c.inputs.len() == every.len() + 1 => {
@@ -96,25 +105,31 @@ pub fn call(
     FallbackCall { keep, call }
 }
 
-/// `self: Arc<Self>` or `self: Rc<Self>`: moved into the body, and cheap to keep a clone of
-/// (one reference count per call, paid only with a fallback) so a fallback may take `&self`.
-fn shared_receiver(sig: &Signature) -> Option<&syn::token::SelfValue> {
+/// A receiver that points to `Self` through `Arc`, `Rc` or `Box` (whether it is borrowed,
+/// `self: &Arc<Self>`, and its `self` token). `self: Arc<Self>` and `self: Rc<Self>` are
+/// moved into the body and cheap to keep a clone of (one reference count per call, paid only
+/// with a fallback); `self: &Arc<Self>` (or `&Rc`, `&Box`) is lent, and derefs to `&Self`.
+fn pointer_receiver(sig: &Signature) -> Option<(bool, &syn::token::SelfValue)> {
     let Some(FnArg::Receiver(r)) = sig.inputs.first() else {
         return None;
     };
-    if r.reference.is_some() || r.colon_token.is_none() {
-        return None;
-    }
-    let Type::Path(p) = &*r.ty else { return None };
+    let (borrowed, ty) = match &*r.ty {
+        Type::Reference(t) if t.mutability.is_none() => (true, &*t.elem),
+        Type::Reference(_) => return None,
+        ty => (false, ty),
+    };
+    let Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
-    if last.ident != "Arc" && last.ident != "Rc" {
+    let clones = last.ident == "Arc" || last.ident == "Rc";
+    if !(clones || borrowed && last.ident == "Box") {
         return None;
     }
     let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
         return None;
     };
     let is_self = |a: &syn::GenericArgument| matches!(a, syn::GenericArgument::Type(Type::Path(t)) if t.qself.is_none() && t.path.is_ident("Self"));
-    (args.args.len() == 1 && args.args.first().is_some_and(is_self)).then_some(&r.self_token)
+    let of_self = args.args.len() == 1 && args.args.first().is_some_and(is_self);
+    of_self.then_some((borrowed, &r.self_token))
 }
 
 /// References to the arguments that stay usable after the body ran, in order.

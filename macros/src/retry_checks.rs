@@ -43,16 +43,20 @@ pub fn check(func: &Function, out: &Output, r: &RetryArgs, guarded: bool, errors
 fn arguments(func: &Function, errors: &mut Errors) {
     for input in &func.sig.inputs {
         match input {
-            FnArg::Receiver(r) if r.reference.is_none() => errors.at(
-                r.self_token.span,
-                "`#[retry]` runs the body once per attempt and cannot rebind `self` taken by value: \
-                 take `&self`",
-            ),
-            FnArg::Receiver(r) if r.mutability.is_some() => errors.at(
-                r.self_token.span,
-                "`#[retry]` runs the body once per attempt and cannot lend `&mut self` to each: take `&self`",
-            ),
-            FnArg::Receiver(_) => {}
+            // By its type, not its spelling: `self: &Arc<Self>` is a shared reference like
+            // `&self`, and `self: Arc<Self>` is by value like `self`.
+            FnArg::Receiver(r) => match &*r.ty {
+                Type::Reference(t) if t.mutability.is_none() => {}
+                Type::Reference(_) => errors.at(
+                    r.self_token.span,
+                    "`#[retry]` runs the body once per attempt and cannot lend `&mut self` to each: take `&self`",
+                ),
+                _ => errors.at(
+                    r.self_token.span,
+                    "`#[retry]` runs the body once per attempt and cannot rebind `self` taken by value: \
+                     take `&self` (or `self: &Arc<Self>`, and clone the handle where the body needs one)",
+                ),
+            },
             FnArg::Typed(t) => {
                 if let Type::Reference(re) = &*t.ty {
                     if re.mutability.is_some() {
