@@ -136,6 +136,40 @@ impl fmt::Display for Rejection {
 
 impl std::error::Error for Rejection {}
 
+/// A rejection as an [`std::io::Error`], so a function returning [`std::io::Result`] needs no
+/// fallback (neither type being the user's, only fusebox can write this impl). A timeout is
+/// [`ErrorKind::TimedOut`](std::io::ErrorKind::TimedOut), as tokio's `Elapsed` converts; an open
+/// breaker or a full bulkhead [`ErrorKind::Other`](std::io::ErrorKind::Other). The rejection is
+/// the inner error, with its name and reason.
+///
+/// ```
+/// use std::io;
+/// use fusebox::{breaker, registry, Rejection};
+///
+/// #[breaker(name = "io-doc")]
+/// async fn read_config() -> io::Result<String> {
+///     Ok("ok".into())
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// registry().breaker("io-doc").unwrap().force_open();
+/// let err = read_config().await.unwrap_err();
+/// assert_eq!(err.kind(), io::ErrorKind::Other);
+/// let r = err.get_ref().and_then(|e| e.downcast_ref::<Rejection>()).unwrap();
+/// assert!(r.is_open());
+/// # }
+/// ```
+impl From<Rejection> for std::io::Error {
+    fn from(r: Rejection) -> std::io::Error {
+        let kind = if r.is_timed_out() {
+            std::io::ErrorKind::TimedOut
+        } else {
+            std::io::ErrorKind::Other
+        };
+        std::io::Error::new(kind, r)
+    }
+}
+
 /// What a fallback receives: the call was rejected, or it failed with the function's own error.
 ///
 /// ```

@@ -74,7 +74,7 @@ impl<K: BreakerKey + ?Sized> fmt::Display for KeyDisplay<'_, K> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot hold a `fusebox::Rejection`: without `fallback`, a rejected call returns `Err({Self}::from(rejection))`",
     label = "this error type needs `impl From<fusebox::Rejection>`",
-    note = "implement `From<fusebox::Rejection>` for `{Self}`, or add `fallback = path` to `#[breaker]` to answer rejections yourself"
+    note = "implement `From<fusebox::Rejection>` for `{Self}` (a type of another crate cannot be given it: return an error type of yours that wraps it), or add `fallback = path` to `#[breaker]` to answer rejections yourself"
 )]
 pub trait FromRejection: Sized {
     /// The error a rejected call returns.
