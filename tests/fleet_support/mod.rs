@@ -115,6 +115,19 @@ impl Drop for RedisServer {
     }
 }
 
+/// `redis-cli -p <port> <args...>` against `redis`: what the Redis's operator does (a
+/// `CONFIG SET` of a password or of `min-replicas-to-write`, say). Fails the test if the
+/// command fails; its output is dropped.
+pub fn redis_cli(redis: &RedisServer, args: &[&str]) {
+    let ok = Command::new("redis-cli")
+        .args(["-p", &redis.port.to_string()])
+        .args(args)
+        .stdout(Stdio::null())
+        .status()
+        .expect("redis-cli");
+    assert!(ok.success(), "redis-cli {args:?}");
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())

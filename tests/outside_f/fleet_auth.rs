@@ -1,17 +1,7 @@
 //! Issue 21: fleet mode on Redis, behind a password (the issue's "auth").
 
 use super::*;
-
-/// `redis-cli -p <port> <args...>`: what the Redis's operator does.
-fn redis_cli(redis: &fleet_support::RedisServer, args: &[&str]) {
-    let ok = std::process::Command::new("redis-cli")
-        .args(["-p", &redis.port.to_string()])
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("redis-cli");
-    assert!(ok.success(), "redis-cli {args:?}");
-}
+use fleet_support::redis_cli;
 
 /// A Redis with `requirepass`: the right password in the URL joins and carries an override;
 /// a wrong one leaves the instance on its own judgement, the link not up, the reason said
