@@ -25,13 +25,18 @@ async fn fetch(fail: bool) -> Result<u32, BoxError> {
 }
 
 fn rejection<'a>(e: &'a (dyn StdError + 'static)) -> &'a Rejection {
-    e.downcast_ref::<Rejection>().expect("the rejection is inside")
+    e.downcast_ref::<Rejection>()
+        .expect("the rejection is inside")
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_io_result_fn_gets_its_rejections_as_io_errors() {
     let own = read_file(Duration::ZERO).await.unwrap_err();
-    assert_eq!(own.kind(), io::ErrorKind::NotFound, "the fn's own error, as it was");
+    assert_eq!(
+        own.kind(),
+        io::ErrorKind::NotFound,
+        "the fn's own error, as it was"
+    );
 
     let late = read_file(Duration::from_secs(5)).await.unwrap_err();
     assert_eq!(late.kind(), io::ErrorKind::TimedOut, "{late}");
@@ -42,13 +47,20 @@ async fn an_io_result_fn_gets_its_rejections_as_io_errors() {
     assert_eq!(refused.kind(), io::ErrorKind::Other);
     let r = rejection(refused.get_ref().unwrap());
     assert!(r.is_open() && r.name() == "et-io", "{r}");
-    assert_eq!(refused.to_string(), r.to_string(), "it reads as the rejection");
+    assert_eq!(
+        refused.to_string(),
+        r.to_string(),
+        "it reads as the rejection"
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_boxed_error_fn_gets_its_rejections_boxed() {
     assert_eq!(fetch(false).await.unwrap(), 7);
-    assert_eq!(fetch(true).await.unwrap_err().to_string(), "upstream said no");
+    assert_eq!(
+        fetch(true).await.unwrap_err().to_string(),
+        "upstream said no"
+    );
     registry().breaker("et-boxed").unwrap().force_open();
     let refused = fetch(false).await.unwrap_err();
     assert!(rejection(refused.as_ref()).is_open(), "{refused}");

@@ -28,7 +28,7 @@ pub(crate) const HISTORY: usize = 64;
 /// before the limit is cut to the calls in flight (the stall guard, below). The guard beats
 /// the limit's filling only while `(STALL_LATENCIES + 1) x` the calls normally in flight stay
 /// below the limit: at 4, a 40 ms dependency at 100 calls/s (4 in flight of 20) filled all 20
-/// before the guard looked (tests/outside_m.rs). At 2 no call ends for twice the usual
+/// before the guard looked (tests/outside_m/stall_guard.rs). At 2 no call ends for twice the usual
 /// latency only when every call in flight is that much slower, a slowdown the gradient cuts
 /// for anyway.
 pub(crate) const STALL_LATENCIES: f64 = 2.0;
