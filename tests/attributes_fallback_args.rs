@@ -233,9 +233,25 @@ impl Spawner {
     }
 }
 
+impl Spawner {
+    /// A closure tells the two apart by its first parameter's type.
+    #[breaker(name = "fa-ref-arc-closure-self", fallback = |s: &Spawner, _: Error<DepError>| Ok(s.name.len()))]
+    pub async fn closure_self(self: &std::sync::Arc<Self>) -> Result<usize, DepError> {
+        Err(DepError::Down)
+    }
+
+    #[breaker(name = "fa-ref-arc-closure-handle", fallback = |s: &std::sync::Arc<Spawner>, _: Error<DepError>| Ok(std::sync::Arc::strong_count(s)))]
+    pub async fn closure_handle(self: &std::sync::Arc<Self>) -> Result<usize, DepError> {
+        Err(DepError::Down)
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_ref_arc_self_method_lends_self_either_way() {
     let s = std::sync::Arc::new(Spawner { name: "w" });
     assert_eq!(s.run(5).await, Ok("w 5".into()));
     assert_eq!(s.run_handle().await, Ok(1));
+    assert_eq!(s.closure_self().await, Ok(1));
+    let other = std::sync::Arc::clone(&s);
+    assert_eq!(other.closure_handle().await, Ok(2));
 }

@@ -315,10 +315,20 @@ impl Pool {
     }
 }
 
+/// A `#[cfg]`'d by-value argument is lent only as a call without a retry would (not at all):
+/// compiled out, it would leave two equal lists and a fallback no way to say which it took.
+#[retry(attempts = 2, backoff = "1ms")]
+#[breaker(name = "rt-lend-cfg", fallback = by_qty)]
+async fn lend_cfg(#[cfg(any())] order: Order, qty: u32) -> Result<u32, DepError> {
+    let _ = qty;
+    Err(DepError::Down)
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_retried_fallback_borrows_the_arguments_taken_by_value() {
     assert_eq!(lend_every(order(7), "gold".into(), 3).await, Ok(7003));
     assert_eq!(lend_strict(order(7), 5).await, Ok(5));
+    assert_eq!(lend_cfg(6).await, Ok(6));
     assert_eq!(lend_closure(order(9)).await, Ok(9));
     let pool = std::sync::Arc::new(Pool {
         attempts: AtomicU32::new(0),

@@ -72,8 +72,14 @@ pub fn call(
         _ => {}
     }
     let (keep, call) = match fallback {
-        // A closure shows its arity: more than the error means it takes the arguments.
-        Expr::Closure(c) if both && c.inputs.len() == every.len() + 1 => {
+        // A closure shows its arity: more than the error means it takes the arguments. Under
+        // `self: &Arc<Self>` both lists are as long: the first parameter's type tells them
+        // apart (untyped, or typed as the receiver, keeps the receiver as it is).
+        Expr::Closure(c)
+            if both
+                && c.inputs.len() == every.len() + 1
+                && (every.len() > lent.len() || !takes_receiver_as_written(c)) =>
+        {
             (keep, fallback_call(fallback, &every, ret, pv))
         }
         Expr::Closure(c) if c.inputs.len() > 1 => {
@@ -134,18 +140,35 @@ fn pointer_receiver(sig: &Signature) -> Option<(bool, &syn::token::SelfValue)> {
 
 /// References to the arguments that stay usable after the body ran, in order.
 fn lent_arguments(sig: &Signature) -> Vec<TokenStream> {
-    lend(sig, is_copy_primitive)
+    lend(sig, |t| is_copy_primitive(&t.ty))
+}
+
+/// A closure fallback's first parameter, on a `self: &Arc<Self>` method: untyped or typed
+/// `&Arc<..>` (`&Rc`, `&Box`) takes the receiver as it is written, not the `&Self` inside.
+fn takes_receiver_as_written(c: &syn::ExprClosure) -> bool {
+    let Some(Pat::Type(t)) = c.inputs.first() else {
+        return true;
+    };
+    let Type::Reference(r) = &*t.ty else {
+        return false;
+    };
+    matches!(&*r.elem, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Arc" || s.ident == "Rc" || s.ident == "Box"))
 }
 
 /// Under `#[retry]`: every argument by reference, in order (`#[retry]` refuses patterns,
-/// `self` by value and `&mut`, so each is a name the retry clones from and keeps).
+/// `self` by value and `&mut`, so each is a name the retry clones from and keeps). A
+/// `#[cfg]`'d one is lent only if a call without a retry lends it too: if it were the only
+/// extra, the two lists would be one list once it is compiled out, and a fallback of it
+/// could not tell which it took.
 fn every_argument(sig: &Signature) -> Vec<TokenStream> {
-    lend(sig, |_| true)
+    lend(sig, |t| {
+        is_copy_primitive(&t.ty) || cfg_attrs(&t.attrs).is_empty()
+    })
 }
 
 /// `&self`, shared references as they are, and the by-value arguments `by_value` accepts by
 /// reference; `&mut` ones and patterns never (the body has them).
-fn lend(sig: &Signature, by_value: impl Fn(&Type) -> bool) -> Vec<TokenStream> {
+fn lend(sig: &Signature, by_value: impl Fn(&syn::PatType) -> bool) -> Vec<TokenStream> {
     sig.inputs
         .iter()
         .filter_map(|input| match input {
@@ -164,7 +187,7 @@ fn lend(sig: &Signature, by_value: impl Fn(&Type) -> bool) -> Vec<TokenStream> {
                 match &*t.ty {
                     Type::Reference(r) if r.mutability.is_none() => Some(quote!(#cfg #name)),
                     Type::Reference(_) => None,
-                    ty if by_value(ty) => Some(quote!(#cfg &#name)),
+                    _ if by_value(t) => Some(quote!(#cfg &#name)),
                     _ => None,
                 }
             }
