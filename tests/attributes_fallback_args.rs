@@ -154,6 +154,49 @@ impl Shared {
     }
 }
 
+/// A connection closed through its last handle: the body unwraps `self`, which only works if
+/// the call kept no second handle, as it keeps none for a fallback that does not take `&self`.
+pub struct Conn {
+    open: std::sync::atomic::AtomicBool,
+}
+
+impl Conn {
+    #[breaker(name = "fa-arc-unique", fallback = Self::gone)]
+    pub async fn close(self: std::sync::Arc<Self>) -> Result<&'static str, DepError> {
+        match std::sync::Arc::try_unwrap(self) {
+            Ok(_) => Ok("closed"),
+            Err(_) => Ok("still shared"),
+        }
+    }
+
+    fn gone(_: Error<DepError>) -> Result<&'static str, DepError> {
+        Ok("gone")
+    }
+
+    /// An async fallback of `&self`: its future borrows the kept handle.
+    #[breaker(name = "fa-arc-async", fallback = Self::reopen)]
+    pub async fn ping(self: std::sync::Arc<Self>) -> Result<bool, DepError> {
+        drop(self);
+        Err(DepError::Down)
+    }
+
+    async fn reopen(&self, _: Error<DepError>) -> Result<bool, DepError> {
+        tokio::task::yield_now().await;
+        Ok(self.open.load(std::sync::atomic::Ordering::SeqCst))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_arc_self_method_keeps_no_handle_its_fallback_does_not_take() {
+    let conn = || {
+        std::sync::Arc::new(Conn {
+            open: std::sync::atomic::AtomicBool::new(true),
+        })
+    };
+    assert_eq!(conn().close().await, Ok("closed"));
+    assert_eq!(tokio::spawn(conn().ping()).await.unwrap(), Ok(true));
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_arc_self_method_lends_self_to_its_fallback() {
     let s = std::sync::Arc::new(Shared { base: "https://y/" });

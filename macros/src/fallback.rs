@@ -57,7 +57,12 @@ pub fn call(
     let mut both = every.len() > lent.len();
     let mut keep = TokenStream::new();
     match pointer_receiver(sig) {
-        // Moved into the body: keep a clone to lend (not under `#[retry]`, which refuses it).
+        // Moved into the body: a path fallback that takes `&self` gets a handle kept from
+        // before (not under `#[retry]`, which refuses it); the type system says which.
+        Some((false, self_token)) if !retried && !matches!(fallback, Expr::Closure(_)) => {
+            return kept_handle_call(self_token, fallback, &lent, ret, pv);
+        }
+        // A closure that takes one more than the list: `&self` first, from a kept clone.
         Some((false, self_token)) if !retried => {
             let this = Ident::new("__fusebox_this", Span::mixed_site());
             keep = quote!(let #this = ::core::clone::Clone::clone(&#self_token););
@@ -107,6 +112,35 @@ pub fn call(
             };
             (keep, call)
         }
+    };
+    FallbackCall { keep, call }
+}
+
+/// `self: Arc<Self>` with a path fallback: a clone of the handle is kept only if the fallback
+/// takes `&self` first (the runtime's `keep.rs`: an autoref probe before the body, then the
+/// call through what was kept), so a method whose fallback does not take it is unchanged.
+fn kept_handle_call(
+    self_token: &syn::token::SelfValue,
+    fallback: &Expr,
+    lent: &[TokenStream],
+    ret: &TokenStream,
+    pv: &TokenStream,
+) -> FallbackCall {
+    let span = fallback.span();
+    let this = Ident::new("__fusebox_this", Span::mixed_site());
+    let arg = Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
+    let pv = respan(pv, span);
+    let keep = quote_spanned! {span=>
+        let #this = {
+            #[allow(unused_imports)]
+            use #pv::{KeepsHandle as _, KeepsNothing as _};
+            (&#pv::keep_probe(&#fallback, &(&*#self_token, #(#lent,)*))).keep(&#self_token)
+        };
+    };
+    let call = quote_spanned! {span=>
+        #pv::fallback_answer::<#ret, _, _>(
+            #pv::answer_kept(&#this, #fallback, (#(#lent,)*), #arg)
+        ).await
     };
     FallbackCall { keep, call }
 }

@@ -126,6 +126,9 @@ pub mod __private {
     };
     pub use crate::error::Error;
     pub use crate::macro_support::{
+        answer_kept, keep_probe, KeepProbe, KeepsHandle, KeepsNothing, KeptHandle, WithKeptSelf,
+    };
+    pub use crate::macro_support::{
         call_either_fallback, call_fallback, fallback_answer, from_error, keyed_breaker,
         retry_after_for, retry_attempt, retry_begin, retry_on_for, retry_rest, retry_rest_plain,
         static_retry, AsyncFallback, BreakerKey, EitherFallback, ErrorOnly, Fallback,

@@ -16,11 +16,15 @@ pub use crate::registry::KeyedSite;
 use crate::settings::BreakerConfig;
 
 mod fallback;
+mod keep;
 mod retry;
 
 pub use fallback::{
     call_either_fallback, call_fallback, fallback_answer, AsyncFallback, EitherFallback, ErrorOnly,
     Fallback, FallbackReturn, Lent, SyncFallback, WithArguments, WithEveryArgument,
+};
+pub use keep::{
+    answer_kept, keep_probe, KeepProbe, KeepsHandle, KeepsNothing, KeptHandle, WithKeptSelf,
 };
 pub use retry::{
     retry_after_for, retry_attempt, retry_begin, retry_on_for, retry_rest, retry_rest_plain,

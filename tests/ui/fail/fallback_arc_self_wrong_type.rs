@@ -14,8 +14,9 @@ impl From<Rejection> for MyError {
 pub struct Client;
 
 impl Client {
-    // `self: Arc<Self>` lends `&self` (the call keeps a clone of the handle) and then `&u32`,
-    // or `&u32` alone: a fallback taking `&u64` fits neither, one error at the fallback.
+    // `self: Arc<Self>` lends `&self` (from a handle the call keeps only for such a fallback)
+    // and then `&u32`, or `&u32` alone: a fallback taking `&u64` fits neither, and rustc
+    // reports it against the shorter list, at the fallback (two mismatches; see keep.rs).
     #[breaker(fallback = Self::offline)]
     async fn get(self: Arc<Self>, id: u32) -> Result<u32, MyError> {
         Ok(id)

@@ -1,0 +1,110 @@
+//! `self: Arc<Self>` (or `Rc<Self>`) and a `fallback = path`: the body takes the receiver, so a
+//! fallback that takes `&self` needs a second handle kept from before the body ran, and one
+//! that does not must not get it (inside the body, `Arc::try_unwrap(self)` would fail and
+//! `strong_count` would be one higher). The macro cannot see the fallback's signature, so the
+//! generated code asks the type system, in two steps that resolve the same way:
+//!
+//! 1. [`keep_probe`] builds a [`KeepProbe`] of the fallback and of the list it would take with
+//!    `&self` first, and `(&probe).keep(&self)` picks by autoref: [`KeepsHandle`] (a clone of
+//!    the handle) when the fallback takes that list, else [`KeepsNothing`] (`()`).
+//! 2. [`answer_kept`] calls the fallback through what was kept: with `&*handle` first for a
+//!    handle, or through [`Fallback`](super::Fallback) with the usual list for `()`, so a
+//!    fallback that fits neither gets the usual errors, once.
+
+use std::marker::PhantomData;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::error::Error;
+
+/// A fallback `F` and the argument list `A` (`&Self` first) it is asked about.
+pub struct KeepProbe<F, A>(PhantomData<(fn() -> F, A)>);
+
+/// The probe for `fallback` and the list it would take with `&self` first. Borrows nothing
+/// past the statement: the list's references are only its type.
+pub fn keep_probe<F, A>(_fallback: &F, _list: &A) -> KeepProbe<F, A> {
+    KeepProbe(PhantomData)
+}
+
+/// The fallback takes `&self` first: the call keeps a clone of the handle.
+pub trait KeepsHandle<E> {
+    /// A second handle, for the fallback.
+    fn keep<P: Clone>(&self, handle: &P) -> P {
+        handle.clone()
+    }
+}
+
+/// The fallback does not take `&self`: nothing is kept (the autoref fallback of
+/// [`KeepsHandle`]).
+pub trait KeepsNothing {
+    /// Nothing.
+    fn keep<P>(&self, _handle: &P) {}
+}
+
+impl<T> KeepsNothing for &T {}
+
+/// What [`answer_kept`] calls the fallback through: a kept handle (`&Self` first) or nothing
+/// (the usual list, through [`Fallback`](super::Fallback)).
+pub trait KeptHandle<F, Args, E, M> {
+    /// What the fallback returns.
+    type Output;
+    /// Calls the fallback.
+    fn answer(self, f: F, args: Args, err: Error<E>) -> Self::Output;
+}
+
+/// Marks a fallback called with the kept handle's `&Self` first.
+pub struct WithKeptSelf;
+
+impl<F, Args, E, M> KeptHandle<F, Args, E, M> for &()
+where
+    F: super::Fallback<Args, E, M>,
+{
+    type Output = F::Output;
+    #[inline]
+    fn answer(self, f: F, args: Args, err: Error<E>) -> F::Output {
+        f.call_fallback(args, err)
+    }
+}
+
+macro_rules! kept_handle {
+    ($($t:ident $a:ident $l:lifetime),*) => {
+        impl<'s, $($l,)* F, S: ?Sized, E, O $(, $t: ?Sized)*> KeepsHandle<E> for KeepProbe<F, (&'s S, $(&$l $t,)*)>
+        where
+            F: FnOnce(&'s S, $(&$l $t,)* Error<E>) -> O,
+        {
+        }
+
+        kept_handle!(@answer Arc $($t $a $l),*);
+        kept_handle!(@answer Rc $($t $a $l),*);
+    };
+    (@answer $p:ident $($t:ident $a:ident $l:lifetime),*) => {
+        impl<'k, $($l,)* F, S: ?Sized, E, O $(, $t: ?Sized)*> KeptHandle<F, ($(&$l $t,)*), E, WithKeptSelf> for &'k $p<S>
+        where
+            F: FnOnce(&'k S, $(&$l $t,)* Error<E>) -> O,
+        {
+            type Output = O;
+            #[inline]
+            fn answer(self, f: F, ($($a,)*): ($(&$l $t,)*), err: Error<E>) -> O {
+                f(&**self, $($a,)* err)
+            }
+        }
+    };
+}
+
+kept_handle!();
+kept_handle!(A a 'a);
+kept_handle!(A a 'a, B b 'b);
+kept_handle!(A a 'a, B b 'b, C c 'c);
+kept_handle!(A a 'a, B b 'b, C c 'c, D d 'd);
+kept_handle!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g);
+kept_handle!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h);
+kept_handle!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i);
+
+/// Calls a `self: Arc<Self>` method's fallback through what the call kept (see the module).
+#[inline]
+pub fn answer_kept<K, F, Args, E, M>(kept: K, f: F, args: Args, err: Error<E>) -> K::Output
+where
+    K: KeptHandle<F, Args, E, M>,
+{
+    kept.answer(f, args, err)
+}
