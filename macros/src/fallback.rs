@@ -11,10 +11,12 @@
 //! ones keeps compiling; a fallback generic in an argument's type takes the next lent one, so
 //! the reference says to give such a fallback concrete types.
 //!
-//! Under `#[retry]` nothing is moved: each attempt takes clones, and the originals are still
-//! there when the fallback answers. Such a call site lends both lists (the runtime's `Lent`),
-//! the one above and every argument, and the fallback may take either: `fn(&Order, Error<E>)`
-//! for `order: Order` works, and a fallback written before `#[retry]` was added still does.
+//! Where the call keeps more, it lends a longer list too (the runtime's `Lent`,
+//! `EitherFallback`), and the fallback may take either: under `#[retry]` nothing is moved (each
+//! attempt takes clones), so every argument (`fn(&Order, Error<E>)` for `order: Order`); for
+//! `self: &Arc<Self>`, the receiver as `&Self`. `self: Arc<Self>` is moved into the body, so a
+//! second handle is kept, and only for a fallback that takes `&self`: the runtime's `keep.rs`
+//! asks the fallback's type before the body runs (`kept_handle_call`).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -42,78 +44,127 @@ pub fn call(
     pv: &TokenStream,
     retried: bool,
 ) -> FallbackCall {
-    // At the fallback's token: a lent argument the fallback does not take is a mistake in the
-    // fallback's signature, so the compiler points there, not at the whole attribute.
-    let at_fallback = |list: Vec<TokenStream>| -> Vec<TokenStream> {
-        list.iter().map(|t| relocate(t, fallback.span())).collect()
+    let closure = match fallback {
+        Expr::Closure(c) => Some(c),
+        _ => None,
     };
-    let lent = at_fallback(lent_arguments(sig));
+    let receiver = pointer_receiver(sig);
+    if let (Some((false, self_token)), false, None) = (receiver, retried, closure) {
+        // Moved into the body: a path fallback that takes `&self` gets a handle kept from
+        // before, and the type system says whether it does.
+        let lent = at_fallback(lent_arguments(sig), fallback);
+        return kept_handle_call(self_token, fallback, &lent, ret, pv);
+    }
+    let Lists {
+        lent,
+        every,
+        both,
+        keep,
+    } = lists(sig, fallback, retried, receiver);
+    let Some(c) = closure else {
+        return FallbackCall {
+            keep,
+            call: path_call(fallback, &lent, both.then_some(&every[..]), ret, pv),
+        };
+    };
+    // A closure shows its arity: more than the error means it takes the arguments. Under
+    // `self: &Arc<Self>` both lists are as long: the first parameter's type tells them apart
+    // (untyped, or typed as the receiver, keeps the receiver as it is).
+    let longer = both
+        && c.inputs.len() == every.len() + 1
+        && (every.len() > lent.len() || !takes_receiver_as_written(c));
+    if longer {
+        let call = fallback_call(fallback, &every, ret, pv);
+        return FallbackCall { keep, call };
+    }
+    // Of the error alone, or of the list: nothing kept.
+    let list: &[TokenStream] = if c.inputs.len() > 1 { &lent } else { &[] };
+    FallbackCall {
+        keep: TokenStream::new(),
+        call: fallback_call(fallback, list, ret, pv),
+    }
+}
+
+/// What a call site lends: the list every call can, the longer one where it keeps more, and
+/// the statements that keep it.
+struct Lists {
+    lent: Vec<TokenStream>,
+    every: Vec<TokenStream>,
+    /// The two differ: only then is the longer one offered (else one list says it all).
+    both: bool,
+    keep: TokenStream,
+}
+
+/// The two lists (equal when the call keeps nothing more): under `#[retry]` every argument;
+/// for `self: Arc<Self>` (a closure taking it) `&self` first from a kept clone; for
+/// `self: &Arc<Self>` the receiver as the `&Self` it points to.
+fn lists(
+    sig: &Signature,
+    fallback: &Expr,
+    retried: bool,
+    receiver: Option<(bool, &syn::token::SelfValue)>,
+) -> Lists {
+    let lent = at_fallback(lent_arguments(sig), fallback);
     let mut every = if retried {
-        at_fallback(every_argument(sig))
+        at_fallback(every_argument(sig), fallback)
     } else {
         lent.clone()
     };
-    // Two lists only when the call lends more than it always can: else one says it all.
     let mut both = every.len() > lent.len();
     let mut keep = TokenStream::new();
-    match pointer_receiver(sig) {
-        // Moved into the body: a path fallback that takes `&self` gets a handle kept from
-        // before (not under `#[retry]`, which refuses it); the type system says which.
-        Some((false, self_token)) if !retried && !matches!(fallback, Expr::Closure(_)) => {
-            return kept_handle_call(self_token, fallback, &lent, ret, pv);
-        }
-        // A closure that takes one more than the list: `&self` first, from a kept clone.
+    match receiver {
         Some((false, self_token)) if !retried => {
             let this = Ident::new("__fusebox_this", Span::mixed_site());
             keep = quote!(let #this = ::core::clone::Clone::clone(&#self_token););
             every.insert(0, relocate(&quote!(&*#this), fallback.span()));
             both = true;
         }
-        // `self: &Arc<Self>`: lent as it is, and as the `&Self` it points to.
         Some((true, self_token)) => {
             every[0] = relocate(&quote!(&**#self_token), fallback.span());
             both = true;
         }
         _ => {}
     }
-    let (keep, call) = match fallback {
-        // A closure shows its arity: more than the error means it takes the arguments. Under
-        // `self: &Arc<Self>` both lists are as long: the first parameter's type tells them
-        // apart (untyped, or typed as the receiver, keeps the receiver as it is).
-        Expr::Closure(c)
-            if both
-                && c.inputs.len() == every.len() + 1
-                && (every.len() > lent.len() || !takes_receiver_as_written(c)) =>
-        {
-            (keep, fallback_call(fallback, &every, ret, pv))
-        }
-        Expr::Closure(c) if c.inputs.len() > 1 => {
-            (TokenStream::new(), fallback_call(fallback, &lent, ret, pv))
-        }
-        Expr::Closure(_) => (TokenStream::new(), fallback_call(fallback, &[], ret, pv)),
-        _ => {
-            let span = fallback.span();
-            let arg = syn::Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
-            let pv = respan(pv, span);
-            let (callee, args) = if both {
-                let lent =
-                    quote_spanned!(span=> #pv::Lent { strict: (#(#lent,)*), every: (#(#every,)*) });
-                (quote_spanned!(span=> call_either_fallback), lent)
-            } else {
-                (
-                    quote_spanned!(span=> call_fallback),
-                    quote_spanned!(span=> (#(#lent,)*)),
-                )
-            };
-            let call = quote_spanned! {span=>
-                #pv::fallback_answer::<#ret, _, _>(
-                    #pv::#callee(#fallback, #args, #arg)
-                ).await
-            };
-            (keep, call)
-        }
+    Lists {
+        lent,
+        every,
+        both,
+        keep,
+    }
+}
+
+/// At the fallback's token: a lent argument the fallback does not take is a mistake in the
+/// fallback's signature, so the compiler points there, not at the whole attribute.
+fn at_fallback(list: Vec<TokenStream>, fallback: &Expr) -> Vec<TokenStream> {
+    list.iter().map(|t| relocate(t, fallback.span())).collect()
+}
+
+/// A path fallback's call: through `Fallback` with the list, or `EitherFallback` with both.
+fn path_call(
+    fallback: &Expr,
+    lent: &[TokenStream],
+    every: Option<&[TokenStream]>,
+    ret: &TokenStream,
+    pv: &TokenStream,
+) -> TokenStream {
+    let span = fallback.span();
+    let arg = Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
+    let pv = respan(pv, span);
+    let (callee, args) = match every {
+        Some(every) => (
+            quote_spanned!(span=> call_either_fallback),
+            quote_spanned!(span=> #pv::Lent { strict: (#(#lent,)*), every: (#(#every,)*) }),
+        ),
+        None => (
+            quote_spanned!(span=> call_fallback),
+            quote_spanned!(span=> (#(#lent,)*)),
+        ),
     };
-    FallbackCall { keep, call }
+    quote_spanned! {span=>
+        #pv::fallback_answer::<#ret, _, _>(
+            #pv::#callee(#fallback, #args, #arg)
+        ).await
+    }
 }
 
 /// `self: Arc<Self>` with a path fallback: a clone of the handle is kept only if the fallback
