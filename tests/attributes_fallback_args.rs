@@ -298,3 +298,34 @@ async fn a_ref_arc_self_method_lends_self_either_way() {
     let other = std::sync::Arc::clone(&s);
     assert_eq!(other.closure_handle().await, Ok(2));
 }
+
+/// Something only the handle can do: a fallback generic in it gets the receiver as written.
+pub trait Handles {
+    fn handles(&self) -> usize;
+}
+
+impl<T> Handles for std::sync::Arc<T> {
+    fn handles(&self) -> usize {
+        std::sync::Arc::strong_count(self)
+    }
+}
+
+fn count_handles<C: Handles>(c: &C, n: &u32, _: Error<DepError>) -> Result<usize, DepError> {
+    Ok(c.handles() * 100 + *n as usize)
+}
+
+impl Spawner {
+    /// Generic in its first parameter, bounded by what only `&Arc<Self>` has: called with the
+    /// receiver as written, as a fallback of a `self: &Arc<Self>` method always was.
+    #[breaker(name = "fa-ref-arc-generic", fallback = count_handles)]
+    pub async fn generic(self: &std::sync::Arc<Self>, n: u32) -> Result<usize, DepError> {
+        let _ = n;
+        Err(DepError::Down)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_generic_fallback_of_a_ref_arc_method_gets_the_receiver_as_written() {
+    let s = std::sync::Arc::new(Spawner { name: "g" });
+    assert_eq!(s.generic(7).await, Ok(107));
+}

@@ -49,18 +49,20 @@ pub fn call(
         _ => None,
     };
     let receiver = pointer_receiver(sig);
-    if let (Some((false, self_token)), false, None) = (receiver, retried, closure) {
-        // Moved into the body: a path fallback that takes `&self` gets a handle kept from
-        // before, and the type system says whether it does.
-        let lent = at_fallback(lent_arguments(sig), fallback);
-        return kept_handle_call(self_token, fallback, &lent, ret, pv);
-    }
     let Lists {
         lent,
         every,
         both,
         keep,
     } = lists(sig, fallback, retried, receiver);
+    if let (Some((borrowed, self_token)), None) = (receiver, closure) {
+        // A path fallback of `self: Arc<Self>` (moved into the body, so a handle is kept for a
+        // fallback that takes `&self`), or of `self: &Arc<Self>` where the two lists are as
+        // long: the type system says which list the fallback takes.
+        if (!borrowed && !retried) || (borrowed && every.len() == lent.len()) {
+            return kept_handle_call(self_token, borrowed, fallback, &lent, ret, pv);
+        }
+    }
     let Some(c) = closure else {
         return FallbackCall {
             keep,
@@ -170,8 +172,10 @@ fn path_call(
 /// `self: Arc<Self>` with a path fallback: a clone of the handle is kept only if the fallback
 /// takes `&self` first (the runtime's `keep.rs`: an autoref probe before the body, then the
 /// call through what was kept), so a method whose fallback does not take it is unchanged.
+/// `self: &Arc<Self>` (`borrowed`): the same question, and the reference is lent, not cloned.
 fn kept_handle_call(
     self_token: &syn::token::SelfValue,
+    borrowed: bool,
     fallback: &Expr,
     lent: &[TokenStream],
     ret: &TokenStream,
@@ -181,16 +185,32 @@ fn kept_handle_call(
     let this = Ident::new("__fusebox_this", Span::mixed_site());
     let arg = Ident::new("__fusebox_err", Span::mixed_site().located_at(span));
     let pv = respan(pv, span);
+    // What follows `&self` in the longer list: the usual one, less a borrowed receiver.
+    let rest = if borrowed { &lent[1..] } else { lent };
+    // Owned: does it take `&self` then the rest (keep a clone)? Borrowed: does it take the
+    // usual list (lend nothing more)? See the runtime's `keep.rs` for why that way round.
+    let (probe, handle) = if borrowed {
+        let probe = quote! {
+            use #pv::{LendsHandle as _, LendsNothing as _};
+            (&#pv::lend_probe(&#fallback, &(#(#lent,)*))).lend(#self_token)
+        };
+        (probe, quote!(#this))
+    } else {
+        let probe = quote! {
+            use #pv::{KeepsHandle as _, KeepsNothing as _};
+            (&#pv::keep_probe(&#fallback, &(&*#self_token, #(#rest,)*))).keep(&#self_token)
+        };
+        (probe, quote!(&#this))
+    };
     let keep = quote_spanned! {span=>
         let #this = {
             #[allow(unused_imports)]
-            use #pv::{KeepsHandle as _, KeepsNothing as _};
-            (&#pv::keep_probe(&#fallback, &(&*#self_token, #(#lent,)*))).keep(&#self_token)
+            #probe
         };
     };
     let call = quote_spanned! {span=>
         #pv::fallback_answer::<#ret, _, _>(
-            #pv::answer_kept(&#this, #fallback, (#(#lent,)*), #arg)
+            #pv::answer_kept(#handle, #fallback, (#(#lent,)*), (#(#rest,)*), #arg)
         ).await
     };
     FallbackCall { keep, call }

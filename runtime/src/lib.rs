@@ -126,7 +126,8 @@ pub mod __private {
     };
     pub use crate::error::Error;
     pub use crate::macro_support::{
-        answer_kept, keep_probe, KeepProbe, KeepsHandle, KeepsNothing, KeptHandle, WithKeptSelf,
+        answer_kept, keep_probe, lend_probe, KeepProbe, KeepsHandle, KeepsNothing, KeptHandle,
+        LendProbe, LendsHandle, LendsNothing, WithKeptSelf,
     };
     pub use crate::macro_support::{
         call_either_fallback, call_fallback, fallback_answer, from_error, keyed_breaker,

@@ -24,7 +24,8 @@ pub use fallback::{
     Fallback, FallbackReturn, Lent, SyncFallback, WithArguments, WithEveryArgument,
 };
 pub use keep::{
-    answer_kept, keep_probe, KeepProbe, KeepsHandle, KeepsNothing, KeptHandle, WithKeptSelf,
+    answer_kept, keep_probe, lend_probe, KeepProbe, KeepsHandle, KeepsNothing, KeptHandle,
+    LendProbe, LendsHandle, LendsNothing, WithKeptSelf,
 };
 pub use retry::{
     retry_after_for, retry_attempt, retry_begin, retry_on_for, retry_rest, retry_rest_plain,
