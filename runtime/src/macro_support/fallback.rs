@@ -116,14 +116,7 @@ macro_rules! with_every_argument {
     };
 }
 
-with_arguments!(A a 'a);
-with_arguments!(A a 'a, B b 'b);
-with_arguments!(A a 'a, B b 'b, C c 'c);
-with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd);
-with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g);
-with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h);
-with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i);
-with_arguments!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i, J j 'j);
+for_each_arity!(with_arguments);
 
 /// Calls a call site's fallback of either shape (see [`Fallback`]).
 #[inline]

@@ -133,14 +133,9 @@ macro_rules! kept_handle {
     };
 }
 
+// `&self` alone, then `&self` and 1 to 8 more.
 kept_handle!();
-kept_handle!(A a 'a);
-kept_handle!(A a 'a, B b 'b);
-kept_handle!(A a 'a, B b 'b, C c 'c);
-kept_handle!(A a 'a, B b 'b, C c 'c, D d 'd);
-kept_handle!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g);
-kept_handle!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h);
-kept_handle!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i);
+for_each_arity!(kept_handle);
 
 /// Calls a `self: Arc<Self>` (or `self: &Arc<Self>`) method's fallback through what the call
 /// kept (see the module): `args` is the usual list, `rest` what follows `&self` otherwise.

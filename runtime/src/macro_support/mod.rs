@@ -15,6 +15,21 @@ use crate::registry::registry;
 pub use crate::registry::KeyedSite;
 use crate::settings::BreakerConfig;
 
+/// Invokes `$m!` once per length of a lent argument list, 1 to 8, with a type, a binding and
+/// a lifetime name for each: the fallback impls (`fallback.rs`, `keep.rs`) cover these lengths.
+macro_rules! for_each_arity {
+    ($m:ident) => {
+        $m!(A a 'a);
+        $m!(A a 'a, B b 'b);
+        $m!(A a 'a, B b 'b, C c 'c);
+        $m!(A a 'a, B b 'b, C c 'c, D d 'd);
+        $m!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g);
+        $m!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h);
+        $m!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i);
+        $m!(A a 'a, B b 'b, C c 'c, D d 'd, G g 'g, H h 'h, I i 'i, J j 'j);
+    };
+}
+
 mod fallback;
 mod keep;
 mod retry;
