@@ -247,7 +247,7 @@ impl Answers {
         match stale.zip(handle) {
             Some((b, handle)) => {
                 let s = crate::stale::expand(&v.func.sig, &v.out, b, handle, pv);
-                let setup = s.setup.clone();
+                let setup = &s.setup;
                 Answers {
                     on_ok: s.wrap_ok(on_ok),
                     on_failed: s.wrap_failed(on_failed),
