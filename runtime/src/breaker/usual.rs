@@ -10,7 +10,8 @@
 //! `Err` the predicate excludes) and were not slow, beside how many calls fed it. The estimate
 //! is a frugal streaming quantile in log space: an answer above it raises it by an eighth, one
 //! at or below lowers it by a 76th, which balances where a tenth of the answers are above
-//! (0.1 × ln 9/8 = 0.9 × ln 76/75). A call is slow from [`FACTOR`] times it, never below
+//! (0.1 × ln 9/8 = 0.9 × ln 76/75). It starts from above: while warming, it is the largest
+//! answer seen, and comes down to the percentile from there. A call is slow from [`FACTOR`] times it, never below
 //! [`FLOOR`] and never above the derived bound (half the timeout), once [`WARM`] calls have fed it.
 //!
 //! Why it cannot open a healthy breaker: the derived rule opens at half of the last 100 calls
@@ -59,8 +60,12 @@ impl Usual {
         let ns = u64::try_from(latency.as_nanos())
             .unwrap_or(u64::MAX)
             .min(u64::MAX >> COUNT_BITS);
-        let est = if seen == 0 {
-            ns
+        let est = if seen < WARM {
+            // Warming: the largest answer so far, so the estimate starts at or above the
+            // 90th percentile and comes down to it. Climbing from the first answer by eighths
+            // could end the warm-up inside a fast mode, under a fifth of a second mode that
+            // then is slow, never fed, and half the calls of some windows (a cache's misses).
+            est.max(ns)
         } else if ns > est {
             // The microsecond lets an estimate of zero (answers of no virtual time) rise.
             est.saturating_add(est / 8 + 1_000)
@@ -175,6 +180,59 @@ mod tests {
         assert!(b >= ms(700), "{b:?}");
     }
 
+    /// The most slow calls in any window of 100 answers, as the derived rule counts them, of a
+    /// steady dependency: up to three modes `(base ms, spread, weight)`, each answer uniform
+    /// within [base, base x spread] ms, and `tail` in a hundred calls taking five seconds.
+    fn worst_window(modes: &[(u64, u64, u32)], tail: u32, seed: u64) -> usize {
+        let u = Usual::default();
+        let mut rng = seed | 1;
+        let total: u32 = modes.iter().map(|m| m.2).sum();
+        let mut window = std::collections::VecDeque::new();
+        let mut worst = 0;
+        for i in 0..20_000 {
+            let l = if lcg(&mut rng) * 100.0 < f64::from(tail) {
+                ms(5_000)
+            } else {
+                let mut pick = (lcg(&mut rng) * f64::from(total)) as u32;
+                let &(base, spread, _) = modes
+                    .iter()
+                    .find(|m| {
+                        let hit = pick < m.2;
+                        if !hit {
+                            pick -= m.2;
+                        }
+                        hit
+                    })
+                    .unwrap_or(&modes[0]);
+                ms(base).mul_f64(1.0 + (spread as f64 - 1.0) * lcg(&mut rng))
+            };
+            let slow = l >= u.bound(ms(60_000));
+            if !slow {
+                u.observe(l);
+            }
+            window.push_back(slow);
+            if window.len() > 100 {
+                window.pop_front();
+            }
+            if i >= 1_000 {
+                worst = worst.max(window.iter().filter(|s| **s).count());
+            }
+        }
+        worst
+    }
+
+    /// A cache: hits in 1 ms, three in eight calls a miss of 0.65-1.3 s. Climbing from the first
+    /// answer, the estimate ended its warm-up near 36 ms, every miss was slow from then on and
+    /// never fed it, and some windows were half misses: a healthy dependency opened the
+    /// breaker (proptest found it; `Usual::observe` warms from the largest answer since).
+    #[test]
+    fn a_cache_whose_misses_are_a_second_mode_is_learned_whole() {
+        for seed in [5_033_060_055_846_024_674, 1, 2, 3] {
+            let worst = worst_window(&[(1, 1, 5), (652, 2, 3)], 0, seed);
+            assert!(worst < 40, "{worst} of 100 slow (seed {seed})");
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
@@ -187,36 +245,7 @@ mod tests {
             tail in 0u32..3,
             seed in proptest::prelude::any::<u64>(),
         ) {
-            let u = Usual::default();
-            let mut rng = seed | 1;
-            let total: u32 = modes.iter().map(|m| m.2).sum();
-            let mut window = std::collections::VecDeque::new();
-            let mut worst = 0;
-            for i in 0..20_000 {
-                // A mode by weight, then uniform within [base, base x spread] ms; `tail` in
-                // a hundred calls take five seconds.
-                let l = if lcg(&mut rng) * 100.0 < f64::from(tail) {
-                    ms(5_000)
-                } else {
-                    let mut pick = (lcg(&mut rng) * f64::from(total)) as u32;
-                    let &(base, spread, _) = modes
-                        .iter()
-                        .find(|m| { let hit = pick < m.2; if !hit { pick -= m.2; } hit })
-                        .unwrap_or(&modes[0]);
-                    ms(base).mul_f64(1.0 + (spread as f64 - 1.0) * lcg(&mut rng))
-                };
-                let slow = l >= u.bound(ms(60_000));
-                if !slow {
-                    u.observe(l);
-                }
-                window.push_back(slow);
-                if window.len() > 100 {
-                    window.pop_front();
-                }
-                if i >= 1_000 {
-                    worst = worst.max(window.iter().filter(|s| **s).count());
-                }
-            }
+            let worst = worst_window(&modes, tail, seed);
             proptest::prop_assert!(worst < 50, "{} of 100 slow", worst);
         }
     }
