@@ -152,8 +152,8 @@ async fn a_slow_trial_fails_a_calls_mode_half_open() {
 
 #[tokio::test(start_paused = true)]
 async fn trials_run_to_completion_under_the_half_open_timeout() {
-    // A 2 s trial with a 500 ms slow bound is neither cut off nor marked slow in flight: it
-    // finishes (warming the dependency) and only then is judged.
+    // A 2 s trial under a 3 s trial bound (500 ms for closed calls) is neither cut off nor
+    // marked slow in flight: it finishes (warming the dependency) and only then is judged.
     let b = Breaker::builder("hor-complete")
         .window_calls(2)
         .slow(500 * MS, 50)
@@ -176,4 +176,79 @@ async fn trials_run_to_completion_under_the_half_open_timeout() {
         State::Closed,
         "2 s is under the 3 s warm-up bound"
     );
+}
+
+/// One window's trials: one answers at once, the other hangs (ten times the slow bound by the
+/// window's end, under a 10 s trial timeout).
+async fn one_fast_trial_one_hung(name: &str) -> (Breaker, tokio::task::JoinHandle<bool>) {
+    let b = Breaker::builder(name)
+        .trip_p95(500 * MS)
+        .timeout(secs(10))
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(secs(10))
+        .half_open_pct(100)
+        .half_open_window(secs(5))
+        .build_detached()
+        .unwrap();
+    let _ = tokio::join!(ok(&b, secs(1)), ok(&b, secs(1)));
+    assert_eq!(b.state(), State::Open);
+    advance(secs(10)).await;
+    let b2 = b.clone();
+    let hung = tokio::spawn(async move { ok(&b2, secs(3600)).await.is_ok() });
+    tokio::task::yield_now().await;
+    ok(&b, MS).await.expect("the second trial answers");
+    assert_eq!(b.state(), State::HalfOpen);
+    (b, hung)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_window_that_ends_while_a_trial_hangs_judges_it_slow() {
+    // Issue 28's review: the verdict saw only the trial that had answered and closed the
+    // breaker onto a dependency whose other trial had hung 5 s (ten times the bound).
+    let (b, hung) = one_fast_trial_one_hung("hor-hung-share").await;
+    advance(secs(5)).await;
+    // The hung trial's task sees its slow bound pass (as it would have, 4.5 s ago).
+    tokio::task::yield_now().await;
+    let _ = ok(&b, MS).await;
+    assert_eq!(
+        b.state(),
+        State::Open,
+        "one of two trials is past the bound"
+    );
+    assert_eq!(
+        b.metrics().slow,
+        3,
+        "the two that opened it, then the hung trial once"
+    );
+    hung.abort();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hung_trial_reopens_a_calls_mode_half_open_before_it_ends() {
+    let b = Breaker::builder("hor-hung-calls")
+        .trip_p95(500 * MS)
+        .timeout(secs(10))
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(secs(1))
+        .half_open_calls(2)
+        .build_detached()
+        .unwrap();
+    let _ = tokio::join!(ok(&b, secs(1)), ok(&b, secs(1)));
+    advance(secs(1)).await;
+    let b2 = b.clone();
+    let trial = tokio::spawn(async move { ok(&b2, secs(2)).await.is_ok() });
+    tokio::task::yield_now().await;
+    assert_eq!(b.state(), State::HalfOpen);
+    advance(600 * MS).await;
+    tokio::task::yield_now().await;
+    assert_eq!(
+        b.state(),
+        State::Open,
+        "reopened once the trial is past the bound"
+    );
+    // Still the caller's call: it runs on to its answer (it warms the dependency).
+    assert!(trial.await.unwrap(), "the trial ran to its end");
+    assert_eq!(b.metrics().slow, 3, "counted slow once, in flight");
 }

@@ -99,6 +99,8 @@ struct Trials {
     ok: u32,
     failed: u32,
     slow: u32,
+    /// In flight past the slow bound: judged as slow answers until they end.
+    marked: u32,
 }
 
 /// An admitted call: under which generation, and whether it is a trial.
@@ -294,23 +296,31 @@ impl Model {
             Seen::Panicked => c.panicked += 1,
             Seen::Rejected => unreachable!(),
         }
-        if t.trial {
-            // Trials run to completion under their own timeout and are judged by the whole
-            // rule when they end: slow at the slow bound (no `half_open_slow` in the model).
-            self.now = start + ran;
-            let slow = timed_out || self.cfg.slow.is_some_and(|(b, _, _)| ran >= b);
-            if slow {
-                self.counters.slow += 1;
-            }
-            self.end_trial(t, Some((failed, slow)));
-            return seen;
-        }
         // The slow bound is watched only when it comes before the timeout.
         let bound = self
             .cfg
             .slow
             .map(|(b, _, _)| b)
             .filter(|b| timeout.is_none_or(|to| *b < to));
+        if t.trial {
+            // Trials run to completion under their own timeout and are judged by the whole
+            // rule (slow at the slow bound: no `half_open_slow` in the model); one still
+            // running past the bound counts as a slow answer from then, judged at once, as a
+            // closed call does. A probe has no episode: judged when it ends.
+            let marked = !t.probe && bound.is_some_and(|b| ran > b);
+            if marked {
+                self.now = start + bound.unwrap();
+                self.counters.slow += 1;
+                self.mark_trial(t);
+            }
+            self.now = start + ran;
+            let slow = timed_out || marked || self.cfg.slow.is_some_and(|(b, _, _)| ran >= b);
+            if slow && !marked {
+                self.counters.slow += 1;
+            }
+            self.end_trial(t, Some((failed, slow)), marked);
+            return seen;
+        }
         // Still running past the bound: slow now, judged now (a hung call trips early).
         let marked = bound.is_some_and(|b| ran > b);
         if marked {
@@ -360,7 +370,7 @@ impl Model {
             if late.is_some() {
                 self.counters.slow += 1;
             }
-            self.end_trial(t, late);
+            self.end_trial(t, late, false);
         }
     }
 

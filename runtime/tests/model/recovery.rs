@@ -105,8 +105,18 @@ impl Model {
         self.judge_trials();
     }
 
-    /// A trial ended; `None` when it was cancelled.
-    pub(super) fn end_trial(&mut self, t: Ticket, result: Option<(bool, bool)>) {
+    /// A trial in flight went past the slow bound: a slow answer from now, judged at once.
+    pub(super) fn mark_trial(&mut self, t: Ticket) {
+        if t.gen != self.gen || self.state != State::HalfOpen {
+            return;
+        }
+        self.trials.marked += 1;
+        self.judge_trials();
+    }
+
+    /// A trial ended (`marked`: it had been marked slow in flight); `None` when it was
+    /// cancelled.
+    pub(super) fn end_trial(&mut self, t: Ticket, result: Option<(bool, bool)>, marked: bool) {
         if t.probe {
             return self.end_probe(t, result);
         }
@@ -115,6 +125,9 @@ impl Model {
         }
         let tr = &mut self.trials;
         tr.in_flight -= 1;
+        if marked {
+            tr.marked -= 1;
+        }
         match result {
             None => tr.granted -= 1,
             Some((true, _)) => tr.failed += 1,

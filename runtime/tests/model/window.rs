@@ -25,15 +25,15 @@ impl Model {
     pub(super) fn verdict(&self) -> Option<bool> {
         let t = &self.trials;
         match self.cfg.half_open {
-            HalfOpen::Calls(_) if t.failed > 0 || t.slow > 0 => Some(false),
+            HalfOpen::Calls(_) if t.failed > 0 || t.slow > 0 || t.marked > 0 => Some(false),
             HalfOpen::Calls(n) if t.ok >= n => Some(true),
             HalfOpen::Calls(_) => None,
             HalfOpen::Share { window, .. } => {
-                let done = u64::from(t.ok + t.failed);
+                let done = u64::from(t.ok + t.failed + t.marked);
                 if self.now - t.started < window || done == 0 {
                     None
                 } else {
-                    let slow = u64::from(t.slow);
+                    let slow = u64::from(t.slow + t.marked);
                     let by_slow = self.cfg.slow.is_some_and(|(_, rate, strict)| {
                         if strict {
                             slow * 100 > rate * done

@@ -51,6 +51,11 @@ pub(crate) struct Episode {
     pub(crate) failed: u32,
     /// Finished trials at or past the trial slow bound (failed or not).
     pub(crate) slow: u32,
+    /// Trials still in flight already past the trial slow bound (of `in_flight`): each counts
+    /// as a slow answered trial in the verdict until it ends, as a closed call past the bound
+    /// is a slow sample in flight. Without them, a window's end judged only the trials that
+    /// had finished and closed the breaker while the others hung.
+    pub(crate) marked: u32,
 }
 
 /// A finished trial, as the verdict needs it.
@@ -108,6 +113,16 @@ impl Episode {
         admitted
     }
 
+    /// A trial in flight went past the trial slow bound.
+    pub(crate) fn mark_slow(&mut self) {
+        self.marked = self.marked.saturating_add(1).min(self.in_flight);
+    }
+
+    /// A trial marked slow in flight ended (then recorded as what it ended as).
+    pub(crate) fn unmark(&mut self) {
+        self.marked = self.marked.saturating_sub(1);
+    }
+
     /// A trial ended without an answer (cancelled, or refused by a full bulkhead): free its slot.
     pub(crate) fn release(&mut self) {
         self.in_flight = self.in_flight.saturating_sub(1);
@@ -142,8 +157,9 @@ impl Episode {
     pub(crate) fn verdict(&self, elapsed: u64, rule: Rule) -> Option<Verdict> {
         match rule.policy {
             HalfOpenPolicy::Calls(n) => {
-                // Every trial must pass: a slow one counts against it as a failed one does.
-                if self.failed > 0 || self.slow > 0 {
+                // Every trial must pass: a slow one counts against it as a failed one does,
+                // from the moment it is past the bound.
+                if self.failed > 0 || self.slow > 0 || self.marked > 0 {
                     Some(Verdict::Reopen)
                 } else if self.ok >= n {
                     Some(Verdict::Close)
@@ -156,15 +172,17 @@ impl Episode {
                 }
             }
             HalfOpenPolicy::Share { window, .. } => {
-                let done = u64::from(self.ok) + u64::from(self.failed);
-                // Judge only with at least one finished trial: a quiet window keeps sampling.
+                // Trials past the slow bound in flight are judged as slow answers.
+                let marked = u64::from(self.marked);
+                let done = u64::from(self.ok) + u64::from(self.failed) + marked;
+                // Judge only with at least one judged trial: a quiet window keeps sampling.
                 if elapsed < nanos(window) || done == 0 {
                     return None;
                 }
                 let failing = u64::from(self.failed) * 100 >= u64::from(rule.failure_rate) * done;
                 let slow = rule
                     .slow
-                    .is_some_and(|r| r.trips(u64::from(self.slow), done));
+                    .is_some_and(|r| r.trips(u64::from(self.slow) + marked, done));
                 if failing || slow {
                     Some(Verdict::Reopen)
                 } else {
@@ -297,5 +315,42 @@ mod tests {
         t.finish(OK);
         assert_eq!(t.verdict(59_999_999_999, rule(p)), None);
         assert_eq!(t.verdict(60_000_000_000, rule(p)), Some(Verdict::Reopen));
+    }
+
+    #[test]
+    fn a_trial_marked_slow_in_flight_is_judged_as_a_slow_answer() {
+        let all = HalfOpenPolicy::Share {
+            pct: 100,
+            window: Duration::from_secs(30),
+        };
+        let p95 = Rule {
+            slow: Some(SlowRule {
+                bound: Duration::from_millis(500),
+                rate: 5,
+                strict: true,
+            }),
+            ..rule(all)
+        };
+        let end = 30_000_000_000;
+        let mut t = Episode::default();
+        assert!(t.admit(0, all) && t.admit(0, all));
+        t.finish(OK);
+        assert_eq!(
+            t.verdict(end, p95),
+            Some(Verdict::Close),
+            "one answer, one in flight"
+        );
+        t.mark_slow();
+        assert_eq!(t.verdict(end, p95), Some(Verdict::Reopen));
+        // It ends (judged as what it ended as); a mark never outnumbers the trials in flight.
+        t.unmark();
+        t.finish(SLOW);
+        t.mark_slow();
+        assert_eq!((t.marked, t.in_flight), (0, 0));
+        let calls = HalfOpenPolicy::Calls(3);
+        let mut t = Episode::default();
+        t.admit(0, calls);
+        t.mark_slow();
+        assert_eq!(t.verdict(0, rule(calls)), Some(Verdict::Reopen));
     }
 }

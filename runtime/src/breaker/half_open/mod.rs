@@ -99,19 +99,36 @@ impl Core {
         fusebox_settings::defaults::HALF_OPEN_WINDOW.max(self.trial_timeout())
     }
 
-    /// A trial ended: record it and judge when due.
-    pub(crate) fn finish_trial(&self, gen: u64, result: TrialEnd) {
+    /// A trial still in flight went past the trial slow bound: from now on it counts as a slow
+    /// answered trial (`Episode::marked`), and is judged at once if that decides.
+    pub(crate) fn mark_trial_slow(&self, gen: u64) {
+        self.with_episode(gen, |episode| episode.mark_slow());
+    }
+
+    /// A trial ended (`marked`: it had been marked slow in flight): record it and judge when due.
+    pub(crate) fn finish_trial(&self, gen: u64, result: TrialEnd, marked: bool) {
+        self.with_episode(gen, |episode| {
+            if marked {
+                episode.unmark();
+            }
+            match result {
+                TrialEnd::Released => episode.release(),
+                TrialEnd::Judged(r) => episode.finish(r),
+                TrialEnd::Abandoned(late) => episode.abandoned(late),
+            }
+        });
+    }
+
+    /// Changes the episode of half-open generation `gen` (nothing once the word moved on), then
+    /// applies the verdict if one is due.
+    fn with_episode(&self, gen: u64, change: impl FnOnce(&mut Episode)) {
         let now = self.clock().now();
         let mut rare = lock(&self.rare);
         let cur = self.word();
         if cur.generation() != gen || cur.state() != State::HalfOpen {
             return;
         }
-        match result {
-            TrialEnd::Released => rare.episode.release(),
-            TrialEnd::Judged(r) => rare.episode.finish(r),
-            TrialEnd::Abandoned(late) => rare.episode.abandoned(late),
-        }
+        change(&mut rare.episode);
         if let Some(v) = rare
             .episode
             .verdict(self.in_state_for(now), self.trial_rule())

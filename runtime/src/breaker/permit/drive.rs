@@ -87,11 +87,16 @@ impl Permit<'_> {
         // A deadline past the clock's range is no deadline (`Instant + Duration` would panic).
         let within = |d: &Duration| start.checked_add(*d).is_some();
         let timeout = self.timeout().filter(within);
-        // Trials run to completion under `half_open_timeout` (they are what warms a cold
-        // dependency), so none is marked slow in flight; its latency is judged when it ends.
         let bound = self.core.slow_bound(self.config());
         self.slow_at = bound.unwrap_or_default();
-        let slow = if self.trial { None } else { bound };
+        // A trial runs on to its end under `half_open_timeout` (trials are what warms a cold
+        // dependency); past the trial bound it is marked slow in its episode, not cut off. A
+        // probe, which has no episode, is judged when it ends.
+        let slow = match (self.trial, self.probe) {
+            (false, _) => bound,
+            (true, false) => self.core.trial_slow_bound(self.config()),
+            (true, true) => None,
+        };
         let slow = slow
             .filter(within)
             .filter(|s| timeout.is_none_or(|t| *s < t));

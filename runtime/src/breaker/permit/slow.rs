@@ -21,13 +21,16 @@ impl Permit<'_> {
     }
 
     /// A call still running past the slow bound counts as slow now, so a dependency that
-    /// hangs trips the breaker before its calls time out.
+    /// hangs trips the breaker before its calls time out, and a half-open window that ends
+    /// while trials hang is judged with them (a trial's bound is the trial bound).
     pub(super) fn mark_slow_in_flight(&mut self) {
         let core = self.core;
         bump(&core.counters.slow);
         self.counted_slow = true;
         core.slow_in_flight_added();
-        if self.is_current() {
+        if self.trial {
+            core.mark_trial_slow(self.gen);
+        } else if self.is_current() {
             self.slow_ticket = Some(self.record_slow_at_bound());
         }
     }

@@ -26,10 +26,11 @@ impl Permit<'_> {
                 // its own: a timed-out trial is slow too.
                 let latency = self.start.map(|s| s.elapsed()).unwrap_or_default();
                 let slow = outcome == Outcome::TimedOut
+                    || self.counted_slow
                     || core
                         .trial_slow_bound(self.config())
                         .is_some_and(|b| latency >= b);
-                if slow {
+                if slow && !self.counted_slow {
                     bump(&core.counters.slow);
                 }
                 TrialEnd::Judged(TrialResult {
@@ -41,7 +42,7 @@ impl Permit<'_> {
         if self.probe {
             core.finish_probe(self.gen, result);
         } else {
-            core.finish_trial(self.gen, result);
+            core.finish_trial(self.gen, result, self.counted_slow);
         }
     }
 
@@ -65,7 +66,9 @@ impl Permit<'_> {
             return TrialEnd::Released;
         };
         // Late either way is slow, as a trial that answered that late would be.
-        bump(&core.counters.slow);
+        if !self.counted_slow {
+            bump(&core.counters.slow);
+        }
         TrialEnd::Abandoned(late)
     }
 }
