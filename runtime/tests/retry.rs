@@ -210,6 +210,44 @@ async fn no_attempt_starts_that_could_not_finish_before_the_deadline() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_retry_still_running_at_the_deadline_is_dropped_there() {
+    // No attempt bound is known (a breaker without `timeout`, or a retry admitted as a
+    // half-open trial under its longer timeout): the retry that starts at 910 ms and would
+    // answer at 1.81 s is dropped at the 1 s deadline, and the call returns the error it
+    // retried. Its breaker counts it cancelled, not failed.
+    let b = Breaker::builder("retry-deadline-cut")
+        .build_detached()
+        .unwrap();
+    let retry = Retry::builder("retry-deadline-cut")
+        .attempts(5)
+        .backoff(Backoff::new(10 * MS, 10 * MS))
+        .total(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let mut n = 0;
+    let r = retry
+        .run(|| {
+            n += 1;
+            let n = n;
+            b.call(async move {
+                sleep(900 * MS).await;
+                Err::<(), _>(n)
+            })
+        })
+        .await;
+    assert_eq!(r, Err(Error::Failed(1)), "the error it was retrying");
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(1),
+        "not a moment past `total`"
+    );
+    assert_eq!(n, 2, "one retry started, with room for its wait");
+    let m = b.metrics();
+    assert_eq!((m.failed, m.cancelled), (1, 1));
+}
+
+#[tokio::test(start_paused = true)]
 async fn retry_after_is_honoured() {
     let retry = Retry::builder("retry-after").attempts(3).build().unwrap();
     let log = Rc::new(RefCell::new(Vec::new()));

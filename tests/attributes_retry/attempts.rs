@@ -73,3 +73,36 @@ async fn methods_and_generics_retry_through_the_bulkhead() {
     let m = fusebox::metrics();
     assert_eq!(m.retry("rt-method").unwrap().retries, 1);
 }
+
+static SLOW_ATTEMPTS: AtomicU32 = AtomicU32::new(0);
+
+/// No `timeout` bounds an attempt: only `total` does.
+#[retry(attempts = 5, backoff = "10ms", total = "1s")]
+#[breaker(name = "rt-total")]
+async fn slow_then_failing() -> Result<u32, DepError> {
+    let n = SLOW_ATTEMPTS.fetch_add(1, Relaxed) + 1;
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    outcome(n, 10)
+}
+
+#[tokio::test(start_paused = true)]
+async fn total_is_a_deadline_even_without_a_timeout() {
+    let started = tokio::time::Instant::now();
+    assert_eq!(slow_then_failing().await, Err(DepError::Down));
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(1),
+        "returned at `total`"
+    );
+    assert_eq!(
+        SLOW_ATTEMPTS.load(Relaxed),
+        2,
+        "the retry started, and was dropped"
+    );
+    let m = registry().breaker("rt-total").unwrap().metrics();
+    assert_eq!(
+        (m.failed, m.cancelled),
+        (1, 1),
+        "the dropped retry is no failure"
+    );
+}

@@ -143,9 +143,11 @@ impl RetryBuilder {
         self
     }
 
-    /// A deadline for the whole call, attempts and waits included: no attempt starts that
-    /// could not finish inside it (with [`attempt_timeout`](Self::attempt_timeout) known, an
-    /// attempt starts only if its wait and its timeout fit in what is left).
+    /// A deadline for the whole call, attempts and waits included: no retry starts that
+    /// could not finish inside it (with [`attempt_timeout`](Self::attempt_timeout) known, a
+    /// retry starts only if its wait and its timeout fit in what is left), and one still
+    /// running at the deadline is dropped there, the call returning the error it retried.
+    /// The first attempt always starts and runs under its breaker's timeout alone.
     pub fn total(mut self, d: Duration) -> Self {
         self.raw = self.raw.total(d);
         self

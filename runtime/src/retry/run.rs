@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use tokio::time::{sleep, Instant};
+use tokio::time::{sleep, timeout_at, Instant};
 
 use super::budget::RetryBudget;
 use super::policy::Retry;
@@ -200,6 +200,11 @@ impl Retry {
     }
 
     /// The retries after a first attempt failed with `err` (the call began at `started`).
+    ///
+    /// A retry still running at the deadline is dropped there (its breaker counts it
+    /// cancelled, not failed) and the call returns the error it was retrying: whatever one
+    /// attempt may take (no `attempt_timeout` given, or a half-open trial's longer timeout),
+    /// the retries never keep the caller past `total`.
     pub(crate) async fn resume<T, X, F, Fut, J, H>(
         &self,
         started: Option<Instant>,
@@ -241,7 +246,15 @@ impl Retry {
             sleep(wait).await;
             std::mem::forget(unmade);
             retries += 1;
-            match attempt().await {
+            let next = attempt();
+            let ended = match self.total.zip(started) {
+                Some((total, started)) => match timeout_at(started + total, next).await {
+                    Ok(ended) => ended,
+                    Err(_) => return Err(err),
+                },
+                None => next.await,
+            };
+            match ended {
                 Ok(v) => return Ok(v),
                 Err(e) => err = e,
             }
