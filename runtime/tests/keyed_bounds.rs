@@ -83,6 +83,98 @@ async fn idle_keys_make_room_before_anything_overflows() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn quiet_keys_make_room_whatever_their_window_holds() {
+    // A count window never empties, and an open breaker nobody calls stays open: before,
+    // such keys kept their slots for good, and every new key shared the overflow breaker,
+    // where one failing key refused the others (issue 28's review).
+    let template = Breaker::builder("kb-quiet")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(Duration::from_secs(10))
+        .max_keys(2)
+        .config()
+        .unwrap();
+    registry()
+        .keyed(&template, &"a")
+        .call(async { Ok::<_, ()>(()) })
+        .await
+        .unwrap();
+    let b = registry().keyed(&template, &"b");
+    for _ in 0..2 {
+        let _ = b.call(async { Err::<(), _>(()) }).await;
+    }
+    assert_eq!(b.state(), State::Open);
+    // Both quiet since; "b" is still in its open period.
+    tokio::time::advance(Duration::from_secs(5)).await;
+    assert_eq!(
+        registry().keyed(&template, &"c").name(),
+        "kb-quiet/_overflow"
+    );
+    // 40 s on: "a" has had no call for 45 s, "b"'s period ended 35 s ago: both make room.
+    tokio::time::advance(Duration::from_secs(40)).await;
+    let (d, e) = (
+        registry().keyed(&template, &"d"),
+        registry().keyed(&template, &"e"),
+    );
+    assert_eq!((d.name(), e.name()), ("kb-quiet/d", "kb-quiet/e"));
+    assert!(
+        registry().breaker("kb-quiet/a").is_none() && registry().breaker("kb-quiet/b").is_none()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_open_key_nobody_calls_makes_room_once_its_period_is_long_over() {
+    let template = Breaker::builder("kb-open")
+        .min_calls(2)
+        .open_for(Duration::from_secs(10))
+        .max_keys(1)
+        .config()
+        .unwrap();
+    let b = registry().keyed(&template, &"down");
+    for _ in 0..2 {
+        let _ = b.call(async { Err::<(), _>(()) }).await;
+    }
+    assert_eq!(b.state(), State::Open);
+    tokio::time::advance(Duration::from_secs(3600)).await;
+    assert_eq!(registry().keyed(&template, &"new").name(), "kb-open/new");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_key_in_use_or_open_keeps_its_slot() {
+    let template = Breaker::builder("kb-busy")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(Duration::from_secs(600))
+        .max_keys(2)
+        .config()
+        .unwrap();
+    let busy = registry().keyed(&template, &"busy");
+    let open = registry().keyed(&template, &"open");
+    for _ in 0..2 {
+        let _ = open.call(async { Err::<(), _>(()) }).await;
+    }
+    for _ in 0..10 {
+        busy.call(async { Ok::<_, ()>(()) }).await.unwrap();
+        tokio::time::advance(Duration::from_secs(10)).await;
+        // A new key each time: a sweep (at most one a second) looks at both.
+        let other = registry().keyed(&template, &"other");
+        assert_eq!(other.name(), "kb-busy/_overflow");
+    }
+    assert_eq!(
+        registry()
+            .breaker("kb-busy/busy")
+            .unwrap()
+            .metrics()
+            .succeeded,
+        10
+    );
+    assert_eq!(
+        registry().breaker("kb-busy/open").unwrap().state(),
+        State::Open
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn keys_never_reach_names_verbatim() {
     let template = Breaker::builder("kb-names").config().unwrap();
     let evil = registry().keyed(&template, &"x\n2026-12-03 INFO admin logged in");

@@ -73,6 +73,29 @@ pub(crate) struct Counters {
     pub(crate) stale_served: AtomicU64,
 }
 
+impl Counters {
+    /// Every call that asked to go through, as `BreakerMetrics::calls` adds them up: each
+    /// outcome and each refusal. Only grows, and moves with every call that ends.
+    pub(crate) fn calls(&self) -> u64 {
+        [
+            &self.succeeded,
+            &self.failed,
+            &self.ignored,
+            &self.timeouts,
+            &self.panicked,
+            &self.cancelled,
+            &self.rejected_open,
+            &self.rejected_forced,
+            &self.rejected_half_open,
+            &self.rejected_ramp,
+            &self.rejected_full,
+        ]
+        .iter()
+        .map(|c| c.load(Relaxed))
+        .sum()
+    }
+}
+
 pub(crate) fn bump(c: &AtomicU64) {
     c.fetch_add(1, Relaxed);
 }

@@ -48,6 +48,11 @@ impl Core {
         Duration::from_nanos(self.open.deadline().saturating_sub(now))
     }
 
+    /// How long ago, at `now`, the current (or last) open period ended; zero while it lasts.
+    pub(crate) fn open_over_for(&self, now: u64) -> u64 {
+        now.saturating_sub(self.open.deadline())
+    }
+
     /// Starts an open period of `period` at `now`; under the lock, before the word turns.
     pub(super) fn enter_open(&self, period: Duration, now: u64) {
         self.open

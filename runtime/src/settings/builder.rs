@@ -160,9 +160,10 @@ impl BreakerBuilder {
         /// A breaker away from closed longer than this is `stuck` and logs at ERROR (default 5 min).
         alert_after(d: Duration);
         /// For a keyed breaker (`key = ...`): at most `n` keys get a breaker of their own
-        /// (1..=1000000, default 1000). At the cap, idle closed keys with an empty window make
-        /// room; past that, new keys share the breaker `name/_overflow` (counted, logged at
-        /// ERROR). No call is ever refused because of the cap.
+        /// (1..=1000000, default 1000). At the cap, idle keys make room (closed with an empty
+        /// window, or no call for 30 s and neither forced nor in an open period); past that,
+        /// new keys share the breaker `name/_overflow` (counted, logged at ERROR). No call is
+        /// ever refused because of the cap.
         ///
         /// ```
         /// use fusebox::Breaker;

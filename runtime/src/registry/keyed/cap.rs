@@ -1,15 +1,29 @@
 //! The family's writers: a new key's breaker within `max_keys`, the sweep for idle breakers
 //! that makes room at the cap, the shared overflow breaker past it, and a key's removal. All
 //! under the family's `writer` lock, which no lookup takes (see the module's header).
+//!
+//! Idle is either of two things. *Empty*: closed, not ramping, nothing in its window, so
+//! dropping it loses nothing a fresh breaker would not know. *Quiet*: no call for [`QUIET`],
+//! and not holding callers back (not forced, not in an open period): a count window never
+//! empties, and an open breaker nobody calls never leaves `Open`, so with the first rule
+//! alone such keys kept their slots for good and every new key went to the shared overflow
+//! breaker, where one failing key refuses the others. Quiet is read without a clock on a
+//! call's path: an open breaker's period ended that long ago (a call since would have turned
+//! it half-open); a count window's lifetime call count has not moved for that long, as the
+//! writer notes it at each sweep (a time window is quiet when it is empty: no note, so a key
+//! costs no more memory).
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::{Family, Found, Shard};
 use crate::breaker::events::Events;
 use crate::breaker::Breaker;
-use crate::clock::Clock;
+use crate::clock::{nanos, Clock};
 use crate::registry::key_name::OVERFLOW_KEY;
-use crate::settings::BreakerConfig;
+use crate::settings::{BreakerConfig, WindowKind};
+use crate::state::State;
 use crate::sync::atomic::Ordering::{Relaxed, Release};
 use crate::sync::lock;
 
@@ -19,6 +33,15 @@ pub(super) struct Writer {
     /// When the last sweep ran (the clock's nanoseconds): another is due after [`SWEEP_EVERY`]
     /// whatever `sweep_after` says, since keys go idle as time passes, not as keys arrive.
     swept_at: u64,
+    /// What was last seen of each count-window key's breaker, by the address of its core (held
+    /// by the family while listed here, so never reused): the quiet rule's memory.
+    seen: HashMap<usize, Seen>,
+}
+
+/// A key's lifetime call count as the writer last saw it, and since when it has been that.
+struct Seen {
+    calls: u64,
+    since: u64,
 }
 
 impl Writer {
@@ -26,17 +49,51 @@ impl Writer {
         Writer {
             sweep_after: 0,
             swept_at: 0,
+            seen: HashMap::new(),
         }
     }
 
     /// Whether a sweep is due at `now`.
     fn due(&self, now: u64) -> bool {
-        self.sweep_after == 0 || now.saturating_sub(self.swept_at) >= SWEEP_EVERY.as_nanos() as u64
+        self.sweep_after == 0 || now.saturating_sub(self.swept_at) >= nanos(SWEEP_EVERY)
+    }
+
+    /// Whether `b` had no call for [`QUIET`] up to `now` and holds no caller back (the
+    /// module's header).
+    fn quiet(&mut self, b: &Breaker, now: u64) -> bool {
+        let core = &b.0;
+        match core.word().state() {
+            State::ForcedOpen | State::ForcedClosed => false,
+            State::Open => core.open_over_for(now) >= nanos(QUIET),
+            State::Closed | State::HalfOpen => {
+                matches!(core.config().window(), WindowKind::Calls(_)) && self.unmoved(b, now)
+            }
+        }
+    }
+
+    /// Whether `b`'s lifetime call count has not moved for [`QUIET`]; notes a count that moved.
+    fn unmoved(&mut self, b: &Breaker, now: u64) -> bool {
+        let calls = b.0.counters.calls();
+        let seen = self.seen.entry(id(b)).or_insert(Seen { calls, since: now });
+        if seen.calls != calls {
+            *seen = Seen { calls, since: now };
+            return false;
+        }
+        now.saturating_sub(seen.since) >= nanos(QUIET)
     }
 }
 
 /// The longest a family at its cap goes without looking for idle keys while new keys arrive.
-const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// A key with no call for this long gives its slot up at the cap, whatever its window holds
+/// (the default window's length: a time window is empty by then).
+const QUIET: Duration = fusebox_settings::defaults::WINDOW;
+
+/// The identity of a key's breaker in [`Writer::seen`].
+fn id(b: &Breaker) -> usize {
+    Arc::as_ptr(&b.0) as usize
+}
 
 impl Family {
     /// The key's breaker, made from `config` (already named `base/key`) if new, or the shared
@@ -48,17 +105,17 @@ impl Family {
             self.mixed.store(true, Release);
         }
         let key = config.key().unwrap_or_default();
+        // Read for a new key, never on a lookup.
+        let now = Clock::new().now();
         let swept = {
             let mut w = lock(&self.writer);
             if let Found::Own(b) = self.get(hash, key) {
                 return b; // another thread made it first
             }
-            // The clock is read only at the cap, never on a lookup.
-            let now = (self.len() >= self.max_keys).then(|| Clock::new().now());
-            let swept = if let Some(now) = now.filter(|n| w.due(*n)) {
+            let swept = if self.len() >= self.max_keys && w.due(now) {
                 w.sweep_after = self.max_keys;
                 w.swept_at = now;
-                self.sweep_idle()
+                self.sweep_idle(&mut w, now)
             } else {
                 if self.len() >= self.max_keys {
                     w.sweep_after -= 1;
@@ -74,7 +131,7 @@ impl Family {
         };
         drop(swept);
         let fresh = Breaker::with_events(config, events.clone());
-        let w = lock(&self.writer);
+        let mut w = lock(&self.writer);
         let key = fresh.config().key().unwrap_or_default();
         if let Found::Own(b) = self.get(hash, key) {
             drop(w);
@@ -88,20 +145,37 @@ impl Family {
         let old = swap.load().clone();
         swap.store(Arc::new(old.with(hash, key, fresh.clone())));
         self.len.fetch_add(1, Relaxed);
+        if matches!(fresh.config().window(), WindowKind::Calls(_)) {
+            // One call so far: the one that made it (its count moves when it ends).
+            let seen = Seen {
+                calls: 1,
+                since: now,
+            };
+            w.seen.insert(id(&fresh), seen);
+        }
         drop(w);
         drop(old);
         fresh
     }
 
-    /// Removes every idle breaker (closed, nothing in its window); returns them, to be dropped
-    /// by the caller. Called with the writer lock held.
-    fn sweep_idle(&self) -> Vec<Arc<Shard>> {
+    /// Removes every idle breaker (empty or quiet: the module's header); returns the shards
+    /// they were in, to be dropped by the caller. Called with the writer lock held.
+    fn sweep_idle(&self, w: &mut Writer, now: u64) -> Vec<Arc<Shard>> {
         let mut old = Vec::new();
         for swap in self.shards.iter() {
             let cur = swap.load().clone();
-            let Some((copy, removed)) = cur.without_any(is_idle) else {
+            // Every key is looked at (a quiet one's count is noted), then the idle ones go.
+            let idle: HashSet<usize> = cur
+                .iter()
+                .filter(|b| w.quiet(b, now) | is_empty(b))
+                .map(id)
+                .collect();
+            let Some((copy, removed)) = cur.without_any(|b| idle.contains(&id(b))) else {
                 continue;
             };
+            for gone in &idle {
+                w.seen.remove(gone);
+            }
             swap.store(Arc::new(copy));
             self.next_generation();
             self.len.fetch_sub(removed, Relaxed);
@@ -134,12 +208,15 @@ impl Family {
     /// Removes one key's breaker; true if it had one.
     pub(crate) fn remove(&self, key: &str) -> bool {
         let hash = self.hash(key);
-        let w = lock(&self.writer);
+        let mut w = lock(&self.writer);
         let swap = self.shard(hash);
         let cur = swap.load().clone();
         let Some(copy) = cur.without(hash, key, |k| self.hash(k)) else {
             return false;
         };
+        if let Some(b) = cur.get_bytes(hash, key.as_bytes()) {
+            w.seen.remove(&id(b));
+        }
         swap.store(Arc::new(copy));
         self.next_generation();
         self.len.fetch_sub(1, Relaxed);
@@ -150,9 +227,9 @@ impl Family {
     }
 }
 
-/// Idle: closed (not forced) with an empty window, so dropping it loses nothing a fresh
+/// Empty: closed (not forced) with an empty window, so dropping it loses nothing a fresh
 /// breaker would not also know.
-fn is_idle(b: &Breaker) -> bool {
+fn is_empty(b: &Breaker) -> bool {
     let core = &b.0;
     // A ramp whose time is up is over, even if no call came since to end it.
     core.settle_ramp(core.clock().now());
