@@ -189,11 +189,19 @@ impl RawRetrySettings {
         if let Some(t) = self.total {
             Key::Total.check(Value::Duration(t))?;
         }
-        if backoff_max < backoff {
+        // Blamed on the cap when it was given, else on the first wait (the cap is a default).
+        if backoff_max < backoff && self.backoff_max.is_some() {
             return Err(ConfigError::OutOfRange {
                 field: Key::BackoffMax.name(),
                 value: format!("{backoff_max:?}"),
                 expected: BACKOFF_MAX_BELOW,
+            });
+        }
+        if backoff_max < backoff {
+            return Err(ConfigError::OutOfRange {
+                field: Key::RetryBackoff.name(),
+                value: format!("{backoff:?}"),
+                expected: BACKOFF_ABOVE_DEFAULT_MAX,
             });
         }
         Ok(RetrySettings {
@@ -209,3 +217,18 @@ impl RawRetrySettings {
 /// What a cap below the first wait is told.
 const BACKOFF_MAX_BELOW: &str =
     "a cap at least `backoff`, the first wait (defaults: `backoff = \"50ms\"`, `backoff_max = \"2s\"`)";
+/// What a first wait above the default cap is told.
+const BACKOFF_ABOVE_DEFAULT_MAX: &str =
+    "a first wait at most `backoff_max`, the cap of the waits, which is `2s` unless given: give `backoff_max` too";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_messages_name_the_default_cap_as_it_is() {
+        let cap = format!("{:?}", defaults::RETRY_BACKOFF_MAX);
+        assert!(BACKOFF_ABOVE_DEFAULT_MAX.contains(&format!("`{cap}`")));
+        assert!(BACKOFF_MAX_BELOW.contains(&format!("`backoff_max = \"{cap}\"`")));
+    }
+}

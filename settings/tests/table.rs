@@ -296,6 +296,7 @@ fn retry_settings_are_judged_by_the_table() {
         (&[("backoff", "0ms")], "`backoff` must be longer than zero, like \"100ms\""),
         (&[("backoff", "2.0")], "bad duration \"2.0\": `2` has no unit; expected a number with a unit (h, m, s, ms, us, ns), like \"800ms\", \"3s\", \"1m30s\" or \"2h\""),
         (&[("backoff", "1s"), ("backoff_max", "500ms")], "`backoff_max` = 500ms is out of range: expected a cap at least `backoff`, the first wait (defaults: `backoff = \"50ms\"`, `backoff_max = \"2s\"`)"),
+        (&[("backoff", "10s")], "`backoff` = 10s is out of range: expected a first wait at most `backoff_max`, the cap of the waits, which is `2s` unless given: give `backoff_max` too"),
         (&[("budget", "101")], "`budget` = 101 is out of range: expected a percentage of the name's calls from 0 to 100"),
         (&[("budget_floor", "1001")], "`budget_floor` = 1001 is out of range: expected a number of retries a second from 0 to 1000"),
         (&[("budget_window", "2h")], "`budget_window` = 7200s is out of range: expected a duration longer than zero and at most 1h"),
