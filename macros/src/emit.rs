@@ -57,6 +57,15 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
             quote!(.__with_derived(#bits))
         }
     };
+    // The keys the attribute wrote, for overrides to be laid over (`fusebox_settings`'s
+    // `written.rs`), likewise only when there are some.
+    let written = match s.__written_bits() {
+        0 => quote!(),
+        bits => {
+            let bits = Literal::u32_unsuffixed(bits);
+            quote!(.__with_written(#bits))
+        }
+    };
     quote! {
         #pv::Settings::__validated(#pv::SettingsParts {
             failure_rate: #failure_rate,
@@ -76,6 +85,7 @@ pub fn breaker_settings(s: &Settings, pv: &TokenStream) -> TokenStream {
             ramp: #ramp,
         })
         #derived
+        #written
     }
 }
 

@@ -41,6 +41,7 @@ mod parts;
 mod raw;
 mod retry;
 mod types;
+mod written;
 
 pub use bulkhead::{BulkheadSettings, PoolLimit, RawBulkheadSettings};
 pub use duration::{nanos, parse_duration};

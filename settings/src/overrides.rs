@@ -7,10 +7,10 @@
 //! and the recovery from 2 s, as `timeout = "2s"` in the attribute would; and a threshold
 //! given over a derived detection turns the derivation off, as in the attribute.
 //!
-//! A checked [`Settings`] does not remember which keys were written: the code's keys are
-//! recovered as the fewest keys that [`check`](RawSettings::check) turns back into the very
-//! same settings (the `timeout` first, then each value that differs from what it derives),
-//! and as every key when no smaller set does.
+//! The code's keys are the ones it wrote, each with the value it checked to
+//! (`Settings::as_written`, `written.rs`): a key written with its default or derived value
+//! counts, as it does in the attribute (`failure_rate = 50` beside `timeout` derives no slow
+//! rule, and keeps deriving none under `timeout = "1s"` given over it).
 
 use std::fmt;
 use std::time::Duration;
@@ -222,97 +222,6 @@ impl Settings {
         }
         v
     }
-
-    /// The fewest keys that check back into these very settings (see the module's rustdoc).
-    fn as_written(&self) -> RawSettings {
-        let mut raw = RawSettings::new();
-        if let Some(t) = self.timeout {
-            raw = raw.timeout(t);
-        }
-        // Each round writes the first key whose checked value still differs; a written key
-        // keeps its value, so this ends within as many rounds as there are keys.
-        for _ in 0..32 {
-            let Ok(back) = raw.check() else { break };
-            if back == *self {
-                return raw;
-            }
-            match self.first_difference(&back, raw) {
-                Some(next) => raw = next,
-                None => break,
-            }
-        }
-        self.every_key()
-    }
-
-    /// `raw` with the first key whose value differs between `self` and `back` written, of
-    /// those that can be written ("no slow rule" over a derived one cannot: another key
-    /// written later turns the derivation off, else a full rewrite says it).
-    fn first_difference(&self, back: &Settings, raw: RawSettings) -> Option<RawSettings> {
-        let s = self;
-        let steps: [(bool, &dyn Fn() -> Option<RawSettings>); 13] = [
-            (s.window != back.window, &|| {
-                Some(match s.window {
-                    WindowKind::Time(w) => raw.window(w),
-                    WindowKind::Calls(n) => raw.window_calls(n),
-                })
-            }),
-            (s.failure_rate != back.failure_rate, &|| {
-                Some(raw.failure_rate(s.failure_rate))
-            }),
-            (s.min_calls != back.min_calls, &|| {
-                Some(raw.min_calls(s.min_calls))
-            }),
-            (s.slow != back.slow, &|| {
-                s.slow.map(|r| raw.with_rule(Some(r)))
-            }),
-            (s.open_for != back.open_for, &|| {
-                Some(raw.open_for(s.open_for))
-            }),
-            (
-                s.backoff != back.backoff || s.open_for_max != back.open_for_max,
-                &|| Some(raw.backoff(s.backoff, s.open_for_max)),
-            ),
-            (s.half_open != back.half_open, &|| {
-                Some(match s.half_open {
-                    HalfOpenPolicy::Share { pct, window } => {
-                        raw.half_open_pct(pct).half_open_window(window)
-                    }
-                    HalfOpenPolicy::Calls(n) => raw.half_open_calls(n),
-                })
-            }),
-            (s.probe_every != back.probe_every, &|| {
-                s.probe_every().map(|p| raw.probe_every(p))
-            }),
-            (s.ramp != back.ramp, &|| s.ramp().map(|r| raw.ramp(r))),
-            (s.half_open_timeout != back.half_open_timeout, &|| {
-                s.half_open_timeout.map(|t| raw.half_open_timeout(t))
-            }),
-            (s.half_open_slow != back.half_open_slow, &|| {
-                s.half_open_slow_given().map(|t| raw.half_open_slow(t))
-            }),
-            (s.alert_after != back.alert_after, &|| {
-                Some(raw.alert_after(s.alert_after))
-            }),
-            (s.max_keys != back.max_keys, &|| {
-                Some(raw.max_keys(s.max_keys))
-            }),
-        ];
-        steps
-            .iter()
-            .filter(|(differs, _)| *differs)
-            .find_map(|(_, write)| write())
-    }
-
-    /// Every key of these settings written out (what was derived from `timeout` is then
-    /// given, so it no longer follows a new `timeout`).
-    fn every_key(&self) -> RawSettings {
-        let mut raw = RawSettings::new();
-        for (k, v) in self.to_text() {
-            // `to_text` writes only keys and values these settings hold, all valid.
-            let _ = raw.set_text(k, &v);
-        }
-        raw
-    }
 }
 
 /// `trip_pNN` for a strict rule of a whole percentile.
@@ -331,7 +240,7 @@ fn trip_key(r: SlowRule) -> Option<&'static str> {
 
 impl RawSettings {
     /// The slow rule replaced by `rule` (a `trip_pNN` for a strict one).
-    fn with_rule(self, rule: Option<SlowRule>) -> RawSettings {
+    pub(crate) fn with_rule(self, rule: Option<SlowRule>) -> RawSettings {
         let mut raw = self.without_rule();
         if let Some(r) = rule {
             raw = if r.strict {
@@ -499,7 +408,11 @@ mod tests {
             RawSettings::new().backoff(1.5, ms(90_000)).slow(ms(1), 3),
         ] {
             let s = raw.check().unwrap();
-            assert_eq!(s.every_key().check().unwrap().to_text(), s.to_text());
+            let mut every = RawSettings::new();
+            for (k, v) in s.to_text() {
+                every.set_text(k, &v).unwrap();
+            }
+            assert_eq!(every.check().unwrap().to_text(), s.to_text());
         }
         let b = RawBulkheadSettings::new()
             .adaptive()

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::bulkhead::{BulkheadSettings, PoolLimit};
 use crate::types::{HalfOpenPolicy, Settings, SlowRule, WindowKind};
+use crate::written::Written;
 
 /// Every field of a [`Settings`], as [`Settings::__parts`] reads it and generated code writes
 /// it back. Not a public API.
@@ -74,8 +75,10 @@ impl Settings {
             max_keys: parts.max_keys,
             probe_every: nanos_or_zero(parts.probe_every),
             ramp: nanos_or_zero(parts.ramp),
-            // What was derived from `timeout` rides on `__with_derived`, emitted only when some was.
+            // What was derived from `timeout` rides on `__with_derived`, and the keys written on
+            // `__with_written`, each emitted only when there is some.
             derived: 0,
+            written: Written(0),
         }
     }
 

@@ -1,5 +1,6 @@
 //! [`RawSettings`]: a breaker's settings as given, and the one check that validates them.
 
+use crate::written::Given;
 use std::time::Duration;
 
 use crate::defaults;
@@ -468,8 +469,32 @@ impl RawSettings {
             max_keys,
             probe_every,
             ramp,
+            written: self.written(),
             derived,
         })
+    }
+
+    /// Which keys are given (`written.rs`).
+    pub(crate) fn given(&self) -> Given {
+        Given {
+            failure_rate: self.failure_rate.is_some(),
+            window: self.window.is_some(),
+            window_calls: self.window_calls.is_some(),
+            min_calls: self.min_calls.is_some(),
+            rule: self.slow.is_some() || self.slow_rate.is_some() || self.trip.is_some(),
+            timeout: self.timeout.is_some(),
+            half_open_timeout: self.half_open_timeout.is_some(),
+            half_open_slow: self.half_open_slow.is_some(),
+            open_for: self.open_for.is_some(),
+            backoff: self.backoff.is_some() || self.open_for_max.is_some(),
+            half_open_pct: self.half_open_pct.is_some(),
+            half_open_window: self.half_open_window.is_some(),
+            half_open_calls: self.half_open_calls.is_some(),
+            alert_after: self.alert_after.is_some(),
+            max_keys: self.max_keys.is_some(),
+            probe_every: self.probe_every.is_some(),
+            ramp: self.ramp.is_some(),
+        }
     }
 
     /// Whether any setting of the recovery policy was given: the open period, its growth,

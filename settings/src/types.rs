@@ -1,5 +1,6 @@
 //! The validated settings of one breaker and the small types they are made of.
 
+use crate::written::Written;
 use std::time::Duration;
 
 use crate::defaults;
@@ -143,6 +144,9 @@ pub struct Settings {
     /// see [`trials_pass_by_answering`](Self::trials_pass_by_answering)).
     #[cfg_attr(feature = "serde", serde(rename = "derived_bits"))]
     pub(crate) derived: u8,
+    /// The keys the code wrote (`written.rs`): what an override is laid over. In padding.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub(crate) written: Written,
 }
 
 impl Default for Settings {
@@ -167,6 +171,7 @@ impl Default for Settings {
             probe_every: 0,
             ramp: 0,
             derived: 0,
+            written: Written(0),
         }
     }
 }

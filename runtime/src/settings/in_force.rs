@@ -59,8 +59,8 @@ impl SettingInForce {
 pub(crate) const OFF: &str = "off";
 
 /// The settings in force: `now`'s pairs, each attributed to the source that gave its key
-/// (`given`), else to `source` (a value derived from a key given), unless it is the code's
-/// value (`Code`) or unchanged from `before` (its source there).
+/// (`given`), else to the source of the key it follows (`derived_from`), unless it is the
+/// code's value (`Code`) or unchanged from `before` (its source there).
 pub(crate) fn attribute(
     code: &[(&'static str, String)],
     before: Option<&[SettingInForce]>,
@@ -86,7 +86,7 @@ pub(crate) fn attribute(
             } else {
                 before
                     .and_then(|b| b.iter().find(|s| s.key == key && s.value == value))
-                    .map_or(source, |s| s.source)
+                    .map_or_else(|| derived_from(given, &value, source), |s| s.source)
             };
             SettingInForce {
                 key,
@@ -96,6 +96,20 @@ pub(crate) fn attribute(
             }
         })
         .collect()
+}
+
+/// The source of a value no key gave: one derived from `timeout` follows the `timeout` given
+/// (file `timeout = "2s"`, env `alert_after`: the slow rule is the file's); one turned off
+/// (`off`) was turned off by a threshold, window or recovery key given, the last one's;
+/// else `fallback`, the most specific (then last) override's.
+fn derived_from(given: &[(String, Source)], value: &str, fallback: Source) -> Source {
+    let last = |of: &dyn Fn(&str) -> bool| given.iter().rev().find(|(k, _)| of(k)).map(|(_, s)| *s);
+    let found = if value == OFF {
+        last(&|k| k != "timeout")
+    } else {
+        last(&|k| k == "timeout")
+    };
+    found.unwrap_or(fallback)
 }
 
 /// Every setting of `code` attributed to the code.
