@@ -129,3 +129,43 @@ async fn the_recorder_sees_every_transition_with_its_virtual_time() {
     );
     assert_eq!(testing::in_flight_of("none"), None);
 }
+
+/// A tower layer built before the scope (a client fixture) follows it, as the attribute's
+/// call site does: the scope's breaker of the layer's name; one over a given breaker keeps it.
+#[cfg(feature = "tower")]
+#[tokio::test(start_paused = true)]
+async fn a_breaker_layer_built_before_a_scope_follows_it() {
+    use tower::{service_fn, Layer, ServiceExt};
+    let failing = || service_fn(|_: ()| async { Err::<(), _>("down") });
+    let builder = || {
+        Breaker::builder("scoped-layer")
+            .window_calls(2)
+            .min_calls(2)
+    };
+    let by_name = fusebox_runtime::tower::BreakerLayer::new(builder())
+        .unwrap()
+        .layer(failing());
+    let given = Breaker::builder("scoped-layer-given")
+        .build_detached()
+        .unwrap();
+    let over_given =
+        fusebox_runtime::tower::BreakerLayer::from_breaker(given.clone()).layer(failing());
+    let global = registry().breaker("scoped-layer").unwrap();
+    let scope = testing::scope();
+    for _ in 0..2 {
+        let _ = by_name.clone().oneshot(()).await;
+        let _ = over_given.clone().oneshot(()).await;
+    }
+    let scoped = registry()
+        .breaker("scoped-layer")
+        .expect("made in the scope");
+    assert_eq!((scoped.metrics().failed, scoped.state()), (2, State::Open));
+    assert_eq!(global.metrics().failed, 0, "the global breaker saw nothing");
+    assert_eq!(
+        given.metrics().failed,
+        2,
+        "a layer over a given breaker keeps it"
+    );
+    drop(scope);
+    assert_eq!(global.state(), State::Closed);
+}

@@ -37,18 +37,29 @@ pub trait Select<Req> {
 /// assert_eq!(Select::<()>::select(layer.selector(), &()).name(), "single-doc");
 /// ```
 #[derive(Debug, Clone)]
-pub struct Single(pub(super) Breaker);
+pub struct Single {
+    pub(super) breaker: Breaker,
+    /// Made by the registry from the layer's settings (`BreakerLayer::new`): inside a test
+    /// scope, the scope's breaker of that name is used instead, as an attribute's call site
+    /// does, so a layer built before the scope (a client fixture) follows it. A layer over a
+    /// given breaker (`from_breaker`) always uses that one.
+    pub(super) by_name: bool,
+}
 
 impl AsRef<Breaker> for Single {
     fn as_ref(&self) -> &Breaker {
-        &self.0
+        &self.breaker
     }
 }
 
 impl<Req> Select<Req> for Single {
     #[inline]
     fn select(&self, _: &Req) -> Breaker {
-        self.0.clone()
+        #[cfg(feature = "testing")]
+        if self.by_name && registry().is_scoped() {
+            return registry().register(self.breaker.config().clone());
+        }
+        self.breaker.clone()
     }
 }
 

@@ -51,7 +51,7 @@ impl BreakerLayer {
     /// assert_eq!(layer.breaker().name(), "new-doc");
     /// ```
     pub fn new(builder: BreakerBuilder) -> Result<Self, ConfigError> {
-        Ok(Self::from_breaker(builder.build()?))
+        Ok(Self::single(builder.build()?, true))
     }
 
     /// A layer over an existing breaker, e.g. `registry().breaker("payments")` or one from
@@ -64,8 +64,12 @@ impl BreakerLayer {
     /// assert!(BreakerLayer::from_breaker(b.clone()).breaker().ptr_eq(&b));
     /// ```
     pub fn from_breaker(breaker: Breaker) -> Self {
+        Self::single(breaker, false)
+    }
+
+    fn single(breaker: Breaker, by_name: bool) -> Self {
         BreakerLayer {
-            select: Single(breaker),
+            select: Single { breaker, by_name },
             bulkhead: None,
             classify: ErrorsFail,
         }
