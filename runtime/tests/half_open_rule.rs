@@ -225,6 +225,18 @@ async fn a_window_that_ends_while_a_trial_hangs_judges_it_slow() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_hung_trial_counts_even_before_its_task_sees_its_timer() {
+    // `advance` moves a paused clock without polling the hung trial's task, so its timer has
+    // not marked it when the next call asks for the verdict: the trial bound has passed since
+    // the last trial was admitted, so every trial in flight is past it all the same.
+    let (b, hung) = one_fast_trial_one_hung("hor-hung-unpolled").await;
+    advance(secs(5)).await;
+    let _ = ok(&b, MS).await;
+    assert_eq!(b.state(), State::Open);
+    hung.abort();
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_hung_trial_reopens_a_calls_mode_half_open_before_it_ends() {
     let b = Breaker::builder("hor-hung-calls")
         .trip_p95(500 * MS)

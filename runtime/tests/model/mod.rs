@@ -101,6 +101,9 @@ struct Trials {
     slow: u32,
     /// In flight past the slow bound: judged as slow answers until they end.
     marked: u32,
+    /// When the last trial was admitted (ms into the episode): every trial in flight is past
+    /// the slow bound once the bound has passed since.
+    last_admit: u64,
 }
 
 /// An admitted call: under which generation, and whether it is a trial.
@@ -376,5 +379,10 @@ impl Model {
 
     pub fn advance(&mut self, ms: u64) {
         self.now += ms;
+        // `Breaker::state` applies a verdict that time alone made due under a count of trials
+        // (a trial in flight aging past the bound), and the harness reads it after each op.
+        if self.state == State::HalfOpen && matches!(self.cfg.half_open, HalfOpen::Calls(_)) {
+            self.judge_trials();
+        }
     }
 }

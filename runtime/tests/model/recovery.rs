@@ -79,6 +79,7 @@ impl Model {
         if yes {
             t.in_flight += 1;
             t.granted += 1;
+            t.last_admit = self.now - t.started;
         }
         yes
     }

@@ -24,16 +24,22 @@ impl Model {
     /// The trials' verdict, if due: `Some(true)` closes, `Some(false)` reopens.
     pub(super) fn verdict(&self) -> Option<bool> {
         let t = &self.trials;
+        // Past the bound in flight: the marked trials, or all once the bound has passed
+        // since the last was admitted.
+        let late = match self.cfg.slow {
+            Some((b, _, _)) if self.now - t.started - t.last_admit >= b => t.in_flight,
+            _ => t.marked,
+        };
         match self.cfg.half_open {
-            HalfOpen::Calls(_) if t.failed > 0 || t.slow > 0 || t.marked > 0 => Some(false),
+            HalfOpen::Calls(_) if t.failed > 0 || t.slow > 0 || late > 0 => Some(false),
             HalfOpen::Calls(n) if t.ok >= n => Some(true),
             HalfOpen::Calls(_) => None,
             HalfOpen::Share { window, .. } => {
-                let done = u64::from(t.ok + t.failed + t.marked);
+                let done = u64::from(t.ok + t.failed + late);
                 if self.now - t.started < window || done == 0 {
                     None
                 } else {
-                    let slow = u64::from(t.slow + t.marked);
+                    let slow = u64::from(t.slow + late);
                     let by_slow = self.cfg.slow.is_some_and(|(_, rate, strict)| {
                         if strict {
                             slow * 100 > rate * done

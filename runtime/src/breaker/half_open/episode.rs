@@ -7,6 +7,8 @@
 //! and keeps the dependency cold (see ARCHITECTURE.md, "Invariants").
 
 use super::super::spread;
+
+const NANOS_PER_MS: u64 = 1_000_000;
 use crate::clock::nanos;
 use crate::settings::{HalfOpenPolicy, SlowRule};
 
@@ -56,6 +58,11 @@ pub(crate) struct Episode {
     /// is a slow sample in flight. Without them, a window's end judged only the trials that
     /// had finished and closed the breaker while the others hung.
     pub(crate) marked: u32,
+    /// When the last trial was admitted, in milliseconds into the episode, rounded up: every
+    /// trial in flight was admitted at or before it, so once the trial bound has passed since,
+    /// all of them are past it, whether or not their timers have run yet (on a paused clock
+    /// moved by `advance`, a trial's task sees its timer only when next polled).
+    pub(crate) last_admit_ms: u32,
 }
 
 /// A finished trial, as the verdict needs it.
@@ -74,6 +81,8 @@ pub(crate) struct Rule {
     /// With a fixed number of trials: how long the episode waits for them before it reopens
     /// (virtual nanos), so trials that never come cannot hold it half-open forever.
     pub(crate) calls_wait: u64,
+    /// The latency from which a trial is slow (virtual nanos; `Core::trial_slow_bound`).
+    pub(crate) trial_bound: Option<u64>,
 }
 
 impl Episode {
@@ -109,8 +118,19 @@ impl Episode {
         };
         if admitted {
             self.in_flight += 1;
+            self.last_admit_ms = u32::try_from(elapsed.div_ceil(NANOS_PER_MS)).unwrap_or(u32::MAX);
         }
         admitted
+    }
+
+    /// Trials in flight known to be past the trial bound `elapsed` into the episode: the
+    /// marked ones, or all of them once the bound has passed since the last was admitted.
+    fn late_in_flight(&self, elapsed: u64, bound: Option<u64>) -> u32 {
+        let since_last = elapsed.saturating_sub(u64::from(self.last_admit_ms) * NANOS_PER_MS);
+        match bound {
+            Some(b) if since_last >= b => self.in_flight,
+            _ => self.marked,
+        }
     }
 
     /// A trial in flight went past the trial slow bound.
@@ -159,7 +179,8 @@ impl Episode {
             HalfOpenPolicy::Calls(n) => {
                 // Every trial must pass: a slow one counts against it as a failed one does,
                 // from the moment it is past the bound.
-                if self.failed > 0 || self.slow > 0 || self.marked > 0 {
+                let late = self.late_in_flight(elapsed, rule.trial_bound);
+                if self.failed > 0 || self.slow > 0 || late > 0 {
                     Some(Verdict::Reopen)
                 } else if self.ok >= n {
                     Some(Verdict::Close)
@@ -173,7 +194,7 @@ impl Episode {
             }
             HalfOpenPolicy::Share { window, .. } => {
                 // Trials past the slow bound in flight are judged as slow answers.
-                let marked = u64::from(self.marked);
+                let marked = u64::from(self.late_in_flight(elapsed, rule.trial_bound));
                 let done = u64::from(self.ok) + u64::from(self.failed) + marked;
                 // Judge only with at least one judged trial: a quiet window keeps sampling.
                 if elapsed < nanos(window) || done == 0 {
@@ -210,6 +231,7 @@ mod tests {
             failure_rate: 50,
             slow: None,
             calls_wait: 60_000_000_000,
+            trial_bound: None,
         }
     }
 

@@ -88,6 +88,7 @@ impl Core {
             failure_rate: c.failure_rate(),
             slow: c.slow(),
             calls_wait: crate::clock::nanos(self.calls_wait()),
+            trial_bound: self.trial_slow_bound(&c).map(crate::clock::nanos),
         }
     }
 
