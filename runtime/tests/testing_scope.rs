@@ -169,3 +169,33 @@ async fn a_breaker_layer_built_before_a_scope_follows_it() {
     drop(scope);
     assert_eq!(global.state(), State::Closed);
 }
+
+/// The same for a bulkhead layer: a full pool in one scope is not full in another.
+#[cfg(feature = "tower")]
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_layer_built_before_a_scope_follows_it() {
+    use fusebox_runtime::Bulkhead;
+    use tower::{service_fn, Layer, ServiceExt};
+    let layer =
+        fusebox_runtime::tower::BulkheadLayer::new(Bulkhead::builder("scoped-pool").pool(1))
+            .unwrap();
+    let slow = layer.layer(service_fn(|_: ()| async {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok::<_, ()>(())
+    }));
+    let global = registry().bulkhead("scoped-pool").unwrap();
+    let scope = testing::scope();
+    let held = tokio::spawn(slow.clone().oneshot(()));
+    tokio::task::yield_now().await;
+    let scoped = registry()
+        .bulkhead("scoped-pool")
+        .expect("made in the scope");
+    assert_eq!(scoped.metrics().in_flight, 1);
+    assert_eq!(
+        global.metrics().in_flight,
+        0,
+        "the global pool is not taken"
+    );
+    held.abort();
+    drop(scope);
+}

@@ -42,7 +42,8 @@ pub struct Single {
     /// Made by the registry from the layer's settings (`BreakerLayer::new`): inside a test
     /// scope, the scope's breaker of that name is used instead, as an attribute's call site
     /// does, so a layer built before the scope (a client fixture) follows it. A layer over a
-    /// given breaker (`from_breaker`) always uses that one.
+    /// given breaker (`from_breaker`) always uses that one. Read only with feature `testing`.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(super) by_name: bool,
 }
 

@@ -38,6 +38,8 @@ use crate::error::ConfigError;
 #[must_use]
 pub struct BulkheadLayer {
     bulkhead: Bulkhead,
+    /// Made by the registry from the builder (`new`): follows a test scope entered later.
+    by_name: bool,
 }
 
 impl BulkheadLayer {
@@ -50,7 +52,10 @@ impl BulkheadLayer {
     /// assert!(BulkheadLayer::new(Bulkhead::builder("bulkhead-new-doc").pool(0)).is_err());
     /// ```
     pub fn new(builder: BulkheadBuilder) -> Result<Self, ConfigError> {
-        Ok(Self::from_bulkhead(builder.build()?))
+        Ok(BulkheadLayer {
+            bulkhead: builder.build()?,
+            by_name: true,
+        })
     }
 
     /// A layer over an existing bulkhead, e.g. `registry().bulkhead("reports")`.
@@ -62,7 +67,10 @@ impl BulkheadLayer {
     /// assert!(BulkheadLayer::from_bulkhead(pool.clone()).bulkhead().ptr_eq(&pool));
     /// ```
     pub fn from_bulkhead(bulkhead: Bulkhead) -> Self {
-        BulkheadLayer { bulkhead }
+        BulkheadLayer {
+            bulkhead,
+            by_name: false,
+        }
     }
 
     /// The bulkhead every call goes through.
@@ -85,6 +93,7 @@ impl<S> Layer<S> for BulkheadLayer {
         BulkheadService {
             inner,
             bulkhead: self.bulkhead.clone(),
+            by_name: self.by_name,
         }
     }
 }

@@ -25,9 +25,23 @@ use crate::error::Error;
 pub struct BulkheadService<S> {
     pub(super) inner: S,
     pub(super) bulkhead: Bulkhead,
+    /// Made by the registry from the layer's settings: inside a test scope, the scope's
+    /// bulkhead of that name is used instead (as `BreakerLayer::new`'s breaker is). Read only
+    /// with feature `testing`, which scopes need.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(super) by_name: bool,
 }
 
 impl<S> BulkheadService<S> {
+    /// The bulkhead of this call: the layer's, or inside a test scope the scope's of its name.
+    fn current(&self) -> Bulkhead {
+        #[cfg(feature = "testing")]
+        if self.by_name && crate::registry::registry().is_scoped() {
+            return crate::registry::registry().register_bulkhead(self.bulkhead.config().clone());
+        }
+        self.bulkhead.clone()
+    }
+
     /// The inner service.
     ///
     /// ```
@@ -70,7 +84,7 @@ where
 
     fn call(&mut self, req: Req) -> Self::Future {
         // `call` commits to the call, so the slot is taken here, never in `poll_ready`.
-        match self.bulkhead.clone().try_acquire_owned() {
+        match self.current().try_acquire_owned() {
             Ok(permit) => BulkheadFuture::call(self.inner.call(req), permit),
             Err(bulkhead) if !bulkhead.config().max_wait().is_zero() => {
                 // The ready service waits with the call for up to `max_wait`; a clone stays.
