@@ -46,6 +46,26 @@ fn cold_start_all_traffic_back_within_15_s_at_most_one_relapse_under_2_pct_fallb
 }
 
 #[test]
+fn a_provider_that_needs_much_more_traffic_to_warm_is_back_within_a_minute() {
+    // A real-time review: a provider that warms only after 200 requests (50 a second here)
+    // relapsed on its cold answers while ramping back in; the relapse, on slowness, made the
+    // episode a slow one, whose trials must be fast, so the lone probes could never warm it:
+    // back after 135 s at 50 a second (800 s for 400 requests). A relapse while ramping now
+    // keeps the episode what its opening (failures) made it.
+    let mut setup = ColdStartSetup::default();
+    setup.rate = 50.0;
+    setup.warm_after = 200;
+    setup.horizon = 1800 * S;
+    let b = timeout_only("address-lookup", 800 * MS);
+    let (_, recovery) = cold_start::run_one(&setup, &b).unwrap();
+    let back = recovery.expect("closes for good once warm");
+    assert!(
+        back <= 60 * S,
+        "closed for good {back:?} after the provider was back"
+    );
+}
+
+#[test]
 fn slow_not_down_trips_within_2_s_and_sheds_no_other_request() {
     let mut setup = SlowSetup::default();
     setup.slow_for = 120 * S;

@@ -92,6 +92,7 @@ impl Core {
             .is_ok();
         if swapped {
             rare.opened_in_a_row = 0;
+            self.slow_episode.store(false, Relaxed);
             drop(rare);
             if self.events.is_live() {
                 tracing::info!(breaker = %self.config().name, "circuit breaker ramp done: all traffic admitted");

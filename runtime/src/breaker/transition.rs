@@ -68,8 +68,13 @@ impl Core {
                 self.enter_open(period, now);
                 bump(&self.counters.times_opened);
                 self.stuck.begin_unless_unhealthy(now);
-                // Trials that fail keep the episode what its opening made it.
+                // Trials that fail keep the episode what its opening made it, and so does a
+                // relapse while ramping back in: a provider back from an outage answers
+                // slowly while cold and warms only by serving (seed 000), so an episode that
+                // began with failures keeps trials that pass by answering; one that began
+                // on slowness keeps judging them by the slow bound.
                 match reason {
+                    _ if cur.ramping() => {}
                     Reason::SlowRate { .. } => self.slow_episode.store(true, Relaxed),
                     Reason::FailureRate { .. } | Reason::Quorum { .. } => {
                         self.slow_episode.store(false, Relaxed)
@@ -86,7 +91,10 @@ impl Core {
                     rare.opened_in_a_row = 0;
                 }
                 self.stuck.end();
-                self.slow_episode.store(false, Relaxed);
+                if !ramps {
+                    // Kept through a ramp (see `Open` above); the ramp's end clears it.
+                    self.slow_episode.store(false, Relaxed);
+                }
             }
             // A forced state is an operator's override: held past `alert_after` it is stuck too,
             // counted from the moment it was forced.
