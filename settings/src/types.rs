@@ -312,7 +312,8 @@ impl Settings {
     /// it needs (seed 000, back cold after an outage). The runtime makes one exception: after
     /// the breaker opened on slowness alone (its slow-call rate, not failures), the dependency
     /// was answering, only slowly, so its trials are judged by the slow rule's own bound until
-    /// the breaker closes. Without it, 2 s answers under a 3 s timeout passed every trial and
+    /// the breaker closes (a relapse while ramping back in keeps the episode what its first
+    /// opening made it: cold answers after failures do not make it a slow one). Without it, 2 s answers under a 3 s timeout passed every trial and
     /// the breaker closed while slow again and again (issue 26's "slow under the timeout").
     /// A `half_open_slow` given is always the trials' bound.
     ///

@@ -129,10 +129,12 @@ pub(crate) struct Core {
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
     /// Bounded by calls in flight, so `u32`.
     slow_in_flight: AtomicU32,
-    /// Set from an opening on slowness alone until the breaker closes: the dependency answered,
-    /// slowly, so trials that would pass by answering are judged by the slow bound
-    /// (`Core::trial_slow_bound`). Written under `rare`'s lock as states are entered; read by
-    /// a trial as it ends. In what was `slow_in_flight`'s padding.
+    /// Set from an opening on slowness alone until the breaker closes (through a ramp, until
+    /// it ends): the dependency answered, slowly, so trials that would pass by answering are
+    /// judged by the slow bound (`Core::trial_slow_bound`). A relapse while ramping keeps it
+    /// as it was: a provider back cold from failures still warms by its trials (seed 000).
+    /// Written under `rare`'s lock as states are entered; read by a trial as it ends. In
+    /// what was `slow_in_flight`'s padding.
     pub(super) slow_episode: AtomicBool,
     /// Whether this breaker's last call to end was slow (or timed out); written only under
     /// the slow rule derived from `timeout`. A full bulkhead whose slots slow calls just
@@ -284,7 +286,7 @@ impl Core {
         self.usual.latency()
     }
 
-    /// Whether the breaker opened on slowness alone and has not closed since.
+    /// Whether the breaker opened on slowness alone and has not closed (nor ended a ramp) since.
     pub(crate) fn slow_episode(&self) -> bool {
         self.slow_episode.load(Relaxed)
     }
