@@ -130,54 +130,6 @@ impl Settings {
     }
 }
 
-impl RawSettings {
-    /// The keys given, as [`Written`] bits.
-    pub(crate) fn written(&self) -> Written {
-        let given = self.given();
-        let bits = [
-            (given.failure_rate, FAILURE_RATE),
-            (given.window, WINDOW),
-            (given.window_calls, WINDOW_CALLS),
-            (given.min_calls, MIN_CALLS),
-            (given.rule, RULE),
-            (given.timeout, TIMEOUT),
-            (given.half_open_timeout, HALF_OPEN_TIMEOUT),
-            (given.half_open_slow, HALF_OPEN_SLOW),
-            (given.open_for, OPEN_FOR),
-            (given.backoff, BACKOFF),
-            (given.half_open_pct, HALF_OPEN_PCT),
-            (given.half_open_window, HALF_OPEN_WINDOW),
-            (given.half_open_calls, HALF_OPEN_CALLS),
-            (given.alert_after, ALERT_AFTER),
-            (given.max_keys, MAX_KEYS),
-            (given.probe_every, PROBE_EVERY),
-            (given.ramp, RAMP),
-        ];
-        Written(bits.iter().filter(|(g, _)| *g).fold(0, |w, (_, b)| w | b))
-    }
-}
-
-/// Which of [`RawSettings`]' keys are given (its fields are its module's).
-pub(crate) struct Given {
-    pub(crate) failure_rate: bool,
-    pub(crate) window: bool,
-    pub(crate) window_calls: bool,
-    pub(crate) min_calls: bool,
-    pub(crate) rule: bool,
-    pub(crate) timeout: bool,
-    pub(crate) half_open_timeout: bool,
-    pub(crate) half_open_slow: bool,
-    pub(crate) open_for: bool,
-    pub(crate) backoff: bool,
-    pub(crate) half_open_pct: bool,
-    pub(crate) half_open_window: bool,
-    pub(crate) half_open_calls: bool,
-    pub(crate) alert_after: bool,
-    pub(crate) max_keys: bool,
-    pub(crate) probe_every: bool,
-    pub(crate) ramp: bool,
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
