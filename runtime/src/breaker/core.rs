@@ -161,6 +161,9 @@ pub(crate) enum Admission {
     Normal(u64),
     /// A half-open trial, under this generation.
     Trial(u64),
+    /// A ramp call while a dependency back from failures warms (`ramp.rs`): a normal call,
+    /// in the window, but under the trial timeout and slow only at the trial bound.
+    Warming(u64),
     /// A probe let through while open (`probe_every`), under this generation.
     Probe(u64),
     /// Let through while forced closed without recording: counted, never in the window.

@@ -60,14 +60,18 @@ impl Core {
     pub(super) fn admit_ramp(&self, w: Word, now: u64) -> Option<Result<Admission, Rejection>> {
         let Some(share) = self.ramp_share_at(now) else {
             return self
-                .end_ramp(w)
+                .end_ramp(w, now)
                 .then_some(Ok(Admission::Normal(w.generation())));
         };
         // At most ONE, so the sum never skips a whole call as it wraps.
         let s = ((share * ONE as f64) as u32).min(ONE as u32);
         let before = u64::from(self.ramp.credit.fetch_add(s, Relaxed));
         Some(if spread::crosses(before, u64::from(s), ONE) {
-            Ok(Admission::Normal(w.generation()))
+            Ok(if self.warms() {
+                Admission::Warming(w.generation())
+            } else {
+                Admission::Normal(w.generation())
+            })
         } else {
             Err(self.rejection(State::Closed, None))
         })
@@ -78,21 +82,39 @@ impl Core {
     pub(crate) fn settle_ramp(&self, now: u64) {
         let w = self.word();
         if w.ramping() && self.ramp_share_at(now).is_none() {
-            self.end_ramp(w);
+            self.end_ramp(w, now);
         }
     }
 
-    /// The ramp is over: plain closed, same generation, and the open period's growth
-    /// forgotten. False if the word was no longer `w`.
-    fn end_ramp(&self, w: Word) -> bool {
+    /// Whether this ramp's calls warm a dependency back from failures: under settings whose
+    /// trials pass by answering (a `timeout` and no recovery setting), after an episode that
+    /// began with failures. Such a dependency (seed 000's provider, back cold) answers the
+    /// ramp as slowly as it answered the trials that let it back, and warms only by serving
+    /// them: cut at `timeout`, the ramp's calls relapsed it every few seconds, each cycle
+    /// sending it a few dozen requests (a provider needing 200 was back after 35 s at 50 calls
+    /// a second, 4 s with this). After slowness the ramp is judged as any closed call.
+    pub(super) fn warms(&self) -> bool {
+        self.config().settings().trials_pass_by_answering() && !self.slow_episode()
+    }
+
+    /// The ramp is over: plain closed, same generation. Under settings whose ramp warms
+    /// (`warms`), the window starts anew, so that the calls after the ramp are judged by the
+    /// rule alone, and the episode goes on until they have filled it (`Core::relapses`);
+    /// otherwise the open period's growth is forgotten here. False if the word was no
+    /// longer `w`.
+    fn end_ramp(&self, w: Word, now: u64) -> bool {
         let mut rare = lock(&self.rare);
         let swapped = self
             .word
             .compare_exchange(w.0, w.ramp_done().0, AcqRel, Acquire)
             .is_ok();
         if swapped {
-            rare.opened_in_a_row = 0;
-            self.slow_episode.store(false, Relaxed);
+            if self.config().settings().trials_pass_by_answering() {
+                self.with_window(|win| win.reset(now));
+            } else {
+                rare.opened_in_a_row = 0;
+                self.slow_episode.store(false, Relaxed);
+            }
             drop(rare);
             if self.events.is_live() {
                 tracing::info!(breaker = %self.config().name, "circuit breaker ramp done: all traffic admitted");
@@ -158,7 +180,7 @@ mod tests {
         // generation) before the judge's transition took the lock.
         let core = ramping();
         let judged = core.word();
-        assert!(core.end_ramp(judged));
+        assert!(core.end_ramp(judged, core.clock().now()));
         assert!(core.word().plain_closed());
         let now = core.clock().now();
         assert!(core.transition(Some(judged), State::Open, Reason::Forced, now));

@@ -8,6 +8,8 @@
 use super::core::{bump, Core, Rare};
 use super::events::{Reason, Transition};
 use super::half_open::Episode;
+use crate::clock::nanos;
+use crate::settings::WindowKind;
 use crate::state::{State, Word};
 use crate::sync::atomic::Ordering::*;
 use crate::sync::lock;
@@ -63,18 +65,24 @@ impl Core {
             && self.config().ramp().is_some();
         match to {
             State::Open => {
+                let goes_on = cur.ramping() || self.relapses(rare, cur, reason, now);
+                if cur.state() == State::Closed && !goes_on {
+                    // A new episode: the last one's growth is forgotten.
+                    rare.opened_in_a_row = 0;
+                }
                 let period = self.config().open_period(rare.opened_in_a_row);
                 rare.opened_in_a_row = rare.opened_in_a_row.saturating_add(1);
                 self.enter_open(period, now);
                 bump(&self.counters.times_opened);
                 self.stuck.begin_unless_unhealthy(now);
                 // Trials that fail keep the episode what its opening made it, and so does a
-                // relapse while ramping back in: a provider back from an outage answers
-                // slowly while cold and warms only by serving (seed 000), so an episode that
-                // began with failures keeps trials that pass by answering; one that began
-                // on slowness keeps judging them by the slow bound.
+                // relapse while ramping back in (or, where the ramp warms, soon after it):
+                // a provider back from an outage answers slowly while cold and warms only by
+                // serving (seed 000), so an episode that began with failures keeps trials
+                // that pass by answering; one that began on slowness keeps judging them by
+                // the slow bound.
                 match reason {
-                    _ if cur.ramping() => {}
+                    _ if goes_on => {}
                     Reason::SlowRate { .. } => self.slow_episode.store(true, Relaxed),
                     Reason::FailureRate { .. } | Reason::Quorum { .. } => {
                         self.slow_episode.store(false, Relaxed)
@@ -125,6 +133,36 @@ impl Core {
             to: next.state(),
             at: self.clock().instant(now),
             reason,
+        }
+    }
+}
+
+impl Core {
+    /// Whether an opening from plain closed is the last episode's relapse: under settings
+    /// whose ramp warms the dependency (`Core::warms`), the window started anew as the ramp
+    /// ended, and the calls after it had not yet filled it (fewer than a count window's
+    /// calls; less than a time window's length since the ramp's end). A provider that needed
+    /// more requests than the ramp sent relapses within that window; judged a new episode on
+    /// slowness, its trials and probes would be held to its usual latency, which it reaches
+    /// only by serving the traffic they keep from it.
+    fn relapses(&self, rare: &Rare, cur: Word, reason: &Reason, now: u64) -> bool {
+        let c = self.config();
+        if cur.state() != State::Closed
+            || rare.opened_in_a_row == 0
+            || !c.settings().trials_pass_by_answering()
+        {
+            return false;
+        }
+        match (c.window(), reason) {
+            (
+                WindowKind::Calls(n),
+                Reason::FailureRate { calls, .. } | Reason::SlowRate { calls, .. },
+            ) => *calls < u64::from(n),
+            (WindowKind::Time(len), _) => {
+                let ramp_end = self.state_since().saturating_add(c.ramp().map_or(0, nanos));
+                now < ramp_end.saturating_add(nanos(len))
+            }
+            _ => false,
         }
     }
 }

@@ -210,6 +210,14 @@ impl BreakerBuilder {
         /// failed half-open. Use it for a dependency that warms by serving requests (caches,
         /// JITs, connection pools), which full load at once would knock over again.
         ///
+        /// Derived (a `timeout` and no recovery setting), after an opening on failures, the
+        /// ramp's calls run as the trials did, under `half_open_timeout` and slow only at the
+        /// trial bound: a provider back cold answers them slowly and warms only by serving them
+        /// (seed 000; cut at `timeout`, each ramp relapsed within seconds). The window starts
+        /// anew as that ramp ends, and an opening before the calls after it filled the window
+        /// is the same episode (a count window's calls, a time window's length): trials that
+        /// pass by answering, the open period's growth kept.
+        ///
         /// ```
         /// use std::time::Duration;
         /// use fusebox::Breaker;

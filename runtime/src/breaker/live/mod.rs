@@ -132,6 +132,7 @@ impl Admission {
         match self {
             Admission::Normal(g) => Admission::Normal(g | LIVE_MARK),
             Admission::Trial(g) => Admission::Trial(g | LIVE_MARK),
+            Admission::Warming(g) => Admission::Warming(g | LIVE_MARK),
             Admission::Probe(g) => Admission::Probe(g | LIVE_MARK),
             Admission::Unrecorded(g) => Admission::Unrecorded(g | LIVE_MARK),
         }
@@ -144,6 +145,7 @@ impl Admission {
         let live = match self {
             Admission::Normal(g)
             | Admission::Trial(g)
+            | Admission::Warming(g)
             | Admission::Probe(g)
             | Admission::Unrecorded(g) => g & LIVE_MARK != 0,
         };
@@ -153,6 +155,7 @@ impl Admission {
         let a = match self {
             Admission::Normal(g) => Admission::Normal(strip(g)),
             Admission::Trial(g) => Admission::Trial(strip(g)),
+            Admission::Warming(g) => Admission::Warming(strip(g)),
             Admission::Probe(g) => Admission::Probe(strip(g)),
             Admission::Unrecorded(g) => Admission::Unrecorded(strip(g)),
         };

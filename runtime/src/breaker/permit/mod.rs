@@ -63,6 +63,8 @@ pub(crate) struct Permit<'a> {
     trial: bool,
     /// A probe let through while open (`probe_every`).
     probe: bool,
+    /// A ramp call while the dependency warms: the trial timeout and bound, in the window.
+    warming: bool,
     start: Option<Instant>,
     /// The slow bound the call runs under, fixed when its timing starts (`slow_bound`).
     slow_at: Duration,
@@ -93,23 +95,25 @@ impl<'a> Permit<'a> {
     #[inline]
     pub(crate) fn under(core: &'a Core, a: Admission, layer: Option<Arc<Layer>>) -> Permit<'a> {
         let (gen, trial, probe) = match a {
-            Admission::Normal(g) | Admission::Unrecorded(g) => (g, false, false),
+            Admission::Normal(g) | Admission::Unrecorded(g) | Admission::Warming(g) => {
+                (g, false, false)
+            }
             Admission::Trial(g) => (g, true, false),
             Admission::Probe(g) => (g, true, true),
         };
-        let unrecorded = matches!(a, Admission::Unrecorded(_));
         Permit {
             core,
             gen,
             trial,
             probe,
+            warming: matches!(a, Admission::Warming(_)),
             start: None,
             slow_at: Duration::ZERO,
             slow_ticket: None,
             counted_slow: false,
             in_poll: false,
             done: false,
-            unrecorded,
+            unrecorded: matches!(a, Admission::Unrecorded(_)),
             layer,
         }
     }
@@ -160,21 +164,22 @@ impl<'a> Permit<'a> {
     }
 
     fn timeout(&self) -> Option<Duration> {
-        if self.trial {
+        if self.trial || self.warming {
             Some(trial_timeout_of(self.config()))
         } else {
             self.config().timeout()
         }
     }
 
-    /// Whether the call's result goes into the window: its generation still holds, and it
-    /// was not let through unrecorded.
+    /// Whether the call's result goes into the window: its generation still holds, it was
+    /// not let through unrecorded, and a warming call's ramp still lasts (the window starts
+    /// anew as a warming ramp ends: the calls after it are judged by the rule alone).
     fn is_current(&self) -> bool {
         if self.unrecorded {
             return false;
         }
         let w = self.core.word();
-        w.generation() == self.gen && w.state().admits_all()
+        w.generation() == self.gen && w.state().admits_all() && (w.ramping() || !self.warming)
     }
 
     /// Records how the call ended. Consumes the permit; `Drop` then does nothing.
@@ -264,9 +269,10 @@ impl<'a> Permit<'a> {
         }
         if self.config().settings().slow_rule_derived() {
             core.ended_slow(slow);
-            // An answer in the usual range teaches the usual latency (`usual.rs`).
+            // An answer in the usual range teaches the usual latency (`usual.rs`); a warming
+            // dependency's answers are not its usual ones.
             let answered = matches!(outcome, Outcome::Success | Outcome::Excluded);
-            if answered && !slow && self.start.is_some() {
+            if answered && !slow && self.start.is_some() && !self.warming {
                 core.usual.observe(latency);
             }
         }
