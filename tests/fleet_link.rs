@@ -149,6 +149,32 @@ fn a_send_to_a_frozen_redis_is_link_down_after_the_exchange_bound() {
 }
 
 #[test]
+fn the_sender_holds_its_override_at_once_and_keeps_it_when_the_link_drops() {
+    // A review: the instance that sent an override held it only at its next read of Redis
+    // (a heartbeat later), and not at all if the link dropped first.
+    let _turn = turn();
+    let Some(mut redis) = RedisServer::start("link-sender") else {
+        return;
+    };
+    runtime().block_on(async {
+        let b = Breaker::builder("link-sender-pay").build().unwrap();
+        let fleet = fleet::join(slow_heartbeat(redis.url(), "lsend"))
+            .await
+            .unwrap();
+        let r = fleet
+            .force_open("link-sender-pay", secs(60.0), "alice")
+            .await;
+        assert_eq!(r, Ok(()));
+        // The heartbeat is 10 s: only the send itself can have applied it.
+        assert_eq!(b.state(), fusebox::State::ForcedOpen);
+        assert_eq!(fleet.status().overrides.len(), 1);
+        redis.kill();
+        assert_eq!(b.state(), fusebox::State::ForcedOpen);
+        b.reset();
+    });
+}
+
+#[test]
 fn a_refused_connection_is_link_down_with_the_refusal_as_its_cause() {
     let _turn = turn();
     runtime().block_on(async {

@@ -203,3 +203,68 @@ async fn a_bulkheads_pool_grows_for_waiters_and_shrinks_as_slots_free() {
     waiting.await.unwrap().unwrap();
     assert_eq!((h.in_flight(), h.pool()), (0, 1));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_metrics_read_that_ends_a_change_is_all_of_the_settings_that_return() {
+    // A review: the read that ended a change filled some fields before ending it, so one
+    // snapshot said `Closed` under the code's 50 % with 60 % of the window failing.
+    let b = Breaker::builder("live-snapshot-expiry")
+        .window_calls(10)
+        .min_calls(10)
+        .failure_rate(50)
+        .build_detached()
+        .unwrap();
+    b.change_settings([("failure_rate", "90")], Source::Admin, Some(ms(5_000)))
+        .unwrap();
+    for _ in 0..6 {
+        fail(&b).await;
+    }
+    for _ in 0..4 {
+        ok(&b).await;
+    }
+    assert_eq!(b.state(), State::Closed, "60 % is under the change's 90 %");
+    tokio::time::advance(ms(5_000)).await;
+    let m = b.metrics();
+    assert_eq!(m.state, State::Open, "the code's 50 %, judged at once");
+    assert_eq!(m.settings_change_expires_in, None);
+    assert!(m.settings.iter().all(|s| s.source == Source::Code));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bulkhead_snapshot_after_a_change_ends_agrees_with_itself() {
+    let h = fusebox_runtime::Bulkhead::builder("live-snapshot-pool")
+        .pool(2)
+        .build_detached()
+        .unwrap();
+    h.change_settings([("pool", "4")], Source::Admin, Some(ms(10_000)))
+        .unwrap();
+    tokio::time::advance(ms(11_000)).await;
+    let m = h.metrics();
+    let pool = m.settings.iter().find(|s| s.key == "pool").unwrap();
+    assert_eq!((m.pool, pool.value.as_str()), (2, "2"));
+}
+
+#[test]
+fn a_bulkhead_call_the_pool_would_refuse_ends_a_change_that_ran_out() {
+    // Made outside a runtime, the change has no timer to end it: the first look after it
+    // does, and a call the changed pool would refuse looks (real time: no runtime's clock).
+    let h = fusebox_runtime::Bulkhead::builder("live-refusal-looks")
+        .pool(2)
+        .build_detached()
+        .unwrap();
+    h.change_settings([("pool", "1")], Source::Admin, Some(ms(50)))
+        .unwrap();
+    std::thread::sleep(ms(100));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let held = h.acquire().await.unwrap();
+        // The change's one slot is taken; the code's second is there once it ends.
+        let second = h.acquire().await;
+        assert!(second.is_ok(), "{:?}", second.err());
+        assert_eq!(h.pool(), 2);
+        drop(held);
+    });
+}

@@ -66,8 +66,14 @@ async fn the_fallback_and_the_last_good_value_answer_counted_errors_only() {
     assert_eq!(FALLBACKS.load(SeqCst), 1);
     let m = registry().breaker("ol-outcome-fallback").unwrap().metrics();
     assert_eq!(
-        (m.ignored, m.failed, m.window_calls, m.stale_served),
-        (2, 3, 5, 1),
+        (
+            m.ignored,
+            m.succeeded,
+            m.failed,
+            m.window_calls,
+            m.stale_served
+        ),
+        (1, 2, 3, 5, 1),
         "{m:?}"
     );
     tokio::time::advance(ms(1)).await;

@@ -9,8 +9,9 @@
 //! is kept within the bounds in force. The limit's kind (`limit`: fixed or adaptive) is the
 //! code's: changing it is refused with the reason, as are an adaptive's bounds on a fixed pool.
 //!
-//! A change given `for` a time lapses on the first look after it (a wait, `metrics()`,
-//! `settings_in_force`) and by a timer task when made inside a tokio runtime.
+//! A change given `for` a time lapses on the first look after it (a call the pool would make
+//! wait or refuse, `metrics()`, `settings_in_force`) and by a timer task when made inside a
+//! tokio runtime.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -152,11 +152,8 @@ impl Bulkhead {
         if let Some(p) = self.try_acquire_now() {
             return Ok(p);
         }
-        let max_wait = inner.max_wait.load(Relaxed);
-        if max_wait == 0 {
-            return Err(self.full());
-        }
-        // A change given `for` a time ends on the first look after it.
+        // A change given `for` a time ends on the first look after it: a call the pool would
+        // make wait or refuse looks (one that finds a slot does not: the hot path stays as is).
         if inner
             .live
             .load()
@@ -164,6 +161,13 @@ impl Bulkhead {
             .is_some_and(|l| l.until.is_some())
         {
             self.lapse();
+            if let Some(p) = self.try_acquire_now() {
+                return Ok(p);
+            }
+        }
+        let max_wait = inner.max_wait.load(Relaxed);
+        if max_wait == 0 {
+            return Err(self.full());
         }
         let wait = async {
             loop {

@@ -246,6 +246,13 @@ impl Shared {
                     until = %rfc3339(until_unix_ms),
                     "fleet override sent to every instance"
                 );
+                // This instance holds it at once, not at its next read of Redis (the read
+                // then finds the same id, already applied): the operator who sent it sees it
+                // in force here, and it holds here if the link drops right after.
+                let find = |n: &str| registry().breaker(n);
+                self.inner()
+                    .overrides
+                    .apply(record, for_, Instant::now(), find);
                 Ok(())
             }
             // Whatever failed, the fleet task would mark the link down for it: one error.

@@ -35,15 +35,16 @@ pub struct BreakerMetrics {
     pub time_in_state: Duration,
     /// Every call that asked to go through: the sum of the outcomes below plus `rejected`.
     pub calls: u64,
-    /// Calls that returned `Ok`: one relaxed add per success, so it never goes down from one
-    /// snapshot to the next, across windows a live settings change starts too.
+    /// Calls that succeeded: an `Ok` (not counted a failure by `failure_if_ok`), or an `Err`
+    /// the `failure` predicate excludes (the dependency answered: a 404 is a sign of health),
+    /// as the window records them. One relaxed add per success, so it never goes down from
+    /// one snapshot to the next, across windows a live settings change starts too.
     pub succeeded: u64,
     /// Calls that returned a counted `Err`.
     pub failed: u64,
-    /// Calls counted neither as failures nor as plain `Ok` successes: the ignored outcome
-    /// (`ignore`, `Outcome::Ignored`: no place in the window, not a trial) plus, as before,
-    /// the `Err`s the `failure` predicate excludes (which the window records as calls that
-    /// did not fail). `window_calls` tells them apart.
+    /// Calls that ended ignored, neither success nor failure (`ignore`, `Outcome::Ignored`):
+    /// no place in the window, not a trial. Only those: an `Err` the `failure` predicate
+    /// excludes is counted in `succeeded`.
     pub ignored: u64,
     /// Calls cut off by the timeout (failures).
     pub timed_out: u64,
@@ -229,7 +230,11 @@ impl BreakerMetrics {
         // clock, ahead of this breaker's), it must not end a forced state, judge a half-open
         // or age the window of a breaker whose calls run on an earlier clock. A forced state
         // whose time ran out, or a half-open whose verdict is due, is reported as what it
-        // becomes; the breaker's next call (or `Breaker::state`) applies it.
+        // becomes; the breaker's next call (or `Breaker::state`) applies it. A live settings
+        // change that ran out is the exception, as documented: the read ends it, first, so
+        // every figure below is of the settings in force after it (and the code's values
+        // returning are judged before the state is read).
+        core.lapse_live(now);
         let state = core.state_at(now);
         let c = &core.counters;
         let load = |a: &AtomicU64| a.load(Relaxed);

@@ -63,6 +63,8 @@ pub struct BulkheadMetrics {
 
 impl BulkheadMetrics {
     pub(crate) fn of(b: &Bulkhead) -> BulkheadMetrics {
+        // A live change that ran out ends first, so the pool and the settings agree.
+        b.lapse();
         let i = &b.0;
         BulkheadMetrics {
             name: b.name().to_owned(),

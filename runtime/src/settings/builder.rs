@@ -183,8 +183,10 @@ impl BreakerBuilder {
         /// extended by it, and `open_for` stays the upper bound. A probe runs under the trial
         /// timeout (`half_open_timeout`, else `timeout`, else the half-open window or
         /// `open_for`): against a dependency that hangs, give one, or probes pile up in flight
-        /// (one per `d`). A probe its caller cancels early, or a full bulkhead refuses, uses
-        /// its interval all the same, so callers that give up cannot raise the probe rate.
+        /// (one per `d`). A probe its caller cancels early uses its interval all the same, so
+        /// callers that give up cannot raise the probe rate; one that never reached the
+        /// dependency (a full bulkhead refused it, or it ended ignored) tells nothing, and the
+        /// next caller probes in its place.
         /// Must be shorter than the longest open period. Use it when a dependency
         /// usually comes back well before `open_for` ends and one call per `d` is harmless.
         ///

@@ -87,11 +87,7 @@ impl Permit<'_> {
         // A deadline past the clock's range is no deadline (`Instant + Duration` would panic).
         let within = |d: &Duration| start.checked_add(*d).is_some();
         let timeout = self.timeout().filter(within);
-        let bound = if self.warming {
-            self.core.trial_slow_bound(self.config())
-        } else {
-            self.core.slow_bound(self.config())
-        };
+        let bound = self.sample_bound();
         self.slow_at = bound.unwrap_or_default();
         // A trial runs on to its end under `half_open_timeout` (trials are what warms a cold
         // dependency); past the trial bound it is marked slow in its episode, not cut off. A

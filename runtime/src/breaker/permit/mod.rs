@@ -134,7 +134,7 @@ impl<'a> Permit<'a> {
     pub(crate) fn replay(core: &'a Core, a: Admission, start: Option<Instant>, outcome: Outcome) {
         let mut p = Permit::new(core, a);
         p.start = start;
-        p.slow_at = core.slow_bound(p.config()).unwrap_or_default();
+        p.slow_at = p.sample_bound().unwrap_or_default();
         let late = start
             .zip(p.timeout())
             .is_some_and(|(s, t)| s.elapsed() >= t);
@@ -161,6 +161,16 @@ impl<'a> Permit<'a> {
     #[inline]
     fn judge(&self, t: Totals) {
         judge_in(self.core, self.window(), self.layer.is_some(), self.gen, t);
+    }
+
+    /// The bound at which the call's window sample is slow: the slow rule's, or for a
+    /// warming ramp call the trial bound it runs under.
+    fn sample_bound(&self) -> Option<Duration> {
+        if self.warming {
+            self.core.trial_slow_bound(self.config())
+        } else {
+            self.core.slow_bound(self.config())
+        }
     }
 
     fn timeout(&self) -> Option<Duration> {
@@ -244,9 +254,10 @@ impl<'a> Permit<'a> {
     fn count(&self, outcome: Outcome) {
         let c = &self.core.counters;
         bump(match outcome {
-            Outcome::Success => &c.succeeded,
-            // One counter for both (a breaker stays within 1 KiB): errors not counted as failures.
-            Outcome::Excluded | Outcome::Ignored => &c.ignored,
+            // An `Err` the `failure` predicate excludes is a success (the dependency answered),
+            // in the window and here; `ignored` is the ignored outcome's own (issue 31).
+            Outcome::Success | Outcome::Excluded => &c.succeeded,
+            Outcome::Ignored => &c.ignored,
             Outcome::Failure => &c.failed,
             Outcome::TimedOut => &c.timeouts,
             Outcome::Panicked => &c.panicked,

@@ -16,8 +16,7 @@ impl Permit<'_> {
         if self.start.is_some() {
             return self.slow_at;
         }
-        let core = self.core;
-        core.slow_bound(self.config()).unwrap_or_default()
+        self.sample_bound().unwrap_or_default()
     }
 
     /// A call still running past the slow bound counts as slow now, so a dependency that
