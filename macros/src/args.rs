@@ -136,30 +136,8 @@ pub fn int_lit(arg: &Arg, what: &str) -> syn::Result<(u64, Span)> {
     }
 }
 
-/// The closest valid key to a misspelt one, if it is close enough to be a typo.
-pub fn suggest<'a>(wrong: &str, valid: &[&'a str]) -> Option<&'a str> {
-    valid
-        .iter()
-        .map(|v| (distance(wrong, v), *v))
-        .filter(|(d, v)| *d <= 2.max(v.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, v)| v)
-}
-
-/// Levenshtein distance; keys are short, so the quadratic version is fine.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+/// The closest valid key to a misspelt one (the settings crate's, so text suggests alike).
+pub use fusebox_settings::suggest;
 
 #[cfg(test)]
 mod tests {

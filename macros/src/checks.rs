@@ -54,6 +54,10 @@ pub fn setting(arg: &Arg, key: Key) -> syn::Result<(String, Span)> {
         (Kind::Percent | Kind::Count { .. } | Kind::Upto { .. }, Lit::Int(i)) => {
             Ok((format!("{neg}{}", i.base10_digits()), span))
         }
+        // A fraction for a whole number: the settings table refuses its text in its words.
+        (Kind::Percent | Kind::Count { .. } | Kind::Upto { .. }, Lit::Float(f)) => {
+            Ok((format!("{neg}{}", f.base10_digits()), span))
+        }
         (Kind::Factor, Lit::Int(i)) => Ok((format!("{neg}{}", i.base10_digits()), span)),
         (Kind::Factor, Lit::Float(f)) => Ok((format!("{neg}{}", f.base10_digits()), span)),
         _ => Err(wrong(span)),
@@ -68,7 +72,11 @@ pub fn set_setting(
     mut set: impl FnMut(&str, &str) -> Result<(), ConfigError>,
 ) -> syn::Result<()> {
     let (text, span) = setting(arg, key)?;
-    set(key.name(), &text).map_err(|e| config_error(span, &e))
+    set(key.name(), &text).map_err(|e| match &arg.value {
+        // `-1`: the whole literal, sign included (one token's span would be the sign alone).
+        Expr::Unary(u) => syn::Error::new_spanned(u, e.to_string()),
+        _ => config_error(span, &e),
+    })
 }
 
 /// A `ConfigError` as a compile error at `span`: the message is the runtime's, word for word.

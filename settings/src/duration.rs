@@ -71,6 +71,15 @@ fn parse(text: &str) -> Result<Duration, String> {
         let (num, tail) = rest.split_at(digits);
         let letters = tail.bytes().take_while(u8::is_ascii_alphabetic).count();
         let (unit, tail) = tail.split_at(letters);
+        let fraction_then_unit = tail.strip_prefix('.').is_some_and(|f| {
+            let f = f.trim_start_matches(|c: char| c.is_ascii_digit());
+            f.starts_with(|c: char| c.is_ascii_alphabetic())
+        });
+        if unit.is_empty() && fraction_then_unit {
+            return Err(format!(
+                "`{num}.` is a fraction: a duration takes whole numbers of a unit (\"1500ms\", not \"1.5s\")"
+            ));
+        }
         if unit.is_empty() {
             return Err(format!("`{num}` has no unit"));
         }
@@ -120,7 +129,10 @@ mod tests {
             ("3s ", "` ` does not start with a number"),
             ("-3s", "`-3s` does not start with a number"),
             ("+3s", "`+3s` does not start with a number"),
-            ("1.5s", "`1` has no unit"),
+            (
+                "1.5s",
+                "`1.` is a fraction: a duration takes whole numbers of a unit (\"1500ms\", not \"1.5s\")",
+            ),
             ("3sec", "unknown unit `sec`"),
             ("3S", "unknown unit `S`"),
             ("1d", "unknown unit `d`"),

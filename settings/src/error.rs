@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-use crate::keys::{self, Key};
+use crate::keys::{self, Key, Kind};
+use crate::suggest::hint;
 
 /// An invalid setting. The builders return it instead of panicking, text parsing returns it
 /// for a bad value, and the attribute macros show its message at the offending token.
@@ -59,6 +60,11 @@ pub enum ConfigError {
         /// The key given.
         key: String,
     },
+    /// A key that is not a setting of a bulkhead (from text).
+    UnknownBulkheadSetting {
+        /// The key given.
+        key: String,
+    },
     /// A duration string that does not parse (`"800ms"`, `"3s"`, `"1m30s"` are accepted).
     BadDuration {
         /// The text given.
@@ -92,6 +98,7 @@ impl ConfigError {
             ConfigError::BadName { .. }
             | ConfigError::UnknownSetting { .. }
             | ConfigError::UnknownRetrySetting { .. }
+            | ConfigError::UnknownBulkheadSetting { .. }
             | ConfigError::BadDuration { .. } => Vec::new(),
         }
     }
@@ -126,6 +133,11 @@ impl fmt::Display for ConfigError {
                 field,
                 value,
                 expected,
+            } if not_a_number(field, value) => write!(f, "`{field}` takes {expected}, not {value}"),
+            ConfigError::OutOfRange {
+                field,
+                value,
+                expected,
             } => write!(
                 f,
                 "`{field}` = {value} is out of range: expected {expected}"
@@ -133,6 +145,14 @@ impl fmt::Display for ConfigError {
             ConfigError::ZeroDuration { field } => {
                 write!(f, "`{field}` must be longer than zero, like \"100ms\"")
             }
+            ConfigError::Conflict {
+                first: "trip_pNN",
+                second: "trip_pNN",
+            } => write!(
+                f,
+                "two `trip_pNN` rules cannot be used together: {}",
+                keys::conflict_reason("trip_pNN", "trip_pNN").unwrap_or_default()
+            ),
             ConfigError::Conflict { first, second } => {
                 write!(f, "`{first}` and `{second}` cannot be used together")?;
                 match keys::conflict_reason(first, second) {
@@ -143,13 +163,21 @@ impl fmt::Display for ConfigError {
             ConfigError::BadName { name, reason } => write!(f, "bad name {name:?}: {reason}"),
             ConfigError::UnknownSetting { key } => write!(
                 f,
-                "unknown setting `{key}`: expected one of {}",
+                "unknown setting `{key}`{}: expected one of {}",
+                hint(key, &keys::KEYS),
                 keys::KEYS.join(", ")
             ),
             ConfigError::UnknownRetrySetting { key } => write!(
                 f,
-                "unknown setting `{key}` of a retry: expected one of {}",
+                "unknown setting `{key}` of a retry{}: expected one of {}",
+                hint(key, &keys::RETRY_KEYS),
                 keys::RETRY_KEYS.join(", ")
+            ),
+            ConfigError::UnknownBulkheadSetting { key } => write!(
+                f,
+                "unknown setting `{key}` of a bulkhead{}: expected one of {}",
+                hint(key, &keys::BULKHEAD_KEYS),
+                keys::BULKHEAD_KEYS.join(", ")
             ),
             ConfigError::BadDuration { text } => {
                 write!(f, "bad duration {text:?}: ")?;
@@ -160,6 +188,16 @@ impl fmt::Display for ConfigError {
             }
         }
     }
+}
+
+/// A value of a whole-number key that is no whole number at all (`50.5` for a percentage,
+/// `fifty`): said as the attribute says a literal of the wrong kind, not as out of range.
+fn not_a_number(field: &str, value: &str) -> bool {
+    let whole = matches!(
+        Key::from_name(field).map(Key::kind),
+        Some(Kind::Percent | Kind::Count { .. } | Kind::Upto { .. })
+    );
+    whole && value.parse::<i128>().is_err()
 }
 
 fn self_is_missing(e: &ConfigError) -> bool {

@@ -447,17 +447,16 @@ pub(crate) fn needed_by(field: &str) -> &'static [&'static str] {
 /// Why two settings exclude each other.
 pub(crate) fn conflict_reason(first: &str, second: &str) -> Option<&'static str> {
     const HALF_OPEN: &str = "half-open admits either a share of traffic for a while (`half_open_pct`, `half_open_window`) or a fixed number of trial calls (`half_open_calls`)";
+    const ONE_RULE: &str = "a breaker has one slow-call rule (`trip_p50`/`trip_p90`/`trip_p95`/`trip_p99`, or `slow` with `slow_rate`)";
     match (first, second) {
+        ("trip_pNN", "trip_pNN") | ("slow", "trip_pNN") => Some(ONE_RULE),
         _ if first == second => Some("give it once"),
-        ("window", "window_calls") => Some(
-            "the window is either a time span (`window`) or the last N calls (`window_calls`)",
-        ),
+        ("window", "window_calls") => {
+            Some("the window is either a time span (`window`) or the last N calls (`window_calls`)")
+        }
         ("half_open_calls", "half_open_pct") | ("half_open_calls", "half_open_window") => {
             Some(HALF_OPEN)
         }
-        ("slow", "trip_pNN") => Some(
-            "a breaker has one slow-call rule (`trip_p50`/`trip_p90`/`trip_p95`/`trip_p99`, or `slow` with `slow_rate`)",
-        ),
         _ => None,
     }
 }

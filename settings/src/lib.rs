@@ -40,6 +40,7 @@ mod overrides;
 mod parts;
 mod raw;
 mod retry;
+mod suggest;
 mod types;
 mod written;
 
@@ -53,4 +54,5 @@ pub use overrides::{duration_text, Source};
 pub use parts::{BulkheadParts, SettingsParts};
 pub use raw::RawSettings;
 pub use retry::{RawRetrySettings, RetrySettings};
+pub use suggest::suggest;
 pub use types::{HalfOpenPolicy, Settings, SlowRule, WindowKind};

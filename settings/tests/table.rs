@@ -46,7 +46,7 @@ fn cases() -> Vec<Case> {
         (&[("trip_p95", "500ms")], |r| r.trip_p95(500 * MS), None),
         (&[("trip_p99", "2s")], |r| r.trip_p99(2 * S), None),
         (&[("trip_p95", "0s")], |r| r.trip_p95(Duration::ZERO), Some("`slow` must be longer than zero, like \"100ms\"")),
-        (&[("trip_p95", "1s"), ("trip_p99", "2s")], |r| r.trip_p95(S).trip_p99(2 * S), Some("`slow` and `trip_pNN` cannot be used together: a breaker has one slow-call rule (`trip_p50`/`trip_p90`/`trip_p95`/`trip_p99`, or `slow` with `slow_rate`)")),
+        (&[("trip_p95", "1s"), ("trip_p99", "2s")], |r| r.trip_p95(S).trip_p99(2 * S), Some("two `trip_pNN` rules cannot be used together: a breaker has one slow-call rule (`trip_p50`/`trip_p90`/`trip_p95`/`trip_p99`, or `slow` with `slow_rate`)")),
         (&[("slow", "1s"), ("slow_rate", "20"), ("trip_p95", "1s")], |r| r.slow(S, 20).trip_p95(S), Some("`slow` and `trip_pNN` cannot be used together: a breaker has one slow-call rule (`trip_p50`/`trip_p90`/`trip_p95`/`trip_p99`, or `slow` with `slow_rate`)")),
         (&[("timeout", "500ns")], |r| r.timeout(Duration::from_nanos(500)), None),
         (&[("timeout", "0us")], |r| r.timeout(Duration::ZERO), Some("`timeout` must be longer than zero, like \"100ms\"")),
@@ -155,11 +155,13 @@ fn no_setting_gives_the_documented_defaults() {
 fn text_refuses_what_only_text_can_get_wrong() {
     let table: &[(&[(&str, &str)], &str)] = &[
         (&[("timeout", "800")], "bad duration \"800\": `800` has no unit; expected a number with a unit (h, m, s, ms, us, ns), like \"800ms\", \"3s\", \"1m30s\" or \"2h\""),
-        (&[("failure_rate", "fifty")], "`failure_rate` = fifty is out of range: expected a percentage from 1 to 100"),
+        (&[("failure_rate", "fifty")], "`failure_rate` takes a percentage from 1 to 100, not fifty"),
+        (&[("failure_rate", "50.5")], "`failure_rate` takes a percentage from 1 to 100, not 50.5"),
+        (&[("window", "2h")], "`window` = 7200s is out of range: expected a duration longer than zero and at most 1h"),
         (&[("failure_rate", "300")], "`failure_rate` = 300 is out of range: expected a percentage from 1 to 100"),
         (&[("window_calls", "-1")], "`window_calls` = -1 is out of range: expected a number of calls from 1 to 1000000"),
         (&[("min_calls", "99999999999999999999")], "`min_calls` = 99999999999999999999 is out of range: expected a number of calls from 1 to 1000000"),
-        (&[("half_open_calls", "")], "`half_open_calls` = \"\" is out of range: expected a number of trial calls from 1 to 1000000"),
+        (&[("half_open_calls", "")], "`half_open_calls` takes a number of trial calls from 1 to 1000000, not \"\""),
         (&[("backoff", "2")], "`open_for_max` is missing: growing open periods (`backoff`) are always capped; add `open_for_max = \"60s\"`"),
         (&[("open_for_max", "1m")], "`backoff` is missing: the cap only matters when open periods grow; add `backoff = 2.0`"),
         (&[("slow", "1s")], "`slow_rate` is missing: `slow` needs the percent of slow calls that opens the breaker; add `slow_rate = 20`, or use `trip_p95 = \"...\"` instead"),
@@ -321,5 +323,31 @@ fn retry_settings_are_judged_by_the_table() {
             .unwrap()
             .budget(),
         None
+    );
+}
+
+#[test]
+fn an_unknown_key_is_refused_with_its_own_kinds_keys_and_the_likely_one() {
+    // A review: a bulkhead's unknown key listed the breaker's keys (`pool` not among them).
+    let mut bulkhead = RawBulkheadSettings::new();
+    let e = bulkhead.set_text("pools", "3").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        format!(
+            "unknown setting `pools` of a bulkhead (did you mean `pool`?): expected one of {}",
+            BULKHEAD_KEYS.join(", ")
+        )
+    );
+    let mut breaker = RawSettings::new();
+    let e = breaker.set_text("timout", "1s").unwrap_err().to_string();
+    assert!(
+        e.starts_with("unknown setting `timout` (did you mean `timeout`?): expected one of"),
+        "{e}"
+    );
+    let mut retry = RawRetrySettings::new();
+    let e = retry.set_text("atempts", "3").unwrap_err().to_string();
+    assert!(
+        e.starts_with("unknown setting `atempts` of a retry (did you mean `attempts`?)"),
+        "{e}"
     );
 }

@@ -63,7 +63,13 @@ impl RawSettings {
             (None, WindowKind::Time(_)) => defaults::MIN_CALLS,
         };
         if self.rules > 1 {
-            return Err(conflict("slow", "trip_pNN"));
+            // Two percentile rules, or `slow` beside one: the message names what was written.
+            let first = if self.slow.is_some() {
+                "slow"
+            } else {
+                "trip_pNN"
+            };
+            return Err(conflict(first, "trip_pNN"));
         }
         let given_rule = self.slow_rule()?;
         let timeout = opt_positive(Key::Timeout, self.timeout)?;
