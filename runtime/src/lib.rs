@@ -144,7 +144,7 @@ pub mod __private {
     pub use crate::settings::BreakerConfig;
     // The settings generated code builds, already checked at compile time.
     pub use crate::stale::{
-        stale_get, stale_key_part, stale_put, Stale, StaleHandle, StaleKey, StaleKeyClone,
+        stale_get, stale_key_part, stale_put, Part, Stale, StaleHandle, StaleKey, StaleKeyClone,
         StaleKeyEq, StaleKeyHash, StaleKeyPart, StaleRef, StaleSite, StaleValue,
     };
     pub use fusebox_settings::{

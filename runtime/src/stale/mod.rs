@@ -8,6 +8,6 @@ mod site;
 
 pub use cache::{Stale, StaleCache};
 pub use site::{
-    stale_get, stale_key_part, stale_put, StaleHandle, StaleKey, StaleKeyClone, StaleKeyEq,
+    stale_get, stale_key_part, stale_put, Part, StaleHandle, StaleKey, StaleKeyClone, StaleKeyEq,
     StaleKeyHash, StaleKeyPart, StaleRef, StaleSite, StaleValue,
 };

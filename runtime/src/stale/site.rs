@@ -7,7 +7,7 @@
 //! a cache of its own.
 
 use std::any::{Any, TypeId};
-use std::hash::Hash;
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -158,8 +158,53 @@ pub fn stale_get<K, V>(site: &StaleHandle<K, V>, key: &K, breaker: &Breaker) -> 
 /// One argument's part of the default stale key: the argument, owned (`&str` becomes `String`).
 /// The bound is on the argument's own type, so rustc reports it at the argument.
 #[inline]
-pub fn stale_key_part<A: StaleKeyPart + ?Sized>(arg: &A) -> <A as StaleKeyPart>::Owned {
-    arg.owned()
+pub fn stale_key_part<A: StaleKeyPart + ?Sized>(arg: &A) -> Part<<A as StaleKeyPart>::Owned> {
+    Part::of(arg.owned())
+}
+
+/// One part of a stale key: an argument's owned copy with its `Hash`, `Eq` and `Clone`, taken
+/// where [`stale_key_part`] checked them. A key made of parts is then `Hash + Eq + Clone`
+/// whatever they are, so an argument missing a bound is one error, at the argument, not a
+/// second one at the whole key.
+pub struct Part<T> {
+    value: T,
+    hash: fn(&T, &mut dyn Hasher),
+    eq: fn(&T, &T) -> bool,
+    clone: fn(&T) -> T,
+}
+
+impl<T: StaleKey> Part<T> {
+    fn of(value: T) -> Part<T> {
+        Part {
+            value,
+            hash: |v, mut h| v.hash(&mut h),
+            eq: |a, b| a == b,
+            clone: T::clone,
+        }
+    }
+}
+
+impl<T> Hash for Part<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (self.hash)(&self.value, state);
+    }
+}
+
+impl<T> PartialEq for Part<T> {
+    fn eq(&self, other: &Part<T>) -> bool {
+        (self.eq)(&self.value, &other.value)
+    }
+}
+
+impl<T> Eq for Part<T> {}
+
+impl<T> Clone for Part<T> {
+    fn clone(&self) -> Part<T> {
+        Part {
+            value: (self.clone)(&self.value),
+            ..*self
+        }
+    }
 }
 
 /// What [`stale_key_part`] keeps of an argument.
@@ -296,8 +341,25 @@ mod tests {
 
     #[test]
     fn borrowed_arguments_are_owned_in_the_key() {
-        let s: String = stale_key_part("berlin");
-        let n: u8 = stale_key_part(&3u8);
-        assert_eq!((s.as_str(), n), ("berlin", 3));
+        let s: Part<String> = stale_key_part("berlin");
+        let n: Part<u8> = stale_key_part(&3u8);
+        assert_eq!((s.value.as_str(), n.value), ("berlin", 3));
+    }
+
+    #[test]
+    fn parts_hash_compare_and_clone_as_their_values() {
+        use std::collections::hash_map::DefaultHasher;
+        let hash = |p: &Part<String>| {
+            let mut h = DefaultHasher::new();
+            p.hash(&mut h);
+            h.finish()
+        };
+        let a = stale_key_part("berlin");
+        let b = a.clone();
+        assert!(a == b && a != stale_key_part("paris"));
+        assert_eq!(hash(&a), hash(&b));
+        let mut h = DefaultHasher::new();
+        "berlin".to_owned().hash(&mut h);
+        assert_eq!(hash(&a), h.finish(), "the value's own hash");
     }
 }
