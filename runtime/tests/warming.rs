@@ -214,3 +214,76 @@ async fn a_provider_back_cold_that_needs_more_than_the_ramp_is_back_within_25_s(
         .count();
     assert!(reopenings <= 1, "{reopenings} relapses");
 }
+
+/// A dependency back from failures that turns slow (2 s answers) a second after its ramp, for
+/// two minutes: a new slowness, not the ramp's relapse. Returns how often all traffic was let
+/// back in while it was slow.
+async fn slow_after_recovery(timeout: Duration) -> u32 {
+    let b = Breaker::builder("warming-slow-after")
+        .timeout(timeout)
+        .build_detached()
+        .unwrap();
+    let slow = Arc::new(AtomicBool::new(false));
+    let p = Provider::new(0);
+    let call = |b: &Breaker, p: &Arc<Provider>, slow: &Arc<AtomicBool>| {
+        let (b, p, slow) = (b.clone(), p.clone(), slow.clone());
+        tokio::spawn(async move {
+            let _ = b
+                .call(async move {
+                    if slow.load(Relaxed) && p.up.load(Relaxed) {
+                        sleep(2 * S).await;
+                        return Ok(());
+                    }
+                    p.answer().await
+                })
+                .await;
+        });
+    };
+    // 10 calls a second: 20 s healthy, 10 s down, then back and healthy.
+    let mut all_in_before = true;
+    let mut let_back_while_slow = 0;
+    let mut ramped = false;
+    let mut slow_from = None;
+    for tick in 0..1600u32 {
+        call(&b, &p, &slow);
+        advance(100 * MS).await;
+        match tick {
+            200 => p.down(),
+            300 => p.up.store(true, Relaxed),
+            _ => {}
+        }
+        // `Provider::new(0)` is warm; `down` made it cold: warm it again at once.
+        p.served.store(u32::MAX / 2, Relaxed);
+        if b.ramp_share().is_some() {
+            ramped = true;
+        } else if ramped && slow_from.is_none() && b.state() == State::Closed {
+            slow_from = Some(tick + 10);
+        }
+        if slow_from == Some(tick) {
+            slow.store(true, Relaxed);
+        }
+        let all_in = b.state() == State::Closed && b.ramp_share().is_none();
+        if all_in && !all_in_before && slow.load(Relaxed) {
+            let_back_while_slow += 1;
+        }
+        all_in_before = all_in;
+    }
+    assert!(
+        slow.load(Relaxed),
+        "the ramp ended and the dependency turned slow"
+    );
+    let_back_while_slow
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dependency_slow_soon_after_its_ramp_is_not_let_back_while_slow() {
+    // A review: the slowness was taken for the ramp's relapse, so trials passed by answering
+    // and all traffic was let back ten times in two minutes onto 2 s answers.
+    for timeout in [800 * MS, 3 * S] {
+        let let_back = slow_after_recovery(timeout).await;
+        assert_eq!(
+            let_back, 0,
+            "timeout {timeout:?}: let back {let_back} times"
+        );
+    }
+}

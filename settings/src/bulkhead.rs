@@ -135,7 +135,7 @@ impl RawBulkheadSettings {
     pub fn set_text(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
         let k = Key::from_name(key)
             .filter(|k| keys::BULKHEAD_KEYS.contains(&k.name()))
-            .ok_or_else(|| ConfigError::UnknownBulkheadSetting { key: key.into() })?;
+            .ok_or_else(|| ConfigError::UnknownSetting { key: key.into() })?;
         let index = keys::BULKHEAD_KEYS.iter().position(|n| *n == k.name());
         let bit = 1u8 << index.unwrap_or(7);
         if self.texts & bit != 0 {

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::keys::{self, Key, Kind};
-use crate::suggest::hint;
+use crate::suggest::{hint, suggest};
 
 /// An invalid setting. The builders return it instead of panicking, text parsing returns it
 /// for a bad value, and the attribute macros show its message at the offending token.
@@ -60,11 +60,6 @@ pub enum ConfigError {
         /// The key given.
         key: String,
     },
-    /// A key that is not a setting of a bulkhead (from text).
-    UnknownBulkheadSetting {
-        /// The key given.
-        key: String,
-    },
     /// A duration string that does not parse (`"800ms"`, `"3s"`, `"1m30s"` are accepted).
     BadDuration {
         /// The text given.
@@ -98,7 +93,6 @@ impl ConfigError {
             ConfigError::BadName { .. }
             | ConfigError::UnknownSetting { .. }
             | ConfigError::UnknownRetrySetting { .. }
-            | ConfigError::UnknownBulkheadSetting { .. }
             | ConfigError::BadDuration { .. } => Vec::new(),
         }
     }
@@ -161,24 +155,33 @@ impl fmt::Display for ConfigError {
                 }
             }
             ConfigError::BadName { name, reason } => write!(f, "bad name {name:?}: {reason}"),
-            ConfigError::UnknownSetting { key } => write!(
-                f,
-                "unknown setting `{key}`{}: expected one of {}",
-                hint(key, &keys::KEYS),
-                keys::KEYS.join(", ")
-            ),
+            ConfigError::UnknownSetting { key } => {
+                write!(f, "unknown setting `{key}`")?;
+                match unknown_of(key) {
+                    Some((keys, of)) => {
+                        write!(
+                            f,
+                            "{}: expected one of {}",
+                            hint(key, keys),
+                            keys.join(", ")
+                        )?;
+                        f.write_str(of)
+                    }
+                    None => write!(
+                        f,
+                        ": expected one of a breaker's settings ({}) or a bulkhead's ({})",
+                        keys::KEYS.join(", "),
+                        keys::BULKHEAD_KEYS.join(", ")
+                    ),
+                }
+            }
             ConfigError::UnknownRetrySetting { key } => write!(
                 f,
                 "unknown setting `{key}` of a retry{}: expected one of {}",
                 hint(key, &keys::RETRY_KEYS),
                 keys::RETRY_KEYS.join(", ")
             ),
-            ConfigError::UnknownBulkheadSetting { key } => write!(
-                f,
-                "unknown setting `{key}` of a bulkhead{}: expected one of {}",
-                hint(key, &keys::BULKHEAD_KEYS),
-                keys::BULKHEAD_KEYS.join(", ")
-            ),
+
             ConfigError::BadDuration { text } => {
                 write!(f, "bad duration {text:?}: ")?;
                 if let Some(why) = crate::duration::diagnose(text) {
@@ -188,6 +191,22 @@ impl fmt::Display for ConfigError {
             }
         }
     }
+}
+
+/// Whose keys an unknown `key` was refused among. One variant serves a breaker's and a
+/// bulkhead's text (users match `UnknownSetting` for both), so the kind is told from the key:
+/// a breaker's key was refused by a bulkhead and a bulkhead's by a breaker, a near miss is
+/// near its kind's key; `None` when nothing tells (both lists are then given).
+fn unknown_of(key: &str) -> Option<(&'static [&'static str], &'static str)> {
+    let (breaker, bulkhead): (&[&str], &[&str]) = (&keys::KEYS, &keys::BULKHEAD_KEYS);
+    let of_bulkhead = Some((bulkhead, " (a bulkhead's settings)"));
+    if breaker.contains(&key) {
+        return of_bulkhead;
+    }
+    if bulkhead.contains(&key) || suggest(key, breaker).is_some() {
+        return Some((breaker, ""));
+    }
+    suggest(key, bulkhead).and(of_bulkhead)
 }
 
 /// A value of a whole-number key that is no whole number at all (`50.5` for a percentage,

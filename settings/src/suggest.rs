@@ -9,12 +9,15 @@
 /// let valid = ["timeout", "half_open_pct", "fallback"];
 /// assert_eq!(suggest("timout", &valid), Some("timeout"));
 /// assert_eq!(suggest("half_open_percent", &valid), Some("half_open_pct"));
+/// assert_eq!(suggest("TIMEOUT", &valid), Some("timeout"));
 /// assert_eq!(suggest("colour", &valid), None);
 /// ```
 pub fn suggest<'a>(wrong: &str, valid: &[&'a str]) -> Option<&'a str> {
+    // Case is a typo too: `TIMEOUT` means `timeout`.
+    let wrong = wrong.to_ascii_lowercase();
     valid
         .iter()
-        .map(|v| (distance(wrong, v), *v))
+        .map(|v| (distance(&wrong, v), *v))
         .filter(|(d, v)| *d <= 2.max(v.len() / 3))
         .min_by_key(|(d, _)| *d)
         .map(|(_, v)| v)

@@ -167,7 +167,7 @@ fn text_refuses_what_only_text_can_get_wrong() {
         (&[("slow", "1s")], "`slow_rate` is missing: `slow` needs the percent of slow calls that opens the breaker; add `slow_rate = 20`, or use `trip_p95 = \"...\"` instead"),
         (&[("slow_rate", "5")], "`slow` is missing: `slow_rate` needs the latency that makes a call slow; add `slow = \"500ms\"` (`trip_pNN` sets its own rate)"),
         (&[("timeout", "1s"), ("timeout", "2s")], "`timeout` and `timeout` cannot be used together: give it once"),
-        (&[("TIMEOUT", "1s")], "unknown setting `TIMEOUT`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after, max_keys, probe_every, ramp"),
+        (&[("TIMEOUT", "1s")], "unknown setting `TIMEOUT` (did you mean `timeout`?): expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after, max_keys, probe_every, ramp"),
         (&[("pool", "3")], "unknown setting `pool`: expected one of failure_rate, window, window_calls, min_calls, slow, slow_rate, trip_p50, trip_p90, trip_p95, trip_p99, timeout, half_open_timeout, half_open_slow, open_for, backoff, open_for_max, half_open_pct, half_open_window, half_open_calls, alert_after, max_keys, probe_every, ramp"),
     ];
     for (pairs, want) in table {
@@ -334,10 +334,14 @@ fn an_unknown_key_is_refused_with_its_own_kinds_keys_and_the_likely_one() {
     assert_eq!(
         e,
         format!(
-            "unknown setting `pools` of a bulkhead (did you mean `pool`?): expected one of {}",
+            "unknown setting `pools` (did you mean `pool`?): expected one of {} (a bulkhead's settings)",
             BULKHEAD_KEYS.join(", ")
         )
     );
+    // A breaker's key given to a bulkhead: the bulkhead's keys; one variant for both kinds.
+    let e = bulkhead.set_text("timeout", "1s").unwrap_err();
+    assert!(matches!(e, ConfigError::UnknownSetting { .. }));
+    assert!(e.to_string().contains("max_wait") && !e.to_string().contains("failure_rate"));
     let mut breaker = RawSettings::new();
     let e = breaker.set_text("timout", "1s").unwrap_err().to_string();
     assert!(

@@ -141,9 +141,7 @@ pub(super) fn refused(
     use fusebox_settings::ConfigError;
     let named = e.keys();
     let at_fault = pairs.iter().rev().find(|(k, v)| match e {
-        ConfigError::UnknownSetting { key }
-        | ConfigError::UnknownBulkheadSetting { key }
-        | ConfigError::UnknownRetrySetting { key } => k == key,
+        ConfigError::UnknownSetting { key } | ConfigError::UnknownRetrySetting { key } => k == key,
         ConfigError::BadDuration { text } => v.trim() == text.trim(),
         _ => named.contains(&k.as_str()),
     });

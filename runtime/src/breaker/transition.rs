@@ -137,6 +137,10 @@ impl Core {
     }
 }
 
+/// The share of slow calls (percent) since a warming ramp's end above which an opening on
+/// slowness is still that ramp's relapse (`Core::relapses`): all of them but a tenth.
+const RELAPSE_SLOW_SHARE: f64 = 90.0;
+
 impl Core {
     /// Whether an opening from plain closed is the last episode's relapse: under settings
     /// whose ramp warms the dependency (`Core::warms`), the window started anew as the ramp
@@ -145,12 +149,21 @@ impl Core {
     /// more requests than the ramp sent relapses within that window; judged a new episode on
     /// slowness, its trials and probes would be held to its usual latency, which it reaches
     /// only by serving the traffic they keep from it.
+    ///
+    /// On slowness, only when nearly every call since the ramp was slow
+    /// ([`RELAPSE_SLOW_SHARE`]): a provider still cold answers none of them in its usual time,
+    /// while one that came back well and then turned slow answered the first ones well; that
+    /// is a new slowness, judged by the slow bound, or full load would be let back onto it
+    /// again and again (a review: ten times in two minutes).
     fn relapses(&self, rare: &Rare, cur: Word, reason: &Reason, now: u64) -> bool {
         let c = self.config();
         if cur.state() != State::Closed
             || rare.opened_in_a_row == 0
             || !c.settings().trials_pass_by_answering()
         {
+            return false;
+        }
+        if matches!(reason, Reason::SlowRate { rate, .. } if *rate < RELAPSE_SLOW_SHARE) {
             return false;
         }
         match (c.window(), reason) {

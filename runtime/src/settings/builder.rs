@@ -218,7 +218,9 @@ impl BreakerBuilder {
         /// (seed 000; cut at `timeout`, each ramp relapsed within seconds). The window starts
         /// anew as that ramp ends, and an opening before the calls after it filled the window
         /// is the same episode (a count window's calls, a time window's length): trials that
-        /// pass by answering, the open period's growth kept.
+        /// pass by answering, the open period's growth kept. On slowness, only when nearly
+        /// every call since the ramp was slow: a dependency that answered well after the ramp
+        /// and then turned slow is a new slowness, judged by the slow bound.
         ///
         /// ```
         /// use std::time::Duration;
