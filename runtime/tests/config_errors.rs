@@ -42,7 +42,7 @@ fn every_invalid_breaker_setting_is_a_typed_error_naming_its_field() {
         ("slow_rate", |b| b.slow(S, 0)),
         ("slow_rate", |b| b.slow(S, 101)),
         ("slow+trip_pNN", |b| b.slow(S, 20).trip_p95(S)),
-        ("slow+trip_pNN", |b| b.trip_p99(S).trip_p50(S)),
+        ("trip_pNN+trip_pNN", |b| b.trip_p99(S).trip_p50(S)),
         ("slow", |b| b.trip_p95(Duration::ZERO)),
         ("trip_pNN", |b| b.trip_percentile(0, S)),
         ("trip_pNN", |b| b.trip_percentile(100, S)),

@@ -264,3 +264,48 @@ async fn a_hung_trial_reopens_a_calls_mode_half_open_before_it_ends() {
     assert!(trial.await.unwrap(), "the trial ran to its end");
     assert_eq!(b.metrics().slow, 3, "counted slow once, in flight");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_share_half_open_whose_window_is_over_is_judged_without_a_caller() {
+    // A review: trials passed, then a lull; 595 s after its verdict was due the breaker still
+    // read `HalfOpen` and logged a stuck ERROR, because only a count of trials was judged
+    // without a caller.
+    let s = Duration::from_secs;
+    let passes = Breaker::builder("share-lull-pass")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(s(10))
+        .half_open_pct(100)
+        .half_open_window(s(5))
+        .alert_after(s(60))
+        .build_detached()
+        .unwrap();
+    let fails = Breaker::builder("share-lull-fail")
+        .window_calls(2)
+        .min_calls(2)
+        .open_for(s(10))
+        .half_open_pct(100)
+        .half_open_window(s(5))
+        .build_detached()
+        .unwrap();
+    for b in [&passes, &fails] {
+        for _ in 0..2 {
+            let _ = b.call(async { Err::<(), _>("down") }).await;
+        }
+    }
+    advance(s(10)).await;
+    for _ in 0..10 {
+        passes.call(async { Ok::<(), ()>(()) }).await.unwrap();
+        let _ = fails.call(async { Err::<(), _>("down") }).await;
+    }
+    assert_eq!(
+        (passes.state(), fails.state()),
+        (State::HalfOpen, State::HalfOpen)
+    );
+    advance(s(600)).await;
+    let m = passes.metrics();
+    assert_eq!((m.state, m.stuck), (State::Closed, false));
+    assert_eq!(passes.state(), State::Closed);
+    assert_eq!(fails.metrics().state, State::Open);
+    assert_eq!(fails.state(), State::Open);
+}

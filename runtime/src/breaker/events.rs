@@ -1,7 +1,18 @@
 //! Transition events: every state change is logged and broadcast to subscribers.
+//!
+//! In the order they were made. A transition is made under its breaker's lock and emitted
+//! after it is released (a subscriber's or a log layer's code never runs under it), so two
+//! transitions of one breaker could reach the log, the recorders and the subscribers in the
+//! wrong order: "closed" after "opened" while it is open. Each one therefore takes its place
+//! in its registry's order under the lock ([`Pending`]), and is delivered only after every
+//! one before it: whoever emits queues its transition, and the one caller delivering at a
+//! time delivers the queue in order, outside every lock (a transition a subscriber causes
+//! while being told of another is queued behind it, never a deadlock).
 
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 
 use once_cell::sync::Lazy;
 use tokio::sync::broadcast;
@@ -154,6 +165,10 @@ enum Sink {
 
 /// A live registry's listeners.
 struct Live {
+    /// The next place in this registry's order of transitions.
+    issued: AtomicU64,
+    /// The transitions emitted and not yet delivered, by place.
+    queue: Mutex<Queue>,
     tx: broadcast::Sender<Transition>,
     /// The test recorders' records (`testing::Recorder`): each keeps every transition however
     /// many come before it is read, where a broadcast receiver lags and loses the oldest.
@@ -170,6 +185,8 @@ static GLOBAL: Lazy<Events> = Lazy::new(Events::new);
 impl Events {
     pub(crate) fn new() -> Events {
         Events(Arc::new(Sink::Live(Live {
+            issued: AtomicU64::new(0),
+            queue: Mutex::default(),
             tx: broadcast::channel(CAPACITY).0,
             #[cfg(feature = "testing")]
             taps: std::sync::Mutex::default(),
@@ -211,12 +228,107 @@ impl Events {
         matches!(&*self.0, Sink::Live(_))
     }
 
-    /// Logs a transition at the level its seriousness deserves and broadcasts it.
-    pub(crate) fn emit(&self, t: Transition) {
+    /// Gives `t` its place in the registry's order; called under the breaker's lock, as the
+    /// transition is made.
+    pub(crate) fn pending(&self, t: Transition) -> Pending {
+        let seq = match &*self.0 {
+            Sink::Live(live) => live.issued.fetch_add(1, Relaxed),
+            Sink::Shadow(_) => 0,
+        };
+        Pending {
+            events: self.clone(),
+            seq,
+            t: Some(t),
+        }
+    }
+
+    /// Delivers a transition once every one made before it in this registry was: logged at
+    /// the level its seriousness deserves, recorded and broadcast. Called once the breaker's
+    /// lock is released.
+    pub(crate) fn emit(&self, mut p: Pending) {
+        if let Some(t) = p.t.take() {
+            self.queue(p.seq, t);
+        }
+    }
+
+    fn queue(&self, seq: u64, t: Transition) {
         let live = match &*self.0 {
             Sink::Live(live) => live,
             Sink::Shadow(s) => return s.note(&t),
         };
+        let mut q = crate::sync::lock_std(&live.queue);
+        q.waiting.insert(seq, t);
+        if q.delivering {
+            // The caller delivering now takes it in its turn.
+            return;
+        }
+        q.delivering = true;
+        // A subscriber that panics must not leave the queue waiting for a deliverer forever.
+        let _unwinding = ResetOnUnwind(&live.queue);
+        loop {
+            let mut batch = Vec::new();
+            let q_ = &mut *q;
+            while let Some(t) = q_.waiting.remove(&q_.next) {
+                batch.push(t);
+                q_.next += 1;
+            }
+            if batch.is_empty() {
+                q.delivering = false;
+                return;
+            }
+            drop(q);
+            for t in batch {
+                live.deliver(t);
+            }
+            q = crate::sync::lock_std(&live.queue);
+        }
+    }
+}
+
+/// Frees the delivering turn if a delivery unwinds.
+struct ResetOnUnwind<'a>(&'a Mutex<Queue>);
+
+impl Drop for ResetOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            crate::sync::lock_std(self.0).delivering = false;
+        }
+    }
+}
+
+/// The transitions of a registry emitted and not yet delivered.
+#[derive(Default)]
+struct Queue {
+    /// The place of the next transition to deliver.
+    next: u64,
+    /// Emitted ahead of their turn, by place.
+    waiting: BTreeMap<u64, Transition>,
+    /// A caller is delivering: the others only queue.
+    delivering: bool,
+}
+
+/// A transition made, with its place in its registry's order, to emit once the breaker's
+/// lock is released ([`Events::emit`]). One dropped unemitted is emitted by its drop, so a
+/// place is never left empty (the ones after it would wait for it).
+#[must_use = "emit it once the breaker's lock is released"]
+pub(crate) struct Pending {
+    events: Events,
+    seq: u64,
+    t: Option<Transition>,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(t) = self.t.take() {
+            self.events.queue(self.seq, t);
+        }
+    }
+}
+
+impl Live {
+    /// Logs `t` at the level its seriousness deserves, records and broadcasts it.
+    fn deliver(&self, t: Transition) {
+        let live = self;
         log(&t);
         #[cfg(feature = "testing")]
         crate::sync::lock_std(&live.taps).retain(|tap| {

@@ -6,7 +6,7 @@
 //! once the lock is released (`core.rs` gives the invariants).
 
 use super::core::{bump, Core, Rare};
-use super::events::{Reason, Transition};
+use super::events::{Pending, Reason, Transition};
 use super::half_open::Episode;
 use crate::clock::nanos;
 use crate::settings::WindowKind;
@@ -44,7 +44,7 @@ impl Core {
         to: State,
         reason: Reason,
         now: u64,
-    ) -> Transition {
+    ) -> Pending {
         let next = self.enter(rare, cur, to, &reason, now);
         self.publish(cur, next, reason, now)
     }
@@ -123,17 +123,17 @@ impl Core {
     }
 
     /// Turns the word to `next` (the state's fields were written by [`enter`](Self::enter))
-    /// and returns the transition to emit.
-    pub(super) fn publish(&self, cur: Word, next: Word, reason: Reason, now: u64) -> Transition {
+    /// and returns the transition to emit, in its place in the registry's order.
+    pub(super) fn publish(&self, cur: Word, next: Word, reason: Reason, now: u64) -> Pending {
         self.state_since.store(now, Relaxed);
         self.word.store(next.0, Release);
-        Transition {
+        self.events.pending(Transition {
             name: self.code_config().name.clone(),
             from: cur.state(),
             to: next.state(),
             at: self.clock().instant(now),
             reason,
-        }
+        })
     }
 }
 

@@ -286,7 +286,8 @@ impl BreakerMetrics {
             p95,
             p99,
             times_opened: load(&c.times_opened),
-            stuck: core.check_stuck(now),
+            // A half-open whose passed trials close it is healthy, however long ago that was due.
+            stuck: state != State::Closed && core.check_stuck(now),
             force_expires_in: matches!(state, State::ForcedOpen | State::ForcedClosed)
                 .then(|| core.force_expires_in(now))
                 .flatten(),

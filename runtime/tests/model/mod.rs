@@ -381,9 +381,9 @@ impl Model {
 
     pub fn advance(&mut self, ms: u64) {
         self.now += ms;
-        // `Breaker::state` applies a verdict that time alone made due under a count of trials
-        // (a trial in flight aging past the bound), and the harness reads it after each op.
-        if self.state == State::HalfOpen && matches!(self.cfg.half_open, HalfOpen::Calls(_)) {
+        // `Breaker::state` applies a verdict that time alone made due (a trial in flight aging
+        // past the bound, a share's window over), and the harness reads it after each op.
+        if self.state == State::HalfOpen {
             self.judge_trials();
         }
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 pub(crate) use episode::{Episode, Late, Rule, TrialEnd, TrialResult, Verdict};
 
 use super::core::{Admission, Core, Rare};
-use super::events::{Reason, Transition};
+use super::events::{Pending, Reason};
 use crate::error::Rejection;
 use crate::settings::{BreakerConfig, HalfOpenPolicy};
 use crate::state::{State, Word};
@@ -68,12 +68,13 @@ impl Core {
         true
     }
 
-    /// Under `rare`'s lock: the verdict due at `now` on the half-open word `w` with
-    /// `half_open_calls` (short of its trials at the bound, or judged); `None` when the word
-    /// moved on, the half-open samples a share (judged by its next caller), or none is due.
+    /// Under `rare`'s lock: the verdict due at `now` on the half-open word `w`: with
+    /// `half_open_calls`, short of its trials at the bound or judged; with a share, its window
+    /// over with trials to judge. `None` when the word moved on or none is due. A verdict that
+    /// time alone made due is applied by `Breaker::state` and reported by the metrics, so a
+    /// half-open whose trials passed reads closed (and is never `stuck`) through a lull.
     pub(super) fn verdict_due(&self, rare: &Rare, w: Word, now: u64) -> Option<Verdict> {
-        let counted = matches!(self.config().half_open(), HalfOpenPolicy::Calls(_));
-        if w.state() != State::HalfOpen || !counted || self.word() != w {
+        if w.state() != State::HalfOpen || self.word() != w {
             return None;
         }
         rare.episode
@@ -147,7 +148,7 @@ impl Core {
         cur: Word,
         v: Verdict,
         now: u64,
-    ) -> Transition {
+    ) -> Pending {
         let (ok, failed) = (rare.episode.ok, rare.episode.failed);
         let (to, reason) = match v {
             Verdict::Close => (State::Closed, Reason::TrialsPassed { ok, failed }),
