@@ -264,7 +264,10 @@ impl Events {
         }
         q.delivering = true;
         // A subscriber that panics must not leave the queue waiting for a deliverer forever.
-        let _unwinding = ResetOnUnwind(&live.queue);
+        let mut turn = Turn {
+            queue: &live.queue,
+            done: false,
+        };
         loop {
             let mut batch = Vec::new();
             let q_ = &mut *q;
@@ -274,6 +277,7 @@ impl Events {
             }
             if batch.is_empty() {
                 q.delivering = false;
+                turn.done = true;
                 return;
             }
             drop(q);
@@ -285,13 +289,18 @@ impl Events {
     }
 }
 
-/// Frees the delivering turn if a delivery unwinds.
-struct ResetOnUnwind<'a>(&'a Mutex<Queue>);
+/// The delivering turn: freed by its drop if a delivery unwound before the turn ended (a
+/// subscriber panicked). Not `thread::panicking()`: an emit runs inside a call's unwind too
+/// (a panicking call is recorded as it unwinds), where the queue's lock is still held.
+struct Turn<'a> {
+    queue: &'a Mutex<Queue>,
+    done: bool,
+}
 
-impl Drop for ResetOnUnwind<'_> {
+impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            crate::sync::lock_std(self.0).delivering = false;
+        if !self.done {
+            crate::sync::lock_std(self.queue).delivering = false;
         }
     }
 }
