@@ -240,6 +240,7 @@ fn run_case(cfg: Config, ops: Vec<Op>) -> Result<(), TestCaseError> {
                     m.reset();
                 }
             }
+            m.read();
             prop_assert_eq!(b.state(), m.state, "op {}: {:?}", i, op);
         }
         for (fut, t) in held.drain(..) {

@@ -256,3 +256,26 @@ async fn a_flapping_breaker_is_stuck_and_every_transition_is_broadcast() {
     assert_eq!(seen.last(), Some(&(State::Open, State::Closed)));
     assert_eq!(seen.len(), 1 + 6 * 2 + 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_open_period_that_ended_reads_half_open_without_a_call() {
+    // Two reviews: past `open_for` an idle breaker still read `Open` until its next call,
+    // where a lapsed forced state and a due half-open verdict were applied on a read.
+    let b = Breaker::builder("open-elapsed-read")
+        .window_calls(1)
+        .min_calls(1)
+        .half_open_calls(1)
+        .open_for(std::time::Duration::from_secs(5))
+        .build_detached()
+        .unwrap();
+    let _ = b.call(async { Err::<(), _>("down") }).await;
+    assert_eq!(b.state(), State::Open);
+    advance(std::time::Duration::from_millis(4_999)).await;
+    assert_eq!((b.state(), b.metrics().state), (State::Open, State::Open));
+    advance(std::time::Duration::from_millis(1)).await;
+    assert_eq!(b.metrics().state, State::HalfOpen, "reported as it becomes");
+    assert_eq!(b.state(), State::HalfOpen);
+    // The half-open is the one a caller would have found: its trial closes it.
+    b.call(async { Ok::<(), ()>(()) }).await.unwrap();
+    assert_eq!(b.state(), State::Closed);
+}

@@ -229,8 +229,18 @@ impl Core {
         self.word().state()
     }
 
+    /// An open period that ended at `now` goes half-open, as the next caller would make it:
+    /// a reader of the state sees what the breaker is (`Breaker::state`). False when it was
+    /// not due or the word had moved on.
+    pub(crate) fn open_elapsed(&self, w: Word, now: u64) -> bool {
+        w.state() == State::Open
+            && now >= self.open.deadline()
+            && self.transition(Some(w), State::HalfOpen, Reason::OpenElapsed, now)
+    }
+
     /// The state a reader at `now` should see, changing nothing: a forced state past its
-    /// expiry reads as what it lapses into, a half-open whose verdict is due as that verdict.
+    /// expiry reads as what it lapses into, an open period that ended as half-open, a
+    /// half-open whose verdict is due as that verdict.
     /// What a metrics snapshot reports: taken on another runtime's clock (a parallel test's,
     /// ahead of this breaker's), it must not apply a transition the breaker's own clock has
     /// not reached. The breaker's next call, or `Breaker::state`, applies it.
@@ -238,6 +248,9 @@ impl Core {
         let w = self.word();
         if let Some(to) = self.force_lapsed(w, now) {
             return to;
+        }
+        if w.state() == State::Open && now >= self.open.deadline() {
+            return State::HalfOpen;
         }
         if w.state() == State::HalfOpen {
             return match self.verdict_due(&lock(&self.rare), w, now) {

@@ -95,14 +95,16 @@ impl Breaker {
         self.0.code_config()
     }
 
-    /// The current state (a forced state whose time ran out ends here, see
-    /// [`force_open_for`](Breaker::force_open_for), and a half-open still short of its
-    /// `half_open_calls` at its bound reopens here).
+    /// The current state: what the breaker's next call would find. A forced state whose time
+    /// ran out ends here (see [`force_open_for`](Breaker::force_open_for)), an open period
+    /// that ended goes half-open here, and a half-open whose verdict is due (its window over,
+    /// or short of its `half_open_calls` at its bound) is judged here.
     pub fn state(&self) -> State {
         let w = self.0.word();
         let moved = match w.state() {
             State::ForcedOpen | State::ForcedClosed => self.0.expire_force(w, self.0.clock().now()),
             State::HalfOpen => self.0.judge_due(w, self.0.clock().now()),
+            State::Open => self.0.open_elapsed(w, self.0.clock().now()),
             _ => false,
         };
         if moved {

@@ -381,8 +381,16 @@ impl Model {
 
     pub fn advance(&mut self, ms: u64) {
         self.now += ms;
-        // `Breaker::state` applies a verdict that time alone made due (a trial in flight aging
-        // past the bound, a share's window over), and the harness reads it after each op.
+        self.read();
+    }
+
+    /// What `Breaker::state` applies when read (the harness reads it after each op): an open
+    /// period that ended goes half-open, and a verdict that time alone made due (a trial in
+    /// flight aging past the bound, a share's window over) is judged.
+    pub fn read(&mut self) {
+        if self.state == State::Open && self.now >= self.open_until {
+            self.go(State::HalfOpen);
+        }
         if self.state == State::HalfOpen {
             self.judge_trials();
         }
