@@ -1,5 +1,5 @@
-//! The shared state machine of one breaker: its fields, admission, and judging the closed
-//! window; the transitions themselves are `transition.rs`'s. Each other state keeps its own
+//! The shared state machine of one breaker: its fields and how they are read; admission and
+//! judging the closed window are `admit.rs`'s, the transitions themselves `transition.rs`'s. Each other state keeps its own
 //! fields and methods in a file of its own, each an `impl Core`: `open.rs` (the open period and its probes), `half_open/` (trials),
 //! `ramp.rs` (traffic ramped back in after half-open), `forced.rs` (operator overrides),
 //! `stuck.rs` (the `alert_after` alert).
@@ -36,12 +36,13 @@ use super::shadow::ShadowSlot;
 use super::stuck::Stuck;
 use super::usual::Usual;
 use crate::clock::Clock;
-use crate::error::Rejection;
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
 use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 use crate::sync::{lock, Mutex};
-use crate::window::{Totals, Window};
+use crate::window::Window;
+
+pub(crate) use super::admit::{pct, Admission};
 
 /// A deadline that never comes, and `Stuck::since` of a healthy breaker.
 pub(super) const NEVER: u64 = u64::MAX;
@@ -153,21 +154,6 @@ pub(crate) struct Core {
     /// (`usual.rs`): written by calls that waited, beside the counters they bump.
     pub(super) usual: Usual,
     pub(crate) counters: Counters,
-}
-
-/// The result of asking to make a call.
-pub(crate) enum Admission {
-    /// A normal call, under this generation.
-    Normal(u64),
-    /// A half-open trial, under this generation.
-    Trial(u64),
-    /// A ramp call while a dependency back from failures warms (`ramp.rs`): a normal call,
-    /// in the window, but under the trial timeout and slow only at the trial bound.
-    Warming(u64),
-    /// A probe let through while open (`probe_every`), under this generation.
-    Probe(u64),
-    /// Let through while forced closed without recording: counted, never in the window.
-    Unrecorded(u64),
 }
 
 impl Core {
@@ -323,142 +309,5 @@ impl Core {
     /// few calls (3.1 s at 45 calls a second; issue 26's real run).
     pub(crate) fn full_behind_slow(&self, pool: usize) -> bool {
         u64::from(self.slow_in_flight.load(Relaxed)) >= pool as u64 || self.ended_slow.load(Relaxed)
-    }
-
-    pub(super) fn rejection(&self, state: State, retry_in: Option<Duration>) -> Rejection {
-        let c = &self.counters;
-        bump(match state {
-            State::ForcedOpen => &c.rejected_forced,
-            State::HalfOpen => &c.rejected_half_open,
-            State::Closed => &c.rejected_ramp,
-            _ => &c.rejected_open,
-        });
-        Rejection::Open {
-            name: self.code_config().name.clone(),
-            state,
-            retry_in,
-        }
-    }
-
-    /// Decides whether a call may go ahead. The closed state is a single load.
-    #[inline]
-    pub(crate) fn admit(&self) -> Result<Admission, Rejection> {
-        let w = self.word();
-        // Plain closed only: forced closed takes the slow path, which checks its expiry, and
-        // a ramping breaker the path that spreads its share.
-        if w.plain_closed() {
-            return Ok(Admission::Normal(w.generation()));
-        }
-        self.admit_slow(w)
-    }
-
-    /// The slow path; under live settings, the admission is marked so the caller takes them
-    /// (`live.rs`).
-    #[cold]
-    fn admit_slow(&self, w: Word) -> Result<Admission, Rejection> {
-        if !w.live() {
-            return self.admit_plain(w);
-        }
-        self.lapse_live(self.clock().now());
-        let w = self.word();
-        let a = self.admit_plain(w)?;
-        Ok(if w.live() { a.marked_live() } else { a })
-    }
-
-    fn admit_plain(&self, mut w: Word) -> Result<Admission, Rejection> {
-        if w.state() == State::ForcedOpen && self.forced.held() && self.stuck.alerted() {
-            // Held open with no deadline and already reported stuck: nothing left to compare
-            // the clock with, so no clock read.
-            return Err(self.rejection(State::ForcedOpen, None));
-        }
-        let now = self.clock().now();
-        loop {
-            if self.expire_force(w, now) {
-                w = self.word();
-                continue;
-            }
-            match w.state() {
-                State::Closed if w.ramping() => {
-                    if let Some(admission) = self.admit_ramp(w, now) {
-                        return admission;
-                    }
-                    // The ramp was over and the word had moved on: look again.
-                }
-                State::Closed => return Ok(Admission::Normal(w.generation())),
-                State::ForcedClosed => {
-                    self.check_stuck(now);
-                    if w.unrecorded() {
-                        return Ok(Admission::Unrecorded(w.generation()));
-                    }
-                    return Ok(Admission::Normal(w.generation()));
-                }
-                State::ForcedOpen => {
-                    self.check_stuck(now);
-                    let retry = self.force_expires_in(now);
-                    return Err(self.rejection(State::ForcedOpen, retry));
-                }
-                State::Open => {
-                    let deadline = self.open.deadline();
-                    if now < deadline {
-                        if let Some(probe) = self.probe(now) {
-                            return Ok(probe);
-                        }
-                        self.check_stuck(now);
-                        let retry = Duration::from_nanos(deadline - now);
-                        return Err(self.rejection(State::Open, Some(retry)));
-                    }
-                    self.transition(Some(w), State::HalfOpen, Reason::OpenElapsed, now);
-                }
-                State::HalfOpen => {
-                    if let Some(admission) = self.admit_half_open(w, now) {
-                        return admission;
-                    }
-                    // A verdict moved the word, or it had already moved: look again.
-                }
-            }
-            w = self.word();
-        }
-    }
-
-    /// Opens the breaker when the window's totals say so. Called after each recorded call
-    /// that could raise a rate (the window returns no totals for one that cannot).
-    #[inline]
-    pub(crate) fn judge(&self, gen: u64, t: Totals) {
-        let c = self.config();
-        let failing = t.failures * 100 >= u64::from(c.failure_rate()) * t.calls;
-        let slow = c.slow().filter(|r| r.trips(t.slow, t.calls));
-        if t.calls < u64::from(c.min_calls()) {
-            // A rate at the threshold waits for calls: then a success may trip it too.
-            self.with_window(|w| w.arm(t.calls > 0 && (failing || slow.is_some())));
-            return;
-        }
-        self.with_window(|w| w.arm(false));
-        let reason = if failing {
-            Reason::FailureRate {
-                rate: pct(t.failures, t.calls),
-                threshold: c.failure_rate(),
-                calls: t.calls,
-            }
-        } else if let Some(rule) = slow {
-            Reason::SlowRate {
-                rate: pct(t.slow, t.calls),
-                threshold: rule.rate,
-                calls: t.calls,
-            }
-        } else {
-            return;
-        };
-        let w = self.word();
-        if w.state() == State::Closed && w.generation() == gen {
-            self.transition(Some(w), State::Open, reason, self.clock().now());
-        }
-    }
-}
-
-pub(crate) fn pct(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 * 100.0 / whole as f64
     }
 }

@@ -1,5 +1,6 @@
 //! The [`Breaker`] handle: one shared state machine per name.
 
+mod admit;
 mod call;
 mod closed;
 pub(crate) mod core;
