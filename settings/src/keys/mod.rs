@@ -1,4 +1,18 @@
 //! The table: every settings key with its unit, its range and the words of its errors.
+//!
+//! This file is the table itself (one row per key, and what its messages say a valid value
+//! is); the lists derived from it are in `names.rs`, parsing and range checks of one value in
+//! `value.rs`, and the rules between keys (which needs which, which exclude each other) in
+//! `rules.rs`.
+
+mod names;
+mod rules;
+mod value;
+
+pub(crate) use names::written_as;
+pub use names::{BREAKER_KEYS, BULKHEAD_KEYS, KEYS, RETRY_KEYS};
+pub(crate) use rules::{conflict_reason, missing, needed_by, NEEDS};
+pub(crate) use value::Value;
 
 use std::time::Duration;
 
@@ -6,7 +20,6 @@ use crate::const_text::{text, Text};
 use crate::defaults::{
     MAX_ATTEMPTS, MAX_BUDGET_FLOOR, MAX_COUNT, MAX_KEYS, MAX_POOL, MAX_WINDOW, MAX_WINDOW_CALLS,
 };
-use crate::{parse_duration, ConfigError};
 
 /// What kind of value a key takes, and so how text is parsed and checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,103 +182,6 @@ const fn describe(kind: Kind, noun: &str) -> Text {
     }
 }
 
-/// The lists of key names that other code looks keys up in, each a filter of the table.
-#[derive(Clone, Copy)]
-enum Group {
-    Breaker,
-    Bulkhead,
-    Retry,
-    /// The keys that set the slow-call bound: `slow` and the `trip_p*`.
-    SlowBound,
-    /// The slow-call rules written as a percentile.
-    Trip,
-    /// The bounds of an adaptive pool, which need `limit = "adaptive"`.
-    PoolBounds,
-}
-
-const fn in_group(k: Key, g: Group) -> bool {
-    let slow_bound = str_eq(k.field(), Key::Slow.name());
-    match g {
-        Group::Breaker => matches!(k.attribute(), Attribute::Breaker),
-        Group::Bulkhead => matches!(k.attribute(), Attribute::Bulkhead),
-        Group::Retry => matches!(k.attribute(), Attribute::Retry),
-        Group::SlowBound => slow_bound,
-        Group::Trip => slow_bound && !matches!(k, Key::Slow),
-        Group::PoolBounds => matches!(k, Key::MinPool | Key::MaxPool),
-    }
-}
-
-const fn group_len(g: Group) -> usize {
-    let (mut n, mut i) = (0, 0);
-    while i < ALL.len() {
-        if in_group(ALL[i], g) {
-            n += 1;
-        }
-        i += 1;
-    }
-    n
-}
-
-/// The names of `g`'s keys in table order (`N` is [`group_len`]).
-const fn names<const N: usize>(g: Group) -> [&'static str; N] {
-    let mut out = [""; N];
-    let (mut n, mut i) = (0, 0);
-    while i < ALL.len() {
-        if in_group(ALL[i], g) {
-            out[n] = ALL[i].name();
-            n += 1;
-        }
-        i += 1;
-    }
-    out
-}
-
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// Every key of `#[breaker]` that is a setting, in the order text settings list them.
-pub const BREAKER_KEYS: [&str; group_len(Group::Breaker)] = names(Group::Breaker);
-
-/// The breaker's keys under the name the runtime exports (`SETTING_KEYS`).
-pub const KEYS: [&str; BREAKER_KEYS.len()] = BREAKER_KEYS;
-
-/// Every key of `#[bulkhead]` that is a setting.
-pub const BULKHEAD_KEYS: [&str; group_len(Group::Bulkhead)] = names(Group::Bulkhead);
-
-/// Every key of `#[retry]` that is a setting (its other arguments, `retry_on`, `retry_after`,
-/// `idempotent` and `crate`, are code or a flag, not values with a range).
-pub const RETRY_KEYS: [&str; group_len(Group::Retry)] = names(Group::Retry);
-
-const SLOW_BOUND: [&str; group_len(Group::SlowBound)] = names(Group::SlowBound);
-
-const TRIP: [&str; group_len(Group::Trip)] = names(Group::Trip);
-
-const POOL_BOUNDS: [&str; group_len(Group::PoolBounds)] = names(Group::PoolBounds);
-
-/// The slow-call rules written as a percentile.
-pub(crate) const TRIP_KEYS: &[&str] = &TRIP;
-
-/// A value as parsed from text or given to a typed setter, before its range is checked.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Value {
-    Int(u64),
-    Float(f64),
-    Duration(Duration),
-    Word(&'static str),
-}
-
 impl Key {
     /// The key named `name` (breaker or bulkhead, else retry), if it is a setting.
     pub fn from_name(name: &str) -> Option<Key> {
@@ -292,178 +208,12 @@ impl Key {
     pub fn all() -> &'static [Key] {
         ALL
     }
-
-    /// Parses `text` as a value of this key and checks its range: the verdict a settings
-    /// file, an environment variable and an attribute literal all get.
-    pub(crate) fn parse(self, text: &str) -> Result<Value, ConfigError> {
-        let not_a_number = || ConfigError::OutOfRange {
-            field: self.field(),
-            value: if text.is_empty() {
-                "\"\"".into()
-            } else {
-                text.into()
-            },
-            expected: self.expected(),
-        };
-        let v = match self.kind() {
-            Kind::Percent | Kind::Count { .. } | Kind::Upto { .. } => {
-                Value::Int(text.parse().map_err(|_| not_a_number())?)
-            }
-            Kind::Factor => Value::Float(text.parse().map_err(|_| not_a_number())?),
-            Kind::Duration { .. } | Kind::Span { .. } => Value::Duration(parse_duration(text)?),
-            Kind::Word { one_of } => Value::Word(
-                one_of
-                    .iter()
-                    .find(|w| **w == text)
-                    .copied()
-                    .ok_or_else(not_a_number)?,
-            ),
-        };
-        self.check(v)?;
-        Ok(v)
-    }
-
-    /// Checks a value of this key against its range alone (cross-key rules come later).
-    pub(crate) fn check(self, v: Value) -> Result<(), ConfigError> {
-        let out = |value: String| ConfigError::OutOfRange {
-            field: self.field(),
-            value,
-            expected: self.expected(),
-        };
-        match (self.kind(), v) {
-            (Kind::Percent, Value::Int(n)) if !(1..=100).contains(&n) => Err(out(n.to_string())),
-            (Kind::Count { max }, Value::Int(n)) if !(1..=max).contains(&n) => {
-                Err(out(n.to_string()))
-            }
-            (Kind::Upto { max }, Value::Int(n)) if n > max => Err(out(n.to_string())),
-            (Kind::Factor, Value::Float(f)) if !f.is_finite() || f < 1.0 => Err(out(f.to_string())),
-            (Kind::Span { max }, Value::Duration(d)) if d > max => Err(out(format!("{d:?}"))),
-            (Kind::Duration { zero_ok: false } | Kind::Span { .. }, Value::Duration(d))
-                if d.is_zero() =>
-            {
-                Err(ConfigError::ZeroDuration {
-                    field: self.field(),
-                })
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
-/// The keys a user writes for an error's `field` (`trip_pNN` is any of the four).
-pub(crate) fn written_as(field: &str) -> &'static [&'static str] {
-    match field {
-        "trip_pNN" => TRIP_KEYS,
-        // The slow-call bound is `slow` or the duration of a `trip_p*`.
-        "slow" => &SLOW_BOUND,
-        other => Key::from_name(other).map_or(&[][..], name_slice),
-    }
-}
-
-fn name_slice(k: Key) -> &'static [&'static str] {
-    let i = ALL.iter().position(|a| *a == k).unwrap_or(0);
-    &NAMES[i..=i]
-}
-
-/// Every key's name, in the order of `ALL`, so one key's name can be lent as a slice.
-const NAMES: [&str; ALL.len()] = {
-    let mut names = [""; ALL.len()];
-    let mut i = 0;
-    while i < ALL.len() {
-        names[i] = ALL[i].name();
-        i += 1;
-    }
-    names
-};
-
-/// A setting that another one needs: what the message says, and which given keys need it.
-pub(crate) struct Needs {
-    pub(crate) missing: &'static str,
-    pub(crate) by: &'static str,
-    pub(crate) hint: &'static str,
-}
-
-/// The pairs that only make sense together, in the order they are checked.
-pub(crate) const NEEDS: [Needs; 4] = [
-    Needs {
-        missing: "slow_rate",
-        by: "slow",
-        hint: "`slow` needs the percent of slow calls that opens the breaker; add `slow_rate = 20`, or use `trip_p95 = \"...\"` instead",
-    },
-    Needs {
-        missing: "slow",
-        by: "slow_rate",
-        hint: "`slow_rate` needs the latency that makes a call slow; add `slow = \"500ms\"` (`trip_pNN` sets its own rate)",
-    },
-    Needs {
-        missing: "open_for_max",
-        by: "backoff",
-        hint: "growing open periods (`backoff`) are always capped; add `open_for_max = \"60s\"`",
-    },
-    Needs {
-        missing: "backoff",
-        by: "open_for_max",
-        hint: "the cap only matters when open periods grow; add `backoff = 2.0`",
-    },
-];
-
-/// What a bulkhead without `pool` is told.
-pub(crate) const POOL_MISSING: &str =
-    "a bulkhead needs the most calls allowed in flight at once, like `pool = 60`";
-
-/// The error for `missing` not given although `by` was.
-pub(crate) fn missing(missing: &'static str) -> ConfigError {
-    let expected = NEEDS.iter().find(|n| n.missing == missing).map_or(
-        if missing == "limit" {
-            LIMIT_MISSING
-        } else {
-            POOL_MISSING
-        },
-        |n| n.hint,
-    );
-    ConfigError::OutOfRange {
-        field: missing,
-        value: String::new(),
-        expected,
-    }
-}
-
-/// What bounds given without `limit = "adaptive"` are told.
-pub(crate) const LIMIT_MISSING: &str =
-    "`min_pool` and `max_pool` bound a pool that sizes itself; add `limit = \"adaptive\"`";
-
-/// The keys that need `field` (for a missing setting's error).
-pub(crate) fn needed_by(field: &str) -> &'static [&'static str] {
-    if field == Key::Limit.name() {
-        return &POOL_BOUNDS;
-    }
-    NEEDS
-        .iter()
-        .find(|n| n.missing == field)
-        .and_then(|n| Key::from_name(n.by))
-        .map_or(&[][..], name_slice)
-}
-
-/// Why two settings exclude each other.
-pub(crate) fn conflict_reason(first: &str, second: &str) -> Option<&'static str> {
-    const HALF_OPEN: &str = "half-open admits either a share of traffic for a while (`half_open_pct`, `half_open_window`) or a fixed number of trial calls (`half_open_calls`)";
-    const ONE_RULE: &str = "a breaker has one slow-call rule (`trip_p50`/`trip_p90`/`trip_p95`/`trip_p99`, or `slow` with `slow_rate`)";
-    match (first, second) {
-        ("trip_pNN", "trip_pNN") | ("slow", "trip_pNN") => Some(ONE_RULE),
-        _ if first == second => Some("give it once"),
-        ("window", "window_calls") => {
-            Some("the window is either a time span (`window`) or the last N calls (`window_calls`)")
-        }
-        ("half_open_calls", "half_open_pct") | ("half_open_calls", "half_open_window") => {
-            Some(HALF_OPEN)
-        }
-        _ => None,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::defaults::MAX_POOL;
 
     /// Each message states the limit of the constant its key is checked against.
     #[test]
@@ -489,25 +239,5 @@ mod tests {
             Key::Pool.expected(),
             format!("a number of calls in flight from 1 to {MAX_POOL}")
         );
-    }
-
-    #[test]
-    fn the_lists_are_the_table_split_by_attribute() {
-        let breaker: Vec<_> = ALL
-            .iter()
-            .filter(|k| k.attribute() == Attribute::Breaker)
-            .map(|k| k.name())
-            .collect();
-        assert_eq!(BREAKER_KEYS.to_vec(), breaker);
-        assert_eq!(
-            BULKHEAD_KEYS,
-            ["pool", "max_wait", "limit", "min_pool", "max_pool"]
-        );
-        assert_eq!(TRIP_KEYS, ["trip_p50", "trip_p90", "trip_p95", "trip_p99"]);
-        assert_eq!(
-            written_as("slow"),
-            ["slow", "trip_p50", "trip_p90", "trip_p95", "trip_p99"]
-        );
-        assert_eq!(needed_by("limit"), ["min_pool", "max_pool"]);
     }
 }
