@@ -65,3 +65,46 @@ fn an_older_runtime_sees_open_for_end_on_time_when_a_younger_one_made_the_breake
         assert_eq!(b.state(), State::Closed);
     });
 }
+
+#[breaker(
+    name = "clock-base-window",
+    window = "10s",
+    min_calls = 4,
+    failure_rate = 50
+)]
+async fn windowed(up: bool) -> Result<u32, DepError> {
+    if up {
+        Ok(1)
+    } else {
+        Err(DepError::Down)
+    }
+}
+
+#[test]
+fn a_time_window_forgets_on_its_own_clock_when_another_test_touched_the_registry_an_hour_ahead() {
+    let behind = paused_runtime();
+    let ahead = paused_runtime();
+    // Another test moved its clock an hour on, then made every annotated breaker.
+    ahead.block_on(async {
+        advance(Duration::from_secs(3600)).await;
+        assert_eq!(
+            registry().breaker("clock-base-window").unwrap().state(),
+            State::Closed
+        );
+    });
+    behind.block_on(async {
+        for _ in 0..3 {
+            assert!(windowed(false).await.is_err());
+        }
+        // The three failures leave the 10 s window; before the fix its slots counted from the
+        // other clock's hour, so on this one every call stayed in its first slot.
+        advance(Duration::from_secs(11)).await;
+        assert!(windowed(false).await.is_err());
+        for _ in 0..3 {
+            assert_eq!(windowed(true).await, Ok(1));
+        }
+        let b = registry().breaker("clock-base-window").unwrap();
+        assert_eq!(b.metrics().window_calls, 4, "{:?}", b.metrics());
+        assert_eq!(b.state(), State::Closed, "1 failure in 4 is under 50 %");
+    });
+}

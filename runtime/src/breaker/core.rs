@@ -160,7 +160,7 @@ impl Core {
     pub(crate) fn new(config: BreakerConfig, events: Events) -> Core {
         let now = Clock::new().now();
         Core {
-            window: Window::new(config.window(), now),
+            window: Window::new(config.window()),
             config,
             word: AtomicU64::new(Word::new(State::Closed, 0).0),
             state_since: AtomicU64::new(now),

@@ -24,6 +24,8 @@ use super::{Sample, Ticket, Totals};
 use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 
 pub(crate) const SLOTS: u64 = 10;
+/// `origin` before the first write.
+const UNSET: u64 = u64::MAX;
 /// Slots per histogram generation.
 const PER_GEN: u64 = SLOTS / 2;
 
@@ -50,9 +52,13 @@ struct Store {
 
 pub(crate) struct TimeWindow {
     slot_nanos: u64,
-    /// When the window was made: slots are counted from here, so they turn over a whole
-    /// number of slots after the breaker was made, whatever the clock's base.
-    origin: u64,
+    /// The clock reading of the window's first recorded call ([`UNSET`] before it): slots
+    /// are counted from here, so they turn over a whole number of slots after the first call.
+    /// Not the breaker's creation: every annotated breaker is made when the registry is
+    /// first touched, on whichever runtime's clock that was, and a paused clock behind that
+    /// instant (another test's, which had not moved as far) would put every call in slot 0,
+    /// never expiring, until it caught up.
+    origin: AtomicU64,
     store: Box<Store>,
     head: AtomicU64,
     /// A success must be judged too (see the module's header).
@@ -60,7 +66,7 @@ pub(crate) struct TimeWindow {
 }
 
 impl TimeWindow {
-    pub(crate) fn new(window: Duration, now: u64) -> TimeWindow {
+    pub(crate) fn new(window: Duration) -> TimeWindow {
         let slot_nanos = (crate::clock::nanos(window) / SLOTS).max(1);
         let head = 0;
         let gen = head / PER_GEN;
@@ -81,17 +87,39 @@ impl TimeWindow {
         }
         TimeWindow {
             slot_nanos,
-            origin: now,
+            origin: AtomicU64::new(UNSET),
             store,
             head: AtomicU64::new(head),
             armed: AtomicBool::new(false),
         }
     }
 
-    /// Clock nanoseconds as nanoseconds since the window was made.
+    /// Clock nanoseconds as nanoseconds since the window's first recorded call, which `now`
+    /// is if there was none.
     #[inline]
     fn since_origin(&self, now: u64) -> u64 {
-        now.saturating_sub(self.origin)
+        match self.origin.load(Relaxed) {
+            UNSET => self.set_origin(now),
+            origin => now.saturating_sub(origin),
+        }
+    }
+
+    /// Takes `now` as the origin unless a racing first write took its own first.
+    #[cold]
+    fn set_origin(&self, now: u64) -> u64 {
+        match self.origin.compare_exchange(UNSET, now, Relaxed, Relaxed) {
+            Ok(_) => 0,
+            Err(origin) => now.saturating_sub(origin),
+        }
+    }
+
+    /// `since_origin` for everything but a recorded call, which sets no origin: before the
+    /// first write every slot is empty, so any epoch reads (and expires) the same.
+    fn seen_since_origin(&self, now: u64) -> u64 {
+        match self.origin.load(Relaxed) {
+            UNSET => 0,
+            origin => now.saturating_sub(origin),
+        }
     }
 
     fn slot(&self, epoch: u64) -> &Slot {
@@ -252,14 +280,17 @@ impl TimeWindow {
     }
 
     pub(crate) fn totals(&self, now: u64) -> Totals {
-        self.advance(self.since_origin(now) / self.slot_nanos);
+        self.advance(self.seen_since_origin(now) / self.slot_nanos);
         self.totals_now()
     }
 
     /// The slot epoch a reader at `now` sees as the newest: never behind the head.
     fn seen_at(&self, now: u64) -> (u64, u64) {
         let head = self.head.load(Acquire);
-        (head, (self.since_origin(now) / self.slot_nanos).max(head))
+        (
+            head,
+            (self.seen_since_origin(now) / self.slot_nanos).max(head),
+        )
     }
 
     /// The totals a reader at `now` sees, without expiring anything: a metrics snapshot taken
@@ -314,7 +345,7 @@ impl TimeWindow {
     }
 
     pub(crate) fn reset(&self, now: u64) {
-        let epoch = self.since_origin(now) / self.slot_nanos;
+        let epoch = self.seen_since_origin(now) / self.slot_nanos;
         self.advance(epoch);
         for e in epoch.saturating_sub(SLOTS - 1)..=epoch {
             self.expire(e);
@@ -336,7 +367,7 @@ mod turnover_tests {
 
     #[test]
     fn a_turnover_expires_the_old_slot() {
-        let w = TimeWindow::new(Duration::from_nanos(100), 0);
+        let w = TimeWindow::new(Duration::from_nanos(100));
         w.record(5, s(true));
         w.record(95, s(false));
         w.record(8, s(false));

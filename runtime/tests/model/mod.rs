@@ -126,6 +126,8 @@ pub struct Model {
     window: VecDeque<Entry>,
     /// Newest slot the time window has seen.
     head: u64,
+    /// When the time window's first call was recorded: its slots count from there.
+    origin: Option<u64>,
     open_until: u64,
     opened_in_a_row: u32,
     trials: Trials,
@@ -147,6 +149,7 @@ impl Model {
             gen: 0,
             window: VecDeque::new(),
             head: 0,
+            origin: None,
             open_until: 0,
             opened_in_a_row: 0,
             trials: Trials::default(),

@@ -15,8 +15,12 @@ impl Model {
         let Some(w) = self.cfg.time_window else {
             return;
         };
+        // Before the first recorded call the window is empty: no slot to move to.
+        let Some(origin) = self.origin else {
+            return;
+        };
         let slot_ns = (w * 1_000_000 / 10).max(1);
-        self.head = self.head.max(self.now * 1_000_000 / slot_ns);
+        self.head = self.head.max((self.now - origin) * 1_000_000 / slot_ns);
         let head = self.head;
         self.window.retain(|e| e.slot + 10 > head);
     }
@@ -76,6 +80,7 @@ impl Model {
     }
 
     pub(super) fn push(&mut self, failed: bool, slow: bool) {
+        self.origin.get_or_insert(self.now);
         self.roll();
         if self.cfg.time_window.is_none() && self.window.len() == self.cfg.window {
             self.window.pop_front();

@@ -304,7 +304,7 @@ impl Core {
                 .and_then(|l| same(&l))
                 .or_else(|| below.as_ref().and_then(same))
                 .flatten();
-            Some(reuse.unwrap_or_else(|| Arc::new(Window::new(kind, self.clock().now()))))
+            Some(reuse.unwrap_or_else(|| Arc::new(Window::new(kind))))
         };
         let code = self.code_config().settings().to_text();
         let settings = in_force::attribute(
