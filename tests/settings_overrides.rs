@@ -461,3 +461,57 @@ async fn inside_a_testing_scope_overrides_apply_to_the_scopes_registry() {
         "the global one untouched"
     );
 }
+
+mod ov_billing {
+    use super::DepError;
+
+    /// Named by default: the function's path, `settings_overrides::ov_billing::charge`.
+    #[fusebox::breaker(timeout = "1s")]
+    pub async fn charge() -> Result<(), DepError> {
+        Ok(())
+    }
+
+    pub mod invoices {
+        use super::DepError;
+
+        #[fusebox::breaker(timeout = "1s", key = customer)]
+        pub async fn send(customer: u32) -> Result<(), DepError> {
+            let _ = customer;
+            Ok(())
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_module_pattern_and_a_path_written_without_the_crates_name_reach_default_names() {
+    ov_billing::charge().await.unwrap();
+    let charge = registry()
+        .breaker("settings_overrides::ov_billing::charge")
+        .expect("a default name is the function's path, crate first");
+    let o = Overrides::new()
+        .breaker("ov_billing::*", [("failure_rate", "33")], Source::File)
+        .breaker("ov_billing::charge", [("min_calls", "7")], Source::File)
+        .breaker(
+            "ov_billing::invoices::send/42",
+            [("min_calls", "9")],
+            Source::File,
+        );
+    let applied = registry().apply_overrides(&o).unwrap();
+    assert!(applied.undeclared.is_empty(), "{applied:?}");
+    let c = charge.config_in_force();
+    assert_eq!((c.failure_rate(), c.min_calls()), (33, 7));
+    // The module's pattern reaches a keyed breaker below it, and a key's exact name written
+    // without the crate's name reaches that key.
+    ov_billing::invoices::send(42).await.unwrap();
+    ov_billing::invoices::send(7).await.unwrap();
+    let key = |k: &str| {
+        registry()
+            .breaker(&format!(
+                "settings_overrides::ov_billing::invoices::send/{k}"
+            ))
+            .unwrap()
+            .config_in_force()
+    };
+    assert_eq!((key("42").failure_rate(), key("42").min_calls()), (33, 9));
+    assert_eq!((key("7").failure_rate(), key("7").min_calls()), (33, 20));
+}

@@ -227,15 +227,17 @@ impl Overrides {
 
     /// The breaker `name` with `code`'s settings (a replay's own, as pairs) and this
     /// candidate's pairs for it on top, checked by the settings table. A key overridden
-    /// leaves the code's pairs (with the slow rule's other spellings, and the other half-open
-    /// policy), since the table refuses a key given twice.
+    /// leaves the code's pairs (with the slow rule's other spellings, the other kind of window
+    /// and the other half-open policy), since the table refuses a key given twice.
     ///
     /// ```
     /// use std::time::Duration;
-    /// let o = fusebox_sim::Overrides::parse("payments.trip_p95=500ms payments.half_open_pct=5").unwrap();
-    /// let code = [("slow", "2s"), ("slow_rate", "10"), ("half_open_calls", "1")];
+    /// use fusebox::WindowKind;
+    /// let o = fusebox_sim::Overrides::parse("payments.trip_p95=500ms payments.half_open_pct=5 payments.window=30s").unwrap();
+    /// let code = [("slow", "2s"), ("slow_rate", "10"), ("half_open_calls", "1"), ("window_calls", "20")];
     /// let c = o.apply("payments", &code).unwrap().config().unwrap();
     /// assert_eq!((c.slow().unwrap().bound, c.slow().unwrap().rate), (Duration::from_millis(500), 5));
+    /// assert_eq!(c.window(), WindowKind::Time(Duration::from_secs(30)));
     /// ```
     pub fn apply(
         &self,
@@ -244,8 +246,8 @@ impl Overrides {
     ) -> Result<BreakerBuilder, OverrideError> {
         let mine = self.pairs_for(name);
         // The settings table refuses a key given twice, so an overridden key leaves the
-        // code's pairs; and so do the code's other spelling of the slow rule and its other
-        // half-open policy (a share for a while, or a number of trials).
+        // code's pairs; and so do the code's other spelling of the slow rule, its other kind
+        // of window and its other half-open policy (a share for a while, or trials).
         let overridden = |key: &str| mine.iter().any(|(k, _)| supersedes(k, key));
         let kept = code.iter().copied().filter(|(k, _)| !overridden(k));
         BreakerBuilder::from_settings(name, kept.chain(mine.iter().copied())).map_err(|error| {
@@ -295,10 +297,15 @@ fn half_open_policy(key: &str) -> Option<bool> {
     }
 }
 
-/// Whether setting `new` takes `old` away: the same setting, the slow rule's other spelling,
-/// or the other half-open policy.
+/// Whether setting `new` takes `old` away, as an override at start does in the runtime: the
+/// same setting, the slow rule's other spelling, the other kind of window, or the other
+/// half-open policy.
 fn supersedes(new: &str, old: &str) -> bool {
     slot(new) == slot(old)
         || (old == "slow_rate" && new.starts_with("trip_p"))
+        || matches!(
+            (new, old),
+            ("window", "window_calls") | ("window_calls", "window")
+        )
         || half_open_policy(new).is_some_and(|p| half_open_policy(old) == Some(!p))
 }

@@ -8,7 +8,7 @@ use fusebox_settings::{ConfigError, Source};
 use super::{read, write, Registry};
 use crate::breaker::Breaker;
 use crate::bulkhead::Bulkhead;
-use crate::settings::overrides::{ranked, Entry};
+use crate::settings::overrides::{ranked, without_crate, Entry};
 use crate::settings::{
     Applied, AppliedTo, BreakerConfig, GuardKind, OverrideError, Overrides, Undeclared,
 };
@@ -251,8 +251,16 @@ fn key_names_touched(entries: &[Entry], family: &str) -> Vec<String> {
     let mut names = Vec::new();
     for e in entries.iter().filter(|e| e.target == GuardKind::Breaker) {
         if !e.name.contains('*') {
-            if e.name.starts_with(&prefix) && !names.contains(&e.name) {
-                names.push(e.name.clone());
+            // A key's exact name, written with the family's path or without its crate's name.
+            let key = e.name.strip_prefix(&prefix).or_else(|| {
+                let short = without_crate(&e.name, family)?;
+                e.name.strip_prefix(&format!("{short}/"))
+            });
+            if let Some(key) = key {
+                let name = format!("{prefix}{key}");
+                if !names.contains(&name) {
+                    names.push(name);
+                }
             }
         } else if e.matches(&stand_in) && !names.contains(&stand_in) {
             names.push(stand_in.clone());

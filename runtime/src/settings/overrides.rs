@@ -48,9 +48,12 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    /// Whether `name` is one this entry is for.
+    /// Whether `name` is one this entry is for: a name or pattern written as a path
+    /// (`billing::charge`, `billing::*`) also matches a default name, the function's path,
+    /// without its crate's name in front (`shop::billing::charge`).
     pub(crate) fn matches(&self, name: &str) -> bool {
         glob(&self.name, name)
+            || without_crate(&self.name, name).is_some_and(|n| glob(&self.name, n))
     }
     /// How specific the entry is: an exact name above every pattern, then the pattern with
     /// more literal characters. Matching entries apply from the least specific up, so the
@@ -72,6 +75,16 @@ pub(crate) fn ranked<'a>(rules: &'a [Entry], target: GuardKind, name: &str) -> V
         .collect();
     matching.sort_by_key(|e| e.rank());
     matching
+}
+
+/// `name` without its first path segment, when `written` is a path too: how a name or
+/// pattern written from inside the crate (`billing::*`) meets a default name, which
+/// `module_path!()` starts with the crate's name.
+pub(crate) fn without_crate<'a>(written: &str, name: &'a str) -> Option<&'a str> {
+    if !written.contains("::") {
+        return None;
+    }
+    name.split_once("::").map(|(_, rest)| rest)
 }
 
 /// `*` matches any run of characters (none too), everything else itself.
@@ -102,7 +115,8 @@ fn glob(pattern: &str, name: &str) -> bool {
 /// a keyed breaker's `"payments/eu"`) or a bulkhead, or gives a pattern where `*` stands for
 /// any run of characters, `/` and `::` included: `"payments/*"` is every key of the keyed
 /// breaker `payments` (and its `payments/_overflow`), `"billing::*"` every breaker of the
-/// module `billing` and below (a name left to its default is the function's path), `"*"`
+/// module `billing` and below (a name left to its default is the function's path, crate
+/// first, and one written as a path matches it with or without the crate's name), `"*"`
 /// every breaker. Where several match one name, the exact name's value of a key wins, then
 /// the pattern with more literal characters, then the one given last.
 ///
@@ -311,7 +325,7 @@ impl Overrides {
 
 #[cfg(test)]
 mod tests {
-    use super::glob;
+    use super::{glob, Entry, GuardKind, Source};
 
     #[test]
     fn patterns_match_runs_of_any_characters() {
@@ -320,6 +334,19 @@ mod tests {
         assert!(!glob("payments/*", "payments"));
         assert!(!glob("payments/*", "payments-v2/eu"));
         assert!(glob("billing::*", "billing::invoices::charge"));
+        let e = |name: &str| Entry {
+            target: GuardKind::Breaker,
+            name: name.into(),
+            pairs: Vec::new(),
+            source: Source::Env,
+        };
+        // A default name starts with the crate's name; a path written without it matches.
+        assert!(e("billing::*").matches("shop::billing::invoices::charge"));
+        assert!(e("billing::charge").matches("shop::billing::charge"));
+        assert!(e("shop::billing::*").matches("shop::billing::charge"));
+        // Only the first segment is the crate's: no match further in, nor for a plain word.
+        assert!(!e("billing::*").matches("shop::admin::billing::charge"));
+        assert!(!e("charge").matches("billing::charge"));
         assert!(glob("*", "anything"));
         assert!(glob("*-db", "orders-db"));
         assert!(glob("a*b*c", "a-x-b-y-c"));
