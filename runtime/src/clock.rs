@@ -10,7 +10,11 @@
 //! and an open period it starts ends late by the gap between the two runtimes. Every clock,
 //! paused or not, reads an instant no earlier than its runtime's creation, which is after the
 //! process started, so a base set back further than the process has been running is behind
-//! all of them, whichever came first.
+//! all of them, whichever came first. For the same reason a breaker's behaviour never counts
+//! from its creation on the creating runtime's clock: a time window's slots count from its
+//! first recorded call (`window/time.rs`), deadlines from the instant their caller read. (Only
+//! `time_in_state` of a breaker that never changed state does: on a clock behind its
+//! creation it reads zero.)
 //!
 //! # Why the time window reads this clock, exactly, on every recorded call
 //!
