@@ -548,3 +548,44 @@ async fn a_key_whose_ramp_ran_out_unseen_is_idle_again() {
     let c = reg.keyed(&template, &"c");
     assert_eq!(c.name(), "ramp-idle/c", "a made room");
 }
+
+/// A snapshot reports a half-open whose trials passed as closed (its next caller closes it);
+/// it reports the ramp that closing starts too, not a breaker admitting everything.
+#[tokio::test(start_paused = true)]
+async fn a_snapshot_that_reports_passed_trials_as_closed_reports_the_ramp_they_start() {
+    let explicit = breaker("snapshot-ramp")
+        .half_open_pct(10)
+        .half_open_window(secs(1))
+        .open_for(secs(1))
+        .ramp(secs(10))
+        .build_detached()
+        .unwrap();
+    // The derived recovery: a 2 s half-open share, then a 5 s ramp from 5 %.
+    let derived = Breaker::builder("snapshot-ramp-derived")
+        .timeout(Duration::from_millis(800))
+        .build_detached()
+        .unwrap();
+    for b in [explicit, derived] {
+        while b.state() == State::Closed {
+            let _ = fail(&b, MS).await;
+            advance(MS * 10).await;
+        }
+        // Past the open period (the explicit one), or a probe that answers (the derived).
+        advance(secs(1)).await;
+        let _ = ok(&b, MS).await;
+        assert_eq!(b.state(), State::HalfOpen, "{}", b.name());
+        // Every call the half-open admits answers, for less than its window (1 s, 2 s)...
+        for _ in 0..30 {
+            let _ = ok(&b, MS).await;
+            advance(MS * 25).await;
+        }
+        // ... and its verdict falls due with no caller.
+        advance(secs(2)).await;
+        let seen = b.metrics();
+        assert_eq!(seen.state, State::Closed, "{}", b.name());
+        let share = seen.ramp_share.expect("the ramp its closing starts");
+        assert!(share < 0.2, "{}: {share}", b.name());
+        // What the next caller sees agrees.
+        assert_eq!(b.ramp_share(), Some(share), "{}", b.name());
+    }
+}

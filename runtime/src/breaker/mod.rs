@@ -240,6 +240,8 @@ impl Breaker {
     /// While closed and ramping traffic back in after half-open passed (`ramp`): the share of
     /// calls admitted now; `None` otherwise. The same figure as
     /// [`BreakerMetrics::ramp_share`](crate::BreakerMetrics::ramp_share), without a snapshot.
+    /// A half-open whose passed trials are due to close it is closed first, as
+    /// [`state`](Breaker::state) does: the ramp starts there.
     ///
     /// ```
     /// use fusebox::Breaker;
@@ -247,7 +249,12 @@ impl Breaker {
     /// assert_eq!(b.ramp_share(), None);
     /// ```
     pub fn ramp_share(&self) -> Option<f64> {
-        self.0.ramp_share(self.0.clock().now())
+        let now = self.0.clock().now();
+        let w = self.0.word();
+        if w.state() == State::HalfOpen {
+            self.0.judge_due(w, now);
+        }
+        self.0.ramp_share(now)
     }
 
     /// Opens a `Closed` breaker as if its own window had tripped (fleet quorum): it then

@@ -144,6 +144,17 @@ impl Core {
         }
         self.ramp_share_at(now)
     }
+
+    /// `ramp_share` as a reader sees it who reports `seen` (`state_at`): a half-open whose
+    /// passed trials are due to close it is reported closed, so it is reported ramping from
+    /// the ramp's first share too, as its next caller will make it, not as fully open.
+    pub(crate) fn ramp_share_seen(&self, seen: State, now: u64) -> Option<f64> {
+        if seen == State::Closed && self.word().state() == State::HalfOpen {
+            self.config().ramp()?;
+            return Some(self.config().settings().ramp_start());
+        }
+        self.ramp_share(now)
+    }
 }
 
 #[cfg(test)]

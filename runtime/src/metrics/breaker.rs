@@ -291,7 +291,7 @@ impl BreakerMetrics {
             force_expires_in: matches!(state, State::ForcedOpen | State::ForcedClosed)
                 .then(|| core.force_expires_in(now))
                 .flatten(),
-            ramp_share: core.ramp_share(now),
+            ramp_share: core.ramp_share_seen(state, now),
             slow_bound: core.slow_bound(&core.config()),
             usual_latency: core.usual_latency(),
             conflicts: load(&c.conflicts),
