@@ -8,11 +8,18 @@
 //! one before it: whoever emits queues its transition, and the one caller delivering at a
 //! time delivers the queue in order, outside every lock (a transition a subscriber causes
 //! while being told of another is queued behind it, never a deadlock).
+//!
+//! An emitter returns only once its transition was delivered, as when each caller sent its
+//! own: a test that makes a call and then reads its receiver, or a recorder, finds the
+//! transition there whatever other tests' breakers were doing. It waits (no lock held) while
+//! another caller delivers it, or until the transitions before it were emitted; never on its
+//! own thread's delivery, which a subscriber's transition is queued behind.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use once_cell::sync::Lazy;
 use tokio::sync::broadcast;
@@ -169,6 +176,8 @@ struct Live {
     issued: AtomicU64,
     /// The transitions emitted and not yet delivered, by place.
     queue: Mutex<Queue>,
+    /// Told after each delivered batch: an emitter waits on it for its transition.
+    delivered: Condvar,
     tx: broadcast::Sender<Transition>,
     /// The test recorders' records (`testing::Recorder`): each keeps every transition however
     /// many come before it is read, where a broadcast receiver lags and loses the oldest.
@@ -187,6 +196,7 @@ impl Events {
         Events(Arc::new(Sink::Live(Live {
             issued: AtomicU64::new(0),
             queue: Mutex::default(),
+            delivered: Condvar::new(),
             tx: broadcast::channel(CAPACITY).0,
             #[cfg(feature = "testing")]
             taps: std::sync::Mutex::default(),
@@ -258,15 +268,42 @@ impl Events {
         };
         let mut q = crate::sync::lock_std(&live.queue);
         q.waiting.insert(seq, t);
-        if q.delivering {
-            // The caller delivering now takes it in its turn.
+        if q.delivering && DELIVERING.get() {
+            // A subscriber's transition: this thread's turn delivers it next.
             return;
         }
+        if !q.delivering {
+            q = live.deliver_queue(q);
+        }
+        // Delivered by another caller's turn, or by the turn of whoever emits the ones made
+        // before it.
+        while q.next <= seq {
+            q = live
+                .delivered
+                .wait(q)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+}
+
+thread_local! {
+    /// This thread is delivering a registry's queue (its subscribers run under it).
+    static DELIVERING: Cell<bool> = const { Cell::new(false) };
+}
+
+impl Live {
+    /// Takes the delivering turn and delivers the queue in order until the next place is
+    /// not there yet; gives the lock back.
+    fn deliver_queue<'a>(
+        &'a self,
+        mut q: std::sync::MutexGuard<'a, Queue>,
+    ) -> std::sync::MutexGuard<'a, Queue> {
         q.delivering = true;
         // A subscriber that panics must not leave the queue waiting for a deliverer forever.
         let mut turn = Turn {
-            queue: &live.queue,
+            live: self,
             done: false,
+            was_delivering: DELIVERING.replace(true),
         };
         loop {
             let mut batch = Vec::new();
@@ -278,13 +315,14 @@ impl Events {
             if batch.is_empty() {
                 q.delivering = false;
                 turn.done = true;
-                return;
+                return q;
             }
             drop(q);
             for t in batch {
-                live.deliver(t);
+                self.deliver(t);
             }
-            q = crate::sync::lock_std(&live.queue);
+            q = crate::sync::lock_std(&self.queue);
+            self.delivered.notify_all();
         }
     }
 }
@@ -293,14 +331,18 @@ impl Events {
 /// subscriber panicked). Not `thread::panicking()`: an emit runs inside a call's unwind too
 /// (a panicking call is recorded as it unwinds), where the queue's lock is still held.
 struct Turn<'a> {
-    queue: &'a Mutex<Queue>,
+    live: &'a Live,
     done: bool,
+    /// This thread's flag before the turn: a turn of another registry's queue may be under it.
+    was_delivering: bool,
 }
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
+        DELIVERING.set(self.was_delivering);
         if !self.done {
-            crate::sync::lock_std(self.queue).delivering = false;
+            crate::sync::lock_std(&self.live.queue).delivering = false;
+            self.live.delivered.notify_all();
         }
     }
 }
