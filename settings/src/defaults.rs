@@ -108,12 +108,14 @@ pub const DERIVED_USUAL_WARM: u32 = DERIVED_WINDOW_CALLS;
 /// (`failure_rate`): the healthy tail is far from half the timeout, a sick dependency is
 /// past it on nearly every call.
 pub const DERIVED_SLOW_RATE: u8 = 50;
-/// Given a `timeout`, a trial (and a probe) gets this many times it (`half_open_timeout`)
-/// when the breaker has no explicit slow rule: seed 000's provider comes back cold and answers
-/// its first calls in 1.5–3 s against an 800 ms timeout; trials cut at 800 ms kept it cold
-/// for three hours, trials allowed 3.2 s warm it. With an explicit slow rule a trial is
-/// judged slow at its trial bound (`half_open_slow`, else the rule's) anyway, so it gets at
-/// most twice that bound, and never less than `timeout` (its caller still wants the answer).
+/// Given a `timeout` and no recovery setting, a trial (and a probe) gets this many times it
+/// (`half_open_timeout`): seed 000's provider comes back cold and answers its first calls in
+/// 1.5–3 s against an 800 ms timeout; trials cut at 800 ms kept it cold for three hours,
+/// trials allowed 3.2 s warm it. So under a given slow rule too (the card's line,
+/// `trip_p95` with `timeout`): held to 500 ms, its trials never let a provider back cold
+/// after failures in (the simulator: never back; now 9.4 s). With a `half_open_slow` given, a
+/// trial is judged slow at that bound anyway, so it gets at most twice it, and never less
+/// than `timeout` (its caller still wants the answer).
 pub const DERIVED_TRIAL_FACTOR: u32 = 4;
 /// Given a `timeout`, one real call probes the dependency this often while open
 /// (`probe_every`): seed 000's provider was back after 2 minutes and the breaker learns it

@@ -309,13 +309,16 @@ impl Settings {
     }
     /// Whether `half_open_slow` was derived from `timeout` (the trial timeout): trials then
     /// pass by answering at all, so a provider that warms by serving requests gets the traffic
-    /// it needs (seed 000, back cold after an outage). The runtime makes one exception: after
-    /// the breaker opened on slowness alone (its slow-call rate, not failures), the dependency
-    /// was answering, only slowly, so its trials are judged by the slow rule's own bound until
-    /// the breaker closes (a relapse while ramping back in keeps the episode what its first
-    /// opening made it: cold answers after failures do not make it a slow one). Without it, 2 s answers under a 3 s timeout passed every trial and
-    /// the breaker closed while slow again and again (issue 26's "slow under the timeout").
-    /// A `half_open_slow` given is always the trials' bound.
+    /// it needs (seed 000, back cold after an outage). So it is under a slow rule derived from
+    /// `timeout`, and under a given one (`trip_p95` with `timeout`, the card's line) whose
+    /// recovery is derived. The runtime makes one exception: after the breaker opened on
+    /// slowness alone (its slow-call rate, not failures), the dependency was answering, only
+    /// slowly, so its trials are judged by the slow rule's own bound until the breaker closes
+    /// (a relapse while ramping back in keeps the episode what its first opening made it: cold
+    /// answers after failures do not make it a slow one). Without it, 2 s answers under a 3 s
+    /// timeout passed every trial and the breaker closed while slow again and again (issue
+    /// 26's "slow under the timeout"). A `half_open_slow` given is always the trials' bound,
+    /// and a recovery setting given keeps trials under the slow rule as before.
     ///
     /// ```
     /// use std::time::Duration;
@@ -324,10 +327,10 @@ impl Settings {
     /// assert!(s.settings().trials_pass_by_answering());
     /// let card = Breaker::builder("settings-doc")
     ///     .timeout(Duration::from_secs(3))
-    ///     .trip_p95(Duration::from_millis(500))
-    ///     .config()
-    ///     .unwrap();
-    /// assert!(!card.settings().trials_pass_by_answering());
+    ///     .trip_p95(Duration::from_millis(500));
+    /// assert!(card.clone().config().unwrap().settings().trials_pass_by_answering());
+    /// let chosen = card.open_for(Duration::from_secs(30)).config().unwrap();
+    /// assert!(!chosen.settings().trials_pass_by_answering());
     /// ```
     pub fn trials_pass_by_answering(&self) -> bool {
         self.derived & TRIALS_PASS_BY_ANSWERING != 0

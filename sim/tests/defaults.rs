@@ -19,8 +19,18 @@ const MS: Duration = Duration::from_millis(1);
 
 #[test]
 fn cold_start_all_traffic_back_within_15_s_at_most_one_relapse_under_2_pct_fallback() {
+    cold_start_row(timeout_only("address-lookup", 800 * MS));
+}
+
+/// The card's line too: before, its trials were held to `trip_p95`, so a provider back cold
+/// failed every one of them, probes backed off and open periods doubled: never back.
+#[test]
+fn cold_start_on_the_card_line_all_traffic_back_within_15_s_at_most_one_relapse() {
+    cold_start_row(card_line("address-lookup", 500 * MS, 800 * MS));
+}
+
+fn cold_start_row(b: fusebox_runtime::BreakerBuilder) {
     let setup = ColdStartSetup::default();
-    let b = timeout_only("address-lookup", 800 * MS);
     let (report, recovery) = cold_start::run_one(&setup, &b).unwrap();
     let ramp = b.config().unwrap().ramp().unwrap();
     let all_back = recovery.expect("closes after the provider is back") + ramp;
@@ -61,6 +71,13 @@ fn a_provider_that_needs_much_more_traffic_to_warm_is_back_within_seconds() {
         let b = timeout_only("address-lookup", 800 * MS);
         let (report, recovery) = cold_start::run_one(&setup, &b).unwrap();
         let back = recovery.expect("closes for good once warm");
+        // The card's line, held to its 500 ms by the ramp's end, is back no later.
+        let card = card_line("address-lookup", 500 * MS, 800 * MS);
+        let card_back = cold_start::run_one(&setup, &card).unwrap().1;
+        assert!(
+            card_back.is_some_and(|c| c <= within * S),
+            "{warm_after} requests to warm, the card's line: {card_back:?}"
+        );
         assert!(
             back <= within * S,
             "{warm_after} requests to warm: closed for good {back:?} after the provider was back"

@@ -118,11 +118,12 @@ impl BreakerBuilder {
         timeout(d: Duration);
         /// Timeout of trial calls and probes. Default: with no recovery setting given, 4 ×
         /// `timeout` (seed 000's cold provider answers its first calls in 1.5–3 s against an
-        /// 800 ms timeout), or with an explicit slow rule twice its trial bound, never under
+        /// 800 ms timeout), or with a `half_open_slow` given twice that bound, never under
         /// `timeout`; otherwise `timeout`.
         half_open_timeout(d: Duration);
         /// The latency at which a half-open trial counts as slow (default: the slow rule's
-        /// bound; under the slow rule derived from `timeout`, the trial timeout: a trial that
+        /// bound; under the slow rule derived from `timeout`, or a given one (`trip_p95`) with
+        /// `timeout` and no recovery setting, the trial timeout: a trial that
         /// answers passes, so a dependency that warms by serving requests recovers, except
         /// after the breaker opened on slowness alone, when trials are judged by the rule's own
         /// bound: that dependency was answering, only slowly, and would pass them while slow).

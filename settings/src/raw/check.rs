@@ -81,24 +81,30 @@ impl RawSettings {
         let recovery = derived.filter(|_| !self.recovery_given());
         let slow = given_rule.or(detection.map(|d| d.slow));
         let given_half_open_slow = opt_positive(Key::HalfOpenSlow, self.half_open_slow)?;
+        // Trials pass by answering within the trial timeout (the runtime holds them to the
+        // slow rule after an opening on slowness alone) unless a trial bound was given: under
+        // a derived slow rule, and under a given one whose recovery is derived (the card's
+        // line, `trip_p95` with `timeout`: a provider back cold after failures answers slowly
+        // until the traffic it gets warms it, seed 000).
+        let trials_answer = given_half_open_slow.is_none()
+            && slow.is_some()
+            && (given_rule.is_none() || recovery.is_some());
         let half_open_timeout = match (
             opt_positive(Key::HalfOpenTimeout, self.half_open_timeout)?,
             recovery,
         ) {
             (Some(t), _) => Some(t),
             (None, None) => None,
-            (None, Some(d)) => Some(match given_rule {
+            (None, Some(d)) => Some(match given_half_open_slow {
                 None => d.trial_timeout,
-                // Judged slow at its trial bound anyway: no longer than twice that bound,
-                // never shorter than a normal call's (its caller still wants the answer).
-                Some(r) => d
+                // Judged slow at the given trial bound anyway: no longer than twice that
+                // bound, never shorter than a normal call's (its caller still wants the answer).
+                Some(b) => d
                     .trial_timeout
-                    .min(given_half_open_slow.unwrap_or(r.bound).saturating_mul(2))
+                    .min(b.saturating_mul(2))
                     .max(timeout.unwrap_or_default()),
             }),
         };
-        let trials_answer =
-            given_half_open_slow.is_none() && given_rule.is_none() && slow.is_some();
         let half_open_slow = match given_half_open_slow {
             Some(t) if slow.is_none() => {
                 return Err(ConfigError::OutOfRange {
