@@ -2,8 +2,10 @@
 //! answers in 20 ms, then in 8 s for 25 s, then in 20 ms again, under open-loop load of 50
 //! calls a second through `#[bulkhead(pool = 5)]` and a breaker given only the design card's
 //! line (`trip_p95 = "300ms"`, `timeout = "2s"`), and beside it a breaker given only the
-//! `timeout`: everything else is fusebox's defaults. Each must open within 3 s of the slowdown
-//! and be closed again within 15 s of the healing (before issue 26: 10.4 s and over 30 s).
+//! `timeout`: everything else is fusebox's defaults; and DESIGN.md's line exactly
+//! (`trip_p95 = "500ms"`, `half_open_pct = 5`, no timeout) behind its `pool = 60`. Each must
+//! open within 3 s of the slowdown and be closed again within 15 s of the healing (before
+//! issue 26: 10.4 s and over 30 s).
 //! Beside them, seed 002 under the write-up's 30 s timeout alone: the breaker learns the usual
 //! 80 ms and opens on 8 s answers within seconds. Real sockets and real time, about 36 s.
 
@@ -72,12 +74,12 @@ fn load(breaker: &Breaker, pool: &Bulkhead, url: &str) -> tokio::task::JoinHandl
     })
 }
 
-/// Runs the slowdown against `breaker` behind a pool of 5: (time to open, time back).
-async fn slowdown(breaker: Breaker, pool_name: &str) -> (Duration, Duration) {
+/// Runs the slowdown against `breaker` behind a pool of `size`: (time to open, time back).
+async fn slowdown(breaker: Breaker, pool_name: &str, size: usize) -> (Duration, Duration) {
     let delay = Arc::new(AtomicU64::new(20));
     let url = serve(delay.clone()).await;
     let pool = Bulkhead::builder(pool_name)
-        .pool(5)
+        .pool(size)
         .build_detached()
         .unwrap();
     let load = load(&breaker, &pool, &url);
@@ -114,10 +116,17 @@ async fn the_cards_line_and_a_timeout_alone_open_within_3_s_of_a_slowdown_and_ar
         .timeout(Duration::from_secs(2))
         .build_detached()
         .unwrap();
-    // Both at once, each with its own dependency and pool: 100 calls a second in all.
-    let (card, alone) = tokio::join!(
-        slowdown(card, "issue26-card"),
-        slowdown(alone, "issue26-timeout")
+    // DESIGN.md's line exactly: no timeout, its rule's bound sets the scale.
+    let design = Breaker::builder("issue26-real-design")
+        .trip_p95(Duration::from_millis(500))
+        .half_open_pct(5)
+        .build_detached()
+        .unwrap();
+    // All at once, each with its own dependency and pool: 150 calls a second in all.
+    let (card, alone, design) = tokio::join!(
+        slowdown(card, "issue26-card", 5),
+        slowdown(alone, "issue26-timeout", 5),
+        slowdown(design, "issue26-design", 60)
     );
     // The card's line is the issue's run (3 s, 15 s); a timeout alone opens 1.10 s in here
     // (1.10 s simulated: five times the usual 20 ms is past at once; half the timeout, before
@@ -125,9 +134,13 @@ async fn the_cards_line_and_a_timeout_alone_open_within_3_s_of_a_slowdown_and_ar
     // took 2.5-6.7 s and ~8-9 s over 10 runs.
     let card_bounds = (Duration::from_millis(3_500), Duration::from_secs(17));
     let alone_bounds = (Duration::from_millis(3_500), Duration::from_secs(17));
+    // The design card's line behind its pool of 60 (simulated: 0.6 s, 3.7 s; before, it kept
+    // a 30 s window and 30 s periods: 16.5 s to open, 46-55 s back on a real-load review).
+    let design_bounds = (Duration::from_millis(3_000), Duration::from_secs(17));
     for (what, (opened, back), (open_max, back_max)) in [
         ("card's line", card, card_bounds),
         ("timeout alone", alone, alone_bounds),
+        ("the design card's line, no timeout", design, design_bounds),
     ] {
         eprintln!("issue 26 real run, {what}: opened {opened:?} into the slowdown, closed {back:?} after healing");
         // A loaded 2-core CI machine gets half a second and two seconds more than the issue's

@@ -2,12 +2,15 @@
 //! [`RawSettings::check`](crate::RawSettings::check) both read them from here.
 //!
 //! Two kinds (issue 26). The plain ones (`FAILURE_RATE`, `WINDOW`, `OPEN_FOR`...) apply to a
-//! breaker given no `timeout`. A breaker given its call's `timeout` derives the settings left
-//! unset from it, the `DERIVED_*` constants below, each justified by the replays
-//! (`cargo run --release --example replay`, table "the defaults"): detection (a window of the
-//! last calls, a slow rule at half the timeout) unless a window, threshold or slow rule was
-//! given, and recovery (trial timeout, probes that back off, short half-open, ramp, growing
-//! open periods) unless any recovery setting was given. A setting given is never changed.
+//! breaker given neither a `timeout` nor a slow-call rule. A breaker given its call's
+//! `timeout` derives the settings left unset from it, the `DERIVED_*` constants below, each
+//! justified by the replays (`cargo run --release --example replay`, table "the defaults"):
+//! detection (a window of the last calls, a slow rule at half the timeout) unless a window,
+//! threshold or slow rule was given, and recovery (trial timeout, probes that back off, short
+//! half-open, ramp, growing open periods) unless a recovery setting other than
+//! `half_open_pct` was given. Without a `timeout`, a slow rule given (`trip_p95 = "500ms"`,
+//! the design card's line) sets the scale as the timeout that would derive it, twice its bound.
+//! A setting given is never changed.
 //!
 //! ```
 //! use std::time::Duration;

@@ -101,11 +101,14 @@ impl BreakerBuilder {
         /// the last 100 calls as the window; a slow rule at half the timeout, or five times the
         /// dependency's usual latency once learned, whichever is shorter (unless a window,
         /// threshold or slow rule was given); and, when no recovery setting was given
-        /// (`open_for`, `backoff`, `half_open_pct`, `half_open_window`, `half_open_calls`,
-        /// `probe_every`, `ramp`; not `half_open_timeout` nor `half_open_slow`),
-        /// trials under 4 × the timeout, a probe every second while open that backs off
-        /// while the dependency hangs, a 2 s half-open window, a 5 s ramp, and open periods
-        /// doubling up to an hour. Every setting given keeps its exact meaning.
+        /// (`open_for`, `backoff`, `half_open_window`, `half_open_calls`, `probe_every`,
+        /// `ramp`; not `half_open_pct`, taken as the half-open share, nor
+        /// `half_open_timeout` nor `half_open_slow`), trials under 4 × the timeout, a probe
+        /// every second while open that backs off while the dependency hangs, a 2 s half-open
+        /// window, a 5 s ramp, and open periods doubling up to an hour. Every setting given
+        /// keeps its exact meaning. Without a `timeout`, a slow rule given stands for half of
+        /// one (`trip_p95 = "500ms"`: the same as from a 1 s timeout), calls themselves not
+        /// timed out.
         ///
         /// ```
         /// use std::time::Duration;

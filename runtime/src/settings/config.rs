@@ -100,14 +100,19 @@ impl BreakerConfig {
         self.settings.half_open_timeout()
     }
     /// The latency at which a half-open trial counts as slow: `half_open_slow`, else the slow
-    /// rule's bound (`None` without a slow rule: trials are then judged on failures only).
+    /// rule's bound (`None` without a slow rule: trials are then judged on failures only),
+    /// except under a derived recovery, where trials pass by answering within the trial
+    /// timeout (`Settings::trials_pass_by_answering`).
     ///
     /// ```
     /// use std::time::Duration;
     /// use fusebox::Breaker;
     /// let ms = Duration::from_millis;
-    /// let c = Breaker::builder("trial-slow-doc").trip_p95(ms(500)).config().unwrap();
+    /// let c = Breaker::builder("trial-slow-doc").trip_p95(ms(500)).open_for(ms(30_000)).config().unwrap();
     /// assert_eq!(c.half_open_slow(), Some(ms(500)));
+    /// // Derived recovery: the trial timeout, 4 × the timeout the rule's bound implies (1 s).
+    /// let card = Breaker::builder("trial-slow-doc").trip_p95(ms(500)).config().unwrap();
+    /// assert_eq!(card.half_open_slow(), Some(ms(4000)));
     /// let warmup = Breaker::builder("trial-slow-doc").trip_p95(ms(500)).half_open_slow(ms(3000));
     /// assert_eq!(warmup.config().unwrap().half_open_slow(), Some(ms(3000)));
     /// ```

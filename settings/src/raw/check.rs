@@ -14,9 +14,11 @@ impl RawSettings {
     /// With a `timeout`, the settings left unset are derived (issue 26): a window of the last
     /// 100 calls (no window, `window_calls` or `min_calls` given); a slow rule at half the
     /// timeout, 50 % (nor `failure_rate` nor a slow rule given); and, when no recovery setting
-    /// is given (`open_for`, `backoff`, `open_for_max`, `half_open_pct`, `half_open_window`,
-    /// `half_open_calls`, `probe_every`, `ramp`), the trial timeout, probes that back off, a
-    /// 2 s half-open window, a 5 s ramp and open periods doubling up to an hour.
+    /// is given (`open_for`, `backoff`, `open_for_max`, `half_open_window`, `half_open_calls`,
+    /// `probe_every`, `ramp`; `half_open_pct` is kept as the half-open share), the trial
+    /// timeout, trials that pass by answering, probes that back off, a 2 s half-open window, a
+    /// 5 s ramp and open periods doubling up to an hour. Without a `timeout`, a slow rule given
+    /// scales the same derivation as the timeout that would derive it (twice its bound).
     ///
     /// ```
     /// use std::time::Duration;
@@ -30,6 +32,11 @@ impl RawSettings {
     /// let chosen = RawSettings::new().timeout(ms(800)).open_for(ms(60_000)).check().unwrap();
     /// assert_eq!((chosen.probe_every(), chosen.ramp()), (None, None));
     /// assert_eq!(chosen.half_open_timeout(), Some(ms(800)));
+    /// // The design card's line, no timeout: scaled from its bound as from a 1 s timeout.
+    /// let card = RawSettings::new().trip_p95(ms(500)).half_open_pct(5).check().unwrap();
+    /// assert_eq!(card.window(), WindowKind::Calls(100));
+    /// assert_eq!((card.half_open_timeout(), card.probe_every()), (Some(ms(4000)), Some(ms(1000))));
+    /// assert_eq!(card.timeout(), None);
     /// ```
     pub fn check(&self) -> Result<Settings, ConfigError> {
         self.pairs()?;
@@ -43,8 +50,10 @@ impl RawSettings {
         // `defaults::DERIVED_WINDOW_CALLS`.
         let window_given =
             self.window.is_some() || self.window_calls.is_some() || self.min_calls.is_some();
-        let window = match self.timeout {
-            Some(_) if !window_given => WindowKind::Calls(defaults::DERIVED_WINDOW_CALLS),
+        // A latency to scale from: the call's `timeout`, else a slow rule's bound.
+        let scaled = self.timeout.is_some() || self.rules > 0;
+        let window = match scaled {
+            true if !window_given => WindowKind::Calls(defaults::DERIVED_WINDOW_CALLS),
             _ => window,
         };
         let min_calls = match (self.min_calls, window) {
@@ -73,7 +82,12 @@ impl RawSettings {
         }
         let given_rule = self.slow_rule()?;
         let timeout = opt_positive(Key::Timeout, self.timeout)?;
-        let derived = timeout.map(Derived::of);
+        // Without a `timeout`, a given slow rule sets the scale: the timeout that would
+        // derive it (twice its bound), so the card's line without one (`trip_p95 = "500ms"`)
+        // is judged on its last calls and recovers as the obvious line does.
+        let scale =
+            timeout.or(given_rule.map(|r| r.bound.saturating_mul(defaults::DERIVED_SLOW_DIVISOR)));
+        let derived = scale.map(Derived::of);
         // Detection and recovery are each derived as a whole, and only when none of their
         // settings was given: a user who chose a window, a threshold, an open period or a
         // half-open policy keeps exactly today's behaviour for the rest of it.
@@ -209,10 +223,11 @@ impl RawSettings {
     /// Whether any setting of the recovery policy was given: the open period, its growth,
     /// the half-open policy, probes or the ramp.
     fn recovery_given(&self) -> bool {
+        // Not `half_open_pct`: the derived recovery admits a share in half-open too, and
+        // takes the one given (the card's `half_open_pct = 5`).
         self.open_for.is_some()
             || self.backoff.is_some()
             || self.open_for_max.is_some()
-            || self.half_open_pct.is_some()
             || self.half_open_window.is_some()
             || self.half_open_calls.is_some()
             || self.probe_every.is_some()

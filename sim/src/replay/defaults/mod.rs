@@ -14,8 +14,8 @@ use fusebox_runtime::{Breaker, BreakerBuilder};
 
 mod runs;
 pub use runs::{
-    behind_adaptive_bulkhead, behind_bulkhead, noisy_hour, semian_waste, BulkheadRun, SLOW_AT,
-    SLOW_FOR,
+    behind_adaptive_bulkhead, behind_bulkhead, behind_pool, noisy_hour, semian_waste, BulkheadRun,
+    SLOW_AT, SLOW_FOR,
 };
 
 /// One figure of the table: the defaults beside the best tuned configuration.

@@ -43,8 +43,21 @@ pub const SLOW_FOR: Duration = Duration::from_secs(25);
 /// assert!(run.back_after.unwrap() <= Duration::from_secs(15));
 /// ```
 pub fn behind_bulkhead(breaker: &BreakerBuilder) -> io::Result<BulkheadRun> {
+    behind_pool(breaker, 5)
+}
+
+/// [`behind_bulkhead`] behind a fixed pool of `pool` slots (the design card's is 60).
+///
+/// ```
+/// use std::time::Duration;
+/// use fusebox::Breaker;
+/// let card = Breaker::builder("payments").trip_p95(Duration::from_millis(500)).half_open_pct(5);
+/// let run = fusebox_sim::replay::defaults::behind_pool(&card, 60).unwrap();
+/// assert!(run.open_after.unwrap() <= Duration::from_secs(2));
+/// ```
+pub fn behind_pool(breaker: &BreakerBuilder, pool: usize) -> io::Result<BulkheadRun> {
     let pool = Bulkhead::builder("payments")
-        .pool(5)
+        .pool(pool)
         .build_detached()
         .map_err(io::Error::other)?;
     behind(breaker, &pool)
