@@ -12,16 +12,21 @@ use crate::shape::is_renamed_pattern;
 use crate::signature::Output;
 
 /// Checks `func` for `#[retry]` (an `async fn` or the boxed future `#[async_trait]` leaves:
-/// each attempt makes that future again); `guarded` says whether a breaker or bulkhead
-/// answers for a body that does not return a `Result`.
+/// each attempt makes that future again); `guarded` says whether a breaker or bulkhead is
+/// beside it, whose own check says what a body that does not return a `Result` needs.
 pub fn check(func: &Function, out: &Output, r: &RetryArgs, guarded: bool, errors: &mut Errors) {
     if !out.is_result && !guarded {
+        let advice = if out.result_like {
+            // An alias: nesting it in a `Result` is not the fix.
+            crate::valid::result_like_note(out)
+        } else {
+            format!(": return `Result<{}, E>`", out.shown)
+        };
         errors.at(
             out.span,
             format!(
-                "`#[retry]` retries the `Err`s of the function, and this function returns `{}`: return \
-                 `Result<{}, E>`",
-                out.shown, out.shown
+                "`#[retry]` retries the `Err`s of the function, and this function returns `{}`{advice}",
+                out.shown
             ),
         );
     }

@@ -41,9 +41,11 @@ pub fn validate(
     };
     let out = signature::output(func, &shape);
     let breaker = args.breaker.as_ref();
-    let fallback = breaker.and_then(|b| b.fallback.as_ref()).is_some();
     if let Some(r) = &args.retry {
-        crate::retry_checks::check(func, &out, r, fallback, &mut errors);
+        // A breaker or bulkhead beside it says what a body that is not a `Result` needs
+        // (a `Result`, or a fallback): one error for the one mistake.
+        let guarded = breaker.is_some() || args.bulkhead.is_some();
+        crate::retry_checks::check(func, &out, r, guarded, &mut errors);
     }
     // A retry alone has said what it needs above.
     if breaker.is_some() || args.bulkhead.is_some() {
@@ -98,7 +100,7 @@ fn return_type(out: &Output, breaker: Option<&BreakerArgs>, errors: &mut Errors)
 }
 
 /// Why a type named like a `Result` was not taken for one.
-fn result_like_note(out: &Output) -> String {
+pub(crate) fn result_like_note(out: &Output) -> String {
     if !out.result_like {
         return String::new();
     }
