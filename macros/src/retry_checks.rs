@@ -18,7 +18,7 @@ pub fn check(func: &Function, out: &Output, r: &RetryArgs, guarded: bool, errors
     if !out.is_result && !guarded {
         let advice = if out.result_like {
             // An alias: nesting it in a `Result` is not the fix.
-            crate::valid::result_like_note(out)
+            out.result_like_note()
         } else {
             format!(": return `Result<{}, E>`", out.shown)
         };

@@ -87,3 +87,18 @@ fn mentions_impl(tokens: TokenStream) -> bool {
         _ => false,
     })
 }
+
+impl Output {
+    /// Why a type named like a `Result` was not taken for one (empty for any other).
+    pub fn result_like_note(&self) -> String {
+        if !self.result_like {
+            return String::new();
+        }
+        format!(
+            " (`{}` is not read as a `Result`: the attribute sees names, not types, and takes only \
+             `Result` or a path ending in `::Result` for one; if it is an alias of a `Result`, write \
+             the `Result<T, E>` it stands for)",
+            self.shown
+        )
+    }
+}

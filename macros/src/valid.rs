@@ -96,20 +96,7 @@ fn return_type(out: &Output, breaker: Option<&BreakerArgs>, errors: &mut Errors)
              `#[breaker(fallback = path)]` to answer with a `{ty}`"
         ),
     };
-    errors.at(out.span, msg + &result_like_note(out));
-}
-
-/// Why a type named like a `Result` was not taken for one.
-pub(crate) fn result_like_note(out: &Output) -> String {
-    if !out.result_like {
-        return String::new();
-    }
-    format!(
-        " (`{}` is not read as a `Result`: the attribute sees names, not types, and takes only \
-         `Result` or a path ending in `::Result` for one; if it is an alias of a `Result`, write \
-         the `Result<T, E>` it stands for)",
-        out.shown
-    )
+    errors.at(out.span, msg + &out.result_like_note());
 }
 
 /// `failure`, `ignore` and `failure_if_ok` judge a `Result`'s values, so they need one.
