@@ -110,6 +110,10 @@ impl fmt::Display for Reason {
             Reason::TrialsPassed { ok, failed } => {
                 write!(f, "trials passed ({ok} ok, {failed} failed)")
             }
+            // With no trial failed, only slowness reopens: say so, not "0 failed".
+            Reason::TrialsFailed { ok, failed: 0 } => {
+                write!(f, "trials too slow ({ok} ok in time, 0 failed)")
+            }
             Reason::TrialsFailed { ok, failed } => {
                 write!(f, "trials failed ({ok} ok, {failed} failed)")
             }
@@ -417,5 +421,18 @@ fn log(t: &Transition) {
             breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
             "circuit breaker closed"
         ),
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Reason;
+
+    #[test]
+    fn trials_that_reopen_on_slowness_alone_are_called_slow_not_failed() {
+        let slow = Reason::TrialsFailed { ok: 0, failed: 0 };
+        assert_eq!(slow.to_string(), "trials too slow (0 ok in time, 0 failed)");
+        let failed = Reason::TrialsFailed { ok: 3, failed: 2 };
+        assert_eq!(failed.to_string(), "trials failed (3 ok, 2 failed)");
     }
 }
