@@ -515,3 +515,30 @@ async fn a_module_pattern_and_a_path_written_without_the_crates_name_reach_defau
     assert_eq!((key("42").failure_rate(), key("42").min_calls()), (33, 9));
     assert_eq!((key("7").failure_rate(), key("7").min_calls()), (33, 20));
 }
+
+#[breaker(name = "ov-scale")]
+async fn unscaled() -> Result<(), DepError> {
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_rule_given_without_a_timeout_scales_the_derived_settings_and_lends_them_its_source()
+{
+    unscaled().await.unwrap();
+    let b = registry().breaker("ov-scale").unwrap();
+    assert_eq!(
+        b.config_in_force().probe_every(),
+        None,
+        "nothing to scale from"
+    );
+    let o = Overrides::new().breaker("ov-scale", [("trip_p95", "500ms")], Source::Env);
+    registry().apply_overrides(&o).unwrap();
+    let c = b.config_in_force();
+    // As from a 1 s timeout: trials under 4 s, a probe a second; calls themselves not timed out.
+    assert_eq!(c.probe_every(), Some(Duration::from_secs(1)));
+    assert_eq!(c.half_open_timeout(), Some(Duration::from_secs(4)));
+    assert_eq!(c.timeout(), None);
+    let s = b.settings_in_force();
+    assert_eq!(setting(&s, "probe_every"), ("1s".into(), Source::Env));
+    assert_eq!(setting(&s, "window_calls"), ("100".into(), Source::Env));
+}

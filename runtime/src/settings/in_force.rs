@@ -99,7 +99,8 @@ pub(crate) fn attribute(
 }
 
 /// The source of a value no key gave: one derived from `timeout` follows the `timeout` given
-/// (file `timeout = "2s"`, env `alert_after`: the slow rule is the file's); one turned off
+/// (file `timeout = "2s"`, env `alert_after`: the slow rule is the file's), or without one the
+/// slow rule given, whose bound then scales what is derived; one turned off
 /// (`off`) was turned off by a threshold, window or recovery key given, the last one's;
 /// else `fallback`, the most specific (then last) override's.
 fn derived_from(given: &[(String, Source)], value: &str, fallback: Source) -> Source {
@@ -107,7 +108,9 @@ fn derived_from(given: &[(String, Source)], value: &str, fallback: Source) -> So
     let found = if value == OFF {
         last(&|k| k != "timeout")
     } else {
+        // Without a `timeout`, a slow rule's bound is the scale the rest is derived from.
         last(&|k| k == "timeout")
+            .or_else(|| last(&|k| k.starts_with("trip_p") || k == "slow" || k == "slow_rate"))
     };
     found.unwrap_or(fallback)
 }
