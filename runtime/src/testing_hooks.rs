@@ -101,10 +101,9 @@ pub struct TimeWindow(window::TimeWindow);
 impl TimeWindow {
     /// A window of `nanos`, starting at time 0.
     pub fn new(nanos: u64) -> TimeWindow {
-        TimeWindow(window::TimeWindow::new(
-            std::time::Duration::from_nanos(nanos),
-            0,
-        ))
+        let w = window::TimeWindow::new(std::time::Duration::from_nanos(nanos));
+        w.start_at(0);
+        TimeWindow(w)
     }
     /// Records one call at `now`.
     pub fn record(&self, now: u64, failed: bool) {

@@ -287,3 +287,47 @@ async fn a_dependency_slow_soon_after_its_ramp_is_not_let_back_while_slow() {
         );
     }
 }
+
+/// How long a probe into a dependency that hangs runs, on the card's line (`trip_p95 = 500ms`
+/// with `timeout = 800ms`), after the breaker opened on `failing` calls or on slow ones.
+async fn probe_cut_after(name: &str, failing: bool) -> Duration {
+    let b = Breaker::builder(name)
+        .trip_p95(500 * MS)
+        .timeout(800 * MS)
+        .build_detached()
+        .unwrap();
+    while b.state() == State::Closed {
+        let _ = b
+            .call(async move {
+                if failing {
+                    Err("refused")
+                } else {
+                    sleep(700 * MS).await;
+                    Ok(())
+                }
+            })
+            .await;
+    }
+    advance(S).await;
+    let start = Instant::now();
+    let r = b
+        .call(async {
+            sleep(60 * S).await;
+            Ok::<_, &str>(())
+        })
+        .await;
+    assert!(
+        matches!(r, Err(Error::Rejected(Rejection::TimedOut { .. }))),
+        "{r:?}"
+    );
+    start.elapsed()
+}
+
+/// After failures a probe gets the long trial timeout a provider back cold needs (4x the
+/// timeout); after slowness its trials are held to the slow bound, so one is cut at twice it
+/// (or at `timeout` if longer), not kept waiting the 3.2 s for nothing.
+#[tokio::test(start_paused = true)]
+async fn a_trial_after_an_opening_on_slowness_is_cut_at_twice_the_slow_bound() {
+    assert_eq!(probe_cut_after("cut-after-failures", true).await, 3200 * MS);
+    assert_eq!(probe_cut_after("cut-after-slowness", false).await, S);
+}

@@ -113,6 +113,13 @@ impl TimeWindow {
         }
     }
 
+    /// Counts the slots from `origin` rather than from the first recorded call (the loom
+    /// models' windows start at time 0).
+    #[cfg(loom)]
+    pub(crate) fn start_at(&self, origin: u64) {
+        self.origin.store(origin, Relaxed);
+    }
+
     /// `since_origin` for everything but a recorded call, which sets no origin: before the
     /// first write every slot is empty, so any epoch reads (and expires) the same.
     fn seen_since_origin(&self, now: u64) -> u64 {

@@ -177,6 +177,22 @@ impl Core {
         }
         s.half_open_slow()
     }
+
+    /// The timeout of a trial or probe under settings `c`: the settings' (`trial_timeout_of`),
+    /// except where trials are held to the slow rule's bound after an opening on slowness
+    /// (`trial_slow_bound`): one past twice that bound is slow whatever it answers, so it is
+    /// cut there, or at the call's `timeout` if longer, rather than keep its caller waiting
+    /// for the long trial timeout meant for a provider back cold after failures.
+    pub(crate) fn trial_timeout_under(&self, c: &BreakerConfig) -> Duration {
+        let t = trial_timeout_of(c);
+        match self.slow_bound(c) {
+            // Never longer than the settings' own trial timeout (one given stays the bound).
+            Some(b) if c.settings().trials_pass_by_answering() && self.slow_episode() => {
+                t.min(b.saturating_mul(2).max(c.timeout().unwrap_or_default()))
+            }
+            _ => t,
+        }
+    }
 }
 
 /// The timeout of a trial under settings `c`: a trial's permit asks with the settings that

@@ -20,7 +20,6 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::core::{bump, Admission, Core};
-use super::half_open::trial_timeout_of;
 use super::live::Layer;
 use crate::settings::BreakerConfig;
 use crate::window::{Sample, Ticket, Totals, Window};
@@ -175,7 +174,7 @@ impl<'a> Permit<'a> {
 
     fn timeout(&self) -> Option<Duration> {
         if self.trial || self.warming {
-            Some(trial_timeout_of(self.config()))
+            Some(self.core.trial_timeout_under(self.config()))
         } else {
             self.config().timeout()
         }

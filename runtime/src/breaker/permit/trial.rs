@@ -3,7 +3,7 @@
 
 use super::{Outcome, Permit};
 use crate::breaker::core::bump;
-use crate::breaker::half_open::{trial_timeout_of, Late, TrialEnd, TrialResult};
+use crate::breaker::half_open::{Late, TrialEnd, TrialResult};
 use tokio::time::Instant;
 
 impl Permit<'_> {
@@ -55,7 +55,7 @@ impl Permit<'_> {
         };
         let core = self.core;
         let ran = Instant::now().saturating_duration_since(start);
-        let late = if ran >= trial_timeout_of(self.config()) {
+        let late = if ran >= core.trial_timeout_under(self.config()) {
             Late::TimedOut
         } else if core
             .trial_slow_bound(self.config())
