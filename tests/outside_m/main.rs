@@ -2,7 +2,7 @@
 //! the registry in a real service), checked where their promises are about time and load: a
 //! real dependency on loopback (axum), real clients (reqwest, a hyper-util tower stack),
 //! open-loop load, real clocks and real scheduling jitter. Their paused-clock tests are
-//! runtime/tests/adaptive.rs, adaptive_stall.rs and recovery.rs; these check that the same
+//! runtime/tests/adaptive.rs, adaptive_stall.rs and recovery_probes.rs / recovery_ramp.rs; these check that the same
 //! promises hold on real sockets.
 //!
 //! Real sockets need real time (a paused clock would jump while tasks wait on IO). Each test

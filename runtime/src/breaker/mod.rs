@@ -249,12 +249,9 @@ impl Breaker {
     /// assert_eq!(b.ramp_share(), None);
     /// ```
     pub fn ramp_share(&self) -> Option<f64> {
-        let now = self.0.clock().now();
-        let w = self.0.word();
-        if w.state() == State::HalfOpen {
-            self.0.judge_due(w, now);
-        }
-        self.0.ramp_share(now)
+        // What a read applies first (a due verdict above all), as `state` does.
+        self.state();
+        self.0.ramp_share(self.0.clock().now())
     }
 
     /// Opens a `Closed` breaker as if its own window had tripped (fleet quorum): it then

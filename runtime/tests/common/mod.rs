@@ -33,3 +33,4 @@ pub async fn fail(b: &Breaker, latency: Duration) -> Result<(), Error<&'static s
 pub fn is_rejected<T>(r: &Result<T, Error<&'static str>>) -> bool {
     matches!(r, Err(Error::Rejected(_)))
 }
+pub mod recovery;
