@@ -12,9 +12,13 @@
 //! | [`fleet`] | share overrides and quorums across instances on Redis |
 //! | [`testing`] | test code that uses breakers, in parallel, on a paused clock |
 //! | [`tower`] | put the same breakers on tower services |
+//! | [`replay`] | see what the project's replay of real outages shows, case by case |
 
 #[doc = include_str!("../docs/guide/recovery.md")]
 pub mod recovery {}
+
+#[doc = include_str!("../docs/guide/replay.md")]
+pub mod replay {}
 
 #[doc = include_str!("../docs/guide/keyed.md")]
 pub mod keyed {}

@@ -142,7 +142,7 @@ fn slow_dependency_trips_only_the_latency_breaker() {
     );
     assert!(s.error_only.checkout_answered < 0.05);
     let trip = s.p95.trip_after.expect("trip_p95 opens");
-    // The README's figure: opens in 0.75 s.
+    // The replay guide's figure: opens in 0.75 s.
     assert!(trip < Duration::from_millis(1_250), "{trip:?}");
     assert!(s.p95.utilization < 0.10, "{}", s.p95.utilization);
     assert!(s.p95.others_shed < 0.01, "{}", s.p95.others_shed);
@@ -280,7 +280,7 @@ fn timelines_are_written_as_svg() {
 fn defaults_reach_every_target() {
     // Issue 26: each replay with the defaults (the timeout alone, or the card's line).
     let rows = &replays().defaults.rows;
-    // The one miss the README names: seed 002's slowdown under a timeout alone trips in about
+    // The one miss the README and the replay guide name: seed 002's slowdown under a timeout alone trips in about
     // 3 s, not 2 (half of the last 100 calls slow, at 20 calls a second); it used to never trip.
     let alone = |r: &&DefaultsRow| r.replay == "slow, not down" && r.given == "timeout = 30s";
     let missed: Vec<_> = rows.iter().filter(|r| !r.met && !alone(r)).collect();
