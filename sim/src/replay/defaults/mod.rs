@@ -10,33 +10,18 @@ use std::time::Duration;
 
 use super::{cold_start, lesson, slow, slow_trials, Setup};
 use crate::Report;
-use fusebox_runtime::{Breaker, BreakerBuilder};
 
+mod lines;
 mod runs;
+mod table;
+
+pub use lines::{card_line, card_line_before, timeout_only};
 pub use runs::{
     behind_adaptive_bulkhead, behind_bulkhead, behind_pool, noisy_hour, semian_waste, BulkheadRun,
     SLOW_AT, SLOW_FOR,
 };
-
-/// One figure of the issue's table: the defaults beside the best tuned configuration.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct DefaultsRow {
-    /// The replay.
-    pub replay: &'static str,
-    /// What is measured (its unit: s, %, or a count).
-    pub measure: &'static str,
-    /// The issue's target for the defaults.
-    pub target: &'static str,
-    /// The settings the defaults run was given.
-    pub given: &'static str,
-    /// The defaults' figure (`None`: never happened).
-    pub defaults: Option<f64>,
-    /// The best tuned configuration's figure, where the replay has one.
-    pub tuned: Option<f64>,
-    /// Whether the defaults reach the target.
-    pub met: bool,
-}
+use table::row;
+pub use table::{table, DefaultsRow};
 
 /// The runs of the defaults: see [`defaults()`].
 #[derive(Debug, Clone)]
@@ -54,51 +39,6 @@ pub(super) fn ms(n: u64) -> Duration {
 
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
-}
-
-/// A breaker named `name` given only its call's timeout.
-///
-/// ```
-/// use std::time::Duration;
-/// let c = fusebox_sim::replay::defaults::timeout_only("lookup", Duration::from_millis(800))
-///     .config()
-///     .unwrap();
-/// assert_eq!(c.slow().unwrap().bound, Duration::from_millis(400));
-/// assert_eq!(c.probe_every(), Some(Duration::from_secs(1)));
-/// ```
-pub fn timeout_only(name: &str, timeout: Duration) -> BreakerBuilder {
-    Breaker::builder(name).timeout(timeout)
-}
-
-/// A breaker named `name` given the design card's line: `trip_p95` and `timeout`.
-///
-/// ```
-/// use std::time::Duration;
-/// let c = fusebox_sim::replay::defaults::card_line("payments", Duration::from_millis(300), Duration::from_secs(2))
-///     .config()
-///     .unwrap();
-/// assert_eq!(c.slow().unwrap().rate, 5);
-/// assert_eq!(c.ramp(), Some(Duration::from_secs(5)));
-/// ```
-pub fn card_line(name: &str, p95: Duration, timeout: Duration) -> BreakerBuilder {
-    timeout_only(name, timeout).trip_p95(p95)
-}
-
-/// The card's line with the defaults fusebox had before issue 26, spelled out (a 30 s window,
-/// 30 s open, 5 % for 30 s, trials under the call's timeout, no probes, no ramp): what the
-/// issue's real run measured.
-///
-/// ```
-/// use std::time::Duration;
-/// let c = fusebox_sim::replay::defaults::card_line_before(Duration::from_millis(300), Duration::from_secs(2))
-///     .config()
-///     .unwrap();
-/// assert_eq!(c.probe_every(), None);
-/// ```
-pub fn card_line_before(p95: Duration, timeout: Duration) -> BreakerBuilder {
-    card_line("payments", p95, timeout)
-        .window(Duration::from_secs(30))
-        .open_for(Duration::from_secs(30))
 }
 
 /// The tuned figures the defaults are compared with: the replays' best configurations.
@@ -403,81 +343,4 @@ pub fn defaults(setup: &Setup, tuned: &Tuned) -> io::Result<Defaults> {
         ));
     }
     Ok(Defaults { rows, reports })
-}
-
-fn row(
-    replay: &'static str,
-    measure: &'static str,
-    target: &'static str,
-    given: &'static str,
-    defaults: Option<f64>,
-    tuned: Option<f64>,
-    met: bool,
-) -> DefaultsRow {
-    DefaultsRow {
-        replay,
-        measure,
-        target,
-        given,
-        defaults,
-        tuned,
-        met,
-    }
-}
-
-/// The rows as a text table: replay, measure, target, the defaults' figure and the settings
-/// they were given, the tuned figure, and whether the target is met.
-///
-/// ```
-/// assert!(fusebox_sim::replay::defaults::table(&[]).starts_with("replay"));
-/// ```
-pub fn table(rows: &[DefaultsRow]) -> String {
-    let fig = |v: Option<f64>| v.map_or_else(|| "never".to_owned(), |v| format!("{v:.2}"));
-    let head = [
-        "replay",
-        "measure",
-        "target",
-        "defaults",
-        "given",
-        "best tuned",
-        "met",
-    ]
-    .map(str::to_owned);
-    let body: Vec<[String; 7]> = rows
-        .iter()
-        .map(|r| {
-            [
-                r.replay.to_owned(),
-                r.measure.to_owned(),
-                r.target.to_owned(),
-                fig(r.defaults),
-                r.given.to_owned(),
-                r.tuned
-                    .map_or_else(|| "-".to_owned(), |v| format!("{v:.2}")),
-                if r.met { "yes" } else { "NO" }.to_owned(),
-            ]
-        })
-        .collect();
-    let mut widths = [0usize; 7];
-    for r in std::iter::once(&head).chain(&body) {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |r: &[String; 7]| {
-        let cells: Vec<String> = r
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
-            .collect();
-        cells.join("  ").trim_end().to_owned()
-    };
-    let mut out = line(&head);
-    out.push('\n');
-    out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 12));
-    for r in &body {
-        out.push('\n');
-        out.push_str(&line(r));
-    }
-    out
 }
