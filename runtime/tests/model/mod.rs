@@ -104,6 +104,9 @@ struct Trials {
     /// When the last trial was admitted (ms into the episode): every trial in flight is past
     /// the slow bound once the bound has passed since.
     last_admit: u64,
+    /// With a share: trials freed without a verdict (cancelled early), each an admission
+    /// owed to the next caller.
+    owed: u32,
 }
 
 /// An admitted call: under which generation, and whether it is a trial.
@@ -279,7 +282,7 @@ impl Model {
         };
         let start = self.now;
         let timeout = if t.trial {
-            Some(self.trial_timeout())
+            self.trial_timeout(t.probe)
         } else {
             self.cfg.timeout
         };
@@ -368,7 +371,7 @@ impl Model {
             // past its timeout failed and slow, past the slow bound slow; dropped earlier it
             // only frees its slot.
             let ran = self.now - t.start;
-            let late = if ran >= self.trial_timeout() {
+            let late = if self.trial_timeout(t.probe).is_some_and(|to| ran >= to) {
                 Some((true, true))
             } else if self.cfg.slow.is_some_and(|(b, _, _)| ran >= b) {
                 Some((false, true))

@@ -68,6 +68,10 @@ impl Model {
             {
                 true // a quiet, elapsed window admits the next caller
             }
+            HalfOpen::Share { .. } if t.owed > 0 => {
+                t.owed -= 1;
+                true // a freed trial's admission goes to the next caller
+            }
             HalfOpen::Share { pct, .. } => {
                 // Spread evenly, the first admitted: call k is a trial when ceil(k·pct/100) grows.
                 let k = t.asked;
@@ -84,13 +88,17 @@ impl Model {
         yes
     }
 
-    pub(super) fn trial_timeout(&self) -> u64 {
+    /// A trial's (or probe's) timeout: the configured one; with none, a sampled half-open's
+    /// window (its trials would otherwise hang it), a probe's `open_for` under
+    /// `half_open_calls`, and none for a trial of `half_open_calls` (its bound reopens it).
+    pub(super) fn trial_timeout(&self, probe: bool) -> Option<u64> {
         self.cfg
             .half_open_timeout
             .or(self.cfg.timeout)
-            .unwrap_or(match self.cfg.half_open {
-                HalfOpen::Share { window, .. } => window,
-                HalfOpen::Calls(_) => self.cfg.open_for,
+            .or(match self.cfg.half_open {
+                HalfOpen::Share { window, .. } => Some(window),
+                HalfOpen::Calls(_) if probe => Some(self.cfg.open_for),
+                HalfOpen::Calls(_) => None,
             })
     }
 
@@ -130,7 +138,10 @@ impl Model {
             tr.marked -= 1;
         }
         match result {
-            None => tr.granted -= 1,
+            None => {
+                tr.granted -= 1;
+                tr.owed += 1;
+            }
             Some((true, _)) => tr.failed += 1,
             Some((false, _)) => tr.ok += 1,
         }

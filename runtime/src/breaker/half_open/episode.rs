@@ -63,6 +63,10 @@ pub(crate) struct Episode {
     /// all of them are past it, whether or not their timers have run yet (on a paused clock
     /// moved by `advance`, a trial's task sees its timer only when next polled).
     pub(crate) last_admit_ms: u32,
+    /// With a share: trials that ended with nothing to judge (ignored, cancelled early, or
+    /// refused by a full bulkhead), each an admission owed to the next caller. The even
+    /// spread counts callers, not trials, so it would not give a freed slot back by itself.
+    pub(crate) given_back: u32,
 }
 
 /// A finished trial, as the verdict needs it.
@@ -113,6 +117,10 @@ impl Episode {
             {
                 true
             }
+            HalfOpenPolicy::Share { .. } if self.given_back > 0 => {
+                self.given_back -= 1;
+                true
+            }
             HalfOpenPolicy::Share { pct, .. } => spread::admits(n, u64::from(pct), 100),
             HalfOpenPolicy::Calls(n) => self.granted() < u64::from(n),
         };
@@ -143,9 +151,12 @@ impl Episode {
         self.marked = self.marked.saturating_sub(1);
     }
 
-    /// A trial ended without an answer (cancelled, or refused by a full bulkhead): free its slot.
+    /// A trial ended with nothing to judge (ignored, cancelled early, or refused by a full
+    /// bulkhead): its slot goes to the next caller. In `Calls` mode that is `granted` going
+    /// down; with a share, an admission owed (`given_back`).
     pub(crate) fn release(&mut self) {
         self.in_flight = self.in_flight.saturating_sub(1);
+        self.given_back = self.given_back.saturating_add(1);
     }
 
     /// A trial its caller abandoned when it was already late (issue 18): it counts, so a
@@ -259,6 +270,24 @@ mod tests {
             assert!(!t.admit(0, SHARE));
         }
         assert!(t.admit(0, SHARE));
+    }
+
+    #[test]
+    fn share_gives_a_released_trials_admission_to_the_next_caller() {
+        let mut t = Episode::default();
+        assert!(t.admit(0, SHARE));
+        t.release();
+        assert!(t.admit(0, SHARE), "the freed slot goes to the next caller");
+        // Then the spread goes on where it was: callers 20 and 40 (counted from 0).
+        let admitted = (0..39).filter(|_| t.admit(0, SHARE)).count();
+        assert_eq!(admitted, 2);
+        // `Calls` mode frees its slot by `granted`, owing nothing more.
+        let calls = HalfOpenPolicy::Calls(1);
+        let mut t = Episode::default();
+        assert!(t.admit(0, calls));
+        t.release();
+        assert!(t.admit(0, calls));
+        assert!(!t.admit(0, calls));
     }
 
     #[test]

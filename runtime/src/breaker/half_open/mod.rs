@@ -95,10 +95,13 @@ impl Core {
 
     /// How long a half-open with `half_open_calls` waits for its trials before it reopens:
     /// the default half-open window (`defaults::HALF_OPEN_WINDOW`, 30 s), or the trial
-    /// timeout if longer, so that a trial admitted first is given its whole timeout. Checked
-    /// when a caller asks for admission (or a trial ends): the first caller past it is refused.
+    /// timeout if one is set and longer, so that a trial admitted first is given its whole
+    /// timeout. Checked when a caller asks for admission (or a trial ends): the first caller
+    /// past it is refused.
     pub(crate) fn calls_wait(&self) -> Duration {
-        fusebox_settings::defaults::HALF_OPEN_WINDOW.max(self.trial_timeout())
+        let c = self.config();
+        let trial = c.half_open_timeout().unwrap_or_default();
+        fusebox_settings::defaults::HALF_OPEN_WINDOW.max(trial)
     }
 
     /// A trial still in flight went past the trial slow bound: from now on it counts as a slow
@@ -156,12 +159,6 @@ impl Core {
         };
         self.transition_locked(rare, cur, to, reason, now)
     }
-
-    /// The timeout of a trial: the configured one, or else the half-open sampling period,
-    /// so that a hung trial can never hold a breaker in half-open forever.
-    pub(crate) fn trial_timeout(&self) -> Duration {
-        trial_timeout_of(&self.config())
-    }
 }
 
 impl Core {
@@ -178,28 +175,40 @@ impl Core {
         s.half_open_slow()
     }
 
-    /// The timeout of a trial or probe under settings `c`: the settings' (`trial_timeout_of`),
-    /// except where trials are held to the slow rule's bound after an opening on slowness
-    /// (`trial_slow_bound`): one past twice that bound is slow whatever it answers, so it is
-    /// cut there, or at the call's `timeout` if longer, rather than keep its caller waiting
-    /// for the long trial timeout meant for a provider back cold after failures.
-    pub(crate) fn trial_timeout_under(&self, c: &BreakerConfig) -> Duration {
-        let t = trial_timeout_of(c);
+    /// The timeout of a trial (or, `probe`, a probe) under settings `c`: the settings'
+    /// (`trial_timeout_of`), except where trials are held to the slow rule's bound after an
+    /// opening on slowness (`trial_slow_bound`): one past twice that bound is slow whatever it
+    /// answers, so it is cut there, or at the call's `timeout` if longer, rather than keep its
+    /// caller waiting for the long trial timeout meant for a provider back cold after failures.
+    pub(crate) fn trial_timeout_under(&self, c: &BreakerConfig, probe: bool) -> Option<Duration> {
+        let t = trial_timeout_of(c, probe);
         match self.slow_bound(c) {
             // Never longer than the settings' own trial timeout (one given stays the bound).
             Some(b) if c.settings().trials_pass_by_answering() && self.slow_episode() => {
-                t.min(b.saturating_mul(2).max(c.timeout().unwrap_or_default()))
+                let cut = b.saturating_mul(2).max(c.timeout().unwrap_or_default());
+                Some(t.map_or(cut, |t| t.min(cut)))
             }
             _ => t,
         }
     }
 }
 
-/// The timeout of a trial under settings `c`: a trial's permit asks with the settings that
-/// admitted it, so a live change does not move the timeout of a trial in flight.
-pub(crate) fn trial_timeout_of(c: &BreakerConfig) -> Duration {
-    c.half_open_timeout().unwrap_or(match c.half_open() {
-        HalfOpenPolicy::Share { window, .. } => window,
-        HalfOpenPolicy::Calls(_) => c.open_for(),
-    })
+/// The timeout of a trial (or, `probe`, a probe) under settings `c`: the configured one
+/// (`half_open_timeout`, else `timeout`). A trial's permit asks with the settings that admitted
+/// it, so a live change does not move the timeout of a trial in flight.
+///
+/// With neither set, a trial of `half_open_calls` runs on as a closed call would: its episode
+/// reopens at its bound (`Core::calls_wait`) whether or not it answers. A trial of a sampled
+/// half-open is cut at the half-open window, and a probe at the window (or `open_for` with
+/// `half_open_calls`): nothing else ends a sample whose every trial hangs, or frees a hung
+/// probe's turn, so without it a breaker could stay half-open for as long as a call hangs.
+pub(crate) fn trial_timeout_of(c: &BreakerConfig, probe: bool) -> Option<Duration> {
+    if let Some(t) = c.half_open_timeout() {
+        return Some(t);
+    }
+    match c.half_open() {
+        HalfOpenPolicy::Share { window, .. } => Some(window),
+        HalfOpenPolicy::Calls(_) if probe => Some(c.open_for()),
+        HalfOpenPolicy::Calls(_) => None,
+    }
 }

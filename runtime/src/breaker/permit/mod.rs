@@ -174,7 +174,7 @@ impl<'a> Permit<'a> {
 
     fn timeout(&self) -> Option<Duration> {
         if self.trial || self.warming {
-            Some(self.core.trial_timeout_under(self.config()))
+            self.core.trial_timeout_under(self.config(), self.probe)
         } else {
             self.config().timeout()
         }

@@ -55,7 +55,8 @@ impl Permit<'_> {
         };
         let core = self.core;
         let ran = Instant::now().saturating_duration_since(start);
-        let late = if ran >= core.trial_timeout_under(self.config()) {
+        let timeout = core.trial_timeout_under(self.config(), self.probe);
+        let late = if timeout.is_some_and(|t| ran >= t) {
             Late::TimedOut
         } else if core
             .trial_slow_bound(self.config())
