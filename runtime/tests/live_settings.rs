@@ -268,3 +268,50 @@ fn a_bulkhead_call_the_pool_would_refuse_ends_a_change_that_ran_out() {
         drop(held);
     });
 }
+
+/// A review: with the code's `max_wait` 0 (fail fast), a `max_wait` set from outside the code
+/// was in force by every read (`config_in_force`, metrics) yet every call path but `acquire`
+/// refused at once: the fail-fast shortcut read the code's config.
+#[tokio::test(start_paused = true)]
+async fn a_max_wait_set_live_on_a_fail_fast_bulkhead_holds_on_every_call_path() {
+    let h = fusebox_runtime::Bulkhead::builder("live-max-wait-from-zero")
+        .pool(1)
+        .build_detached()
+        .unwrap();
+    let b = Breaker::builder("live-max-wait-from-zero")
+        .build_detached()
+        .unwrap();
+    h.change_settings([("max_wait", "50ms")], Source::Admin, None)
+        .unwrap();
+    assert_eq!(h.config_in_force().max_wait(), ms(50));
+    let held = h.acquire().await.unwrap();
+    let t = tokio::time::Instant::now();
+    assert!(matches!(
+        h.call(async {}).await,
+        Err(Rejection::Full { .. })
+    ));
+    assert_eq!(
+        t.elapsed(),
+        ms(50),
+        "Bulkhead::call waited the live max_wait"
+    );
+    let t = tokio::time::Instant::now();
+    let r = b.call_in(&h, async { Ok::<_, ()>(1) }).await;
+    assert!(matches!(r, Err(Error::Rejected(Rejection::Full { .. }))));
+    assert_eq!(t.elapsed(), ms(50), "Breaker::call_in waited too");
+    // A slot freed within the wait is taken.
+    let call = tokio::spawn({
+        let h = h.clone();
+        async move { h.call(async { 7 }).await }
+    });
+    tokio::time::advance(ms(20)).await;
+    drop(held);
+    assert_eq!(call.await.unwrap().unwrap(), 7);
+    // Back to the code's fail fast: refused at once.
+    h.change_settings([("max_wait", "0ms")], Source::Admin, None)
+        .unwrap();
+    let _held = h.acquire().await.unwrap();
+    let t = tokio::time::Instant::now();
+    assert!(h.call(async {}).await.is_err());
+    assert_eq!(t.elapsed(), Duration::ZERO);
+}

@@ -352,3 +352,20 @@ async fn probes_and_the_ramp_work_through_the_layer() {
         "{refused} refused at a 5 % start"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_max_wait_set_live_on_a_fail_fast_bulkhead_layer_makes_it_wait() {
+    // A review: the layer's fail-fast shortcut read the code's `max_wait` (0), not the one
+    // in force, so a live change to 50 ms refused at once.
+    let layer = BulkheadLayer::new(Bulkhead::builder("tl-live-wait").pool(1)).unwrap();
+    let pool = layer.bulkhead().clone();
+    pool.change_settings([("max_wait", "50ms")], fusebox_runtime::Source::Admin, None)
+        .unwrap();
+    let _held = pool.acquire().await.unwrap();
+    let t = tokio::time::Instant::now();
+    assert!(matches!(
+        layer.layer(Dep::new()).oneshot(200).await,
+        Err(Error::Rejected(Rejection::Full { .. }))
+    ));
+    assert_eq!(t.elapsed(), Duration::from_millis(50));
+}

@@ -260,7 +260,7 @@ where
                         Some(b) => match b.try_acquire_now() {
                             Some(slot) => Some(slot),
                             // A full fail-fast pool refuses at once: nothing boxed.
-                            None if b.config().max_wait.is_zero() => {
+                            None if !b.may_wait() => {
                                 this.fut.set(None);
                                 let r = b.full();
                                 refused_by_bulkhead(core, this.bulkhead, permit);

@@ -77,7 +77,7 @@ impl<F: Future, A: Answer<F::Output>> Future for BulkheadCall<'_, F, A> {
                 match b.try_acquire_now() {
                     Some(p) => *this.slot = Some(p),
                     // Fail fast: refused at once, nothing boxed.
-                    None if b.0.config.max_wait.is_zero() => {
+                    None if !b.may_wait() => {
                         this.fut.set(None);
                         return Poll::Ready(A::refused(b.full()));
                     }

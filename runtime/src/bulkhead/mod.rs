@@ -186,6 +186,22 @@ impl Bulkhead {
         }
     }
 
+    /// Whether a caller the pool has no slot for goes through [`acquire_untimed`] (which waits
+    /// up to `max_wait`, and first ends a change given `for` a time that is over) rather than
+    /// being refused at once. Read from the live atomic, not the code's config: a `max_wait`
+    /// changed from outside the code holds on every call path.
+    ///
+    /// [`acquire_untimed`]: Self::acquire_untimed
+    pub(crate) fn may_wait(&self) -> bool {
+        let inner = &*self.0;
+        inner.max_wait.load(Relaxed) != 0
+            || inner
+                .live
+                .load()
+                .as_ref()
+                .is_some_and(|l| l.until.is_some())
+    }
+
     /// Takes a slot if one is free, without waiting and without counting a rejection.
     pub(crate) fn try_acquire_now(&self) -> Option<BulkheadPermit<'_>> {
         let inner = &*self.0;

@@ -86,7 +86,7 @@ where
         // `call` commits to the call, so the slot is taken here, never in `poll_ready`.
         match self.current().try_acquire_owned() {
             Ok(permit) => BulkheadFuture::call(self.inner.call(req), permit),
-            Err(bulkhead) if !bulkhead.config().max_wait().is_zero() => {
+            Err(bulkhead) if bulkhead.may_wait() => {
                 // The ready service waits with the call for up to `max_wait`; a clone stays.
                 let clone = self.inner.clone();
                 let ready = std::mem::replace(&mut self.inner, clone);
