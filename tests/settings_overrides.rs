@@ -191,6 +191,51 @@ async fn overrides_of_a_keyed_breaker_no_key_of_which_was_called_are_checked_and
     );
 }
 
+#[breaker(name = "ov-keyed-cap", key = tenant, max_keys = 2)]
+async fn by_tenant_capped(tenant: u32) -> Result<u32, DepError> {
+    Ok(tenant)
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_keys_is_the_codes_and_an_override_of_it_is_refused_not_shown_and_ignored() {
+    // A review: `ov-keyed-cap/*; max_keys=8` was accepted and shown in force from `Env`
+    // while the family kept the code's cap of 2 (keys past it shared `_overflow`).
+    let o = Overrides::from_vars([("FUSEBOX_BREAKER", "ov-keyed-cap/*; max_keys=8")]).unwrap();
+    let e = registry().apply_overrides(&o).unwrap_err();
+    assert_eq!(
+        (e.name.as_str(), e.key.as_str()),
+        ("ov-keyed-cap/*", "max_keys"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("the code's"), "{e}");
+    for k in 0..4 {
+        by_tenant_capped(k).await.unwrap();
+    }
+    // Once keys exist, the same override, and a live change of one key, are refused too.
+    let e = registry().apply_overrides(&o).unwrap_err();
+    assert_eq!(e.key.as_str(), "max_keys", "{e}");
+    let key = registry().breaker("ov-keyed-cap/0").unwrap();
+    let e = key
+        .change_settings([("max_keys", "8")], Source::Admin, None)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ConfigError::OutOfRange {
+                field: "max_keys",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let shown = key.settings_in_force();
+    let cap = shown.iter().find(|s| s.key == "max_keys").unwrap();
+    assert_eq!((cap.value.as_str(), cap.source), ("2", Source::Code));
+    // The cap in force is the code's: two keys of their own, the rest share the overflow.
+    assert!(registry().breaker("ov-keyed-cap/3").is_none());
+    assert!(registry().breaker("ov-keyed-cap/_overflow").is_some());
+}
+
 #[breaker(name = "ov-bad", window_calls = 10)]
 #[bulkhead(name = "ov-bad-pool", pool = 4)]
 async fn guarded() -> Result<(), DepError> {

@@ -134,8 +134,11 @@ impl Registry {
                     Some(family) => format!("{family}*"),
                     None => name.clone(),
                 };
-                t.settings()
-                    .with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                crate::breaker::live::refuse_code_only(&pairs)
+                    .and_then(|()| {
+                        t.settings()
+                            .with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                    })
                     .map_err(|r| blame(GuardKind::Breaker, &matching, &shown, r))?;
             }
         }

@@ -277,6 +277,7 @@ impl Core {
         until: u64,
         exact: Option<&Settings>,
     ) -> Result<Layer, ConfigError> {
+        refuse_code_only(&pairs)?;
         let keyed = crate::settings::in_force::by_key(&pairs, source, sources);
         let base = below
             .as_ref()
@@ -345,5 +346,19 @@ fn start_layer(cur: &Option<Arc<Layer>>) -> Option<Arc<Layer>> {
     match cur {
         Some(l) if is_change(l) => l.below.clone(),
         other => other.clone(),
+    }
+}
+
+/// Refuses what no override can change: `max_keys` is one cap for all of a keyed name's keys,
+/// held by the name's family when its first key is called, so a key's own settings cannot
+/// move it; an override of it is an error rather than shown in force and ignored.
+pub(crate) fn refuse_code_only(pairs: &[(String, String)]) -> Result<(), ConfigError> {
+    match pairs.iter().find(|(k, _)| k == "max_keys") {
+        Some((_, v)) => Err(ConfigError::OutOfRange {
+            field: "max_keys",
+            value: v.clone(),
+            expected: "no override: a keyed breaker's `max_keys` is the code's, one cap for all its keys set where it is declared",
+        }),
+        None => Ok(()),
     }
 }
