@@ -220,6 +220,9 @@ pub trait StaleKeyPart {
     fn owned(&self) -> Self::Owned;
 }
 
+// Not recommended: a type missing several of `Hash + Eq + Clone` is then one error, this
+// trait's (which names all three), rather than one error per missing trait below.
+#[diagnostic::do_not_recommend]
 impl<T> StaleKeyPart for T
 where
     T: StaleKeyClone + StaleKeyHash + StaleKeyEq + ?Sized,
