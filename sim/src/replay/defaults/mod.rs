@@ -20,7 +20,7 @@ pub use runs::{
     behind_adaptive_bulkhead, behind_bulkhead, behind_pool, noisy_hour, semian_waste, BulkheadRun,
     SLOW_AT, SLOW_FOR,
 };
-use table::row;
+use table::Rows;
 pub use table::{table, DefaultsRow};
 
 /// The runs of the defaults: see [`defaults()`].
@@ -37,8 +37,14 @@ pub(super) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-fn secs(d: Duration) -> f64 {
-    d.as_secs_f64()
+/// A figure in seconds, `None` when the event never happened.
+fn secs(d: Option<Duration>) -> Option<f64> {
+    d.map(|d| d.as_secs_f64())
+}
+
+/// Whether the event happened within `s` seconds.
+fn within(d: Option<Duration>, s: u64) -> bool {
+    d.is_some_and(|d| d <= Duration::from_secs(s))
 }
 
 /// The tuned figures the defaults are compared with: the replays' best configurations.
@@ -66,11 +72,23 @@ pub struct Tuned {
 /// assert!(d.rows.iter().all(|r| r.met));
 /// ```
 pub fn defaults(setup: &Setup, tuned: &Tuned) -> io::Result<Defaults> {
-    let mut rows = Vec::new();
-    let mut reports = Vec::new();
-    let opt = |d: Option<Duration>| d.map(secs);
+    let mut d = Defaults {
+        rows: Vec::new(),
+        reports: Vec::new(),
+    };
+    cold_start_rows(setup, tuned, &mut d)?;
+    slow_rows(setup, tuned, &mut d)?;
+    slow_trials_rows(setup, tuned, &mut d)?;
+    semian_rows(setup, tuned, &mut d)?;
+    lesson_rows(setup, tuned, &mut d)?;
+    behind_pool_rows(&mut d)?;
+    noise_rows(&mut d)?;
+    Ok(d)
+}
 
-    // 1. Cold start: the write-up's 800 ms timeout and nothing else.
+/// Replay 1, cold start: the write-up's 800 ms timeout and nothing else, then the card's
+/// line, whose trials pass by answering after failures too.
+fn cold_start_rows(setup: &Setup, tuned: &Tuned, d: &mut Defaults) -> io::Result<()> {
     let b = timeout_only("address-lookup", ms(800));
     let (report, recovery) = cold_start::run_one(&setup.cold_start, &b)?;
     let ramp = b
@@ -79,251 +97,212 @@ pub fn defaults(setup: &Setup, tuned: &Tuned) -> io::Result<Defaults> {
         .ramp()
         .unwrap_or_default();
     let all_back = recovery.map(|r| r + ramp);
-    let up = cold_start::up_again();
-    let relapses = cold_start::relapses(&report, up);
+    let relapses = cold_start::relapses(&report, cold_start::up_again());
     let fallback = cold_start::fallback_after(&report);
-    let given = "timeout = 800ms";
-    rows.push(row(
-        "cold start",
-        "all traffic back after the provider returns (s)",
+    let back = "all traffic back after the provider returns (s)";
+    let mut rows = Rows::new(&mut d.rows, "cold start", "timeout = 800ms");
+    let tuned_back = secs(tuned.cold.0);
+    rows.push(
+        back,
         "<= 15",
-        given,
-        opt(all_back),
-        opt(tuned.cold.0),
-        all_back.is_some_and(|d| d <= Duration::from_secs(15)),
-    ));
-    rows.push(row(
-        "cold start",
-        "relapses",
-        "<= 1",
-        given,
-        Some(relapses as f64),
-        Some(tuned.cold.1 as f64),
-        relapses <= 1,
-    ));
-    rows.push(row(
-        "cold start",
+        secs(all_back),
+        tuned_back,
+        within(all_back, 15),
+    );
+    let (r, t) = (relapses as f64, tuned.cold.1 as f64);
+    rows.push("relapses", "<= 1", Some(r), Some(t), relapses <= 1);
+    let (f, t) = (fallback * 100.0, tuned.cold.2 * 100.0);
+    rows.push(
         "fallback share after (%)",
         "<= 2",
-        given,
-        Some(fallback * 100.0),
-        Some(tuned.cold.2 * 100.0),
+        Some(f),
+        Some(t),
         fallback <= 0.02,
-    ));
-    reports.push(("cold start, defaults: timeout = 800ms", report));
-    // The card's line on the same outage: its trials pass by answering after failures too.
+    );
+    d.reports
+        .push(("cold start, defaults: timeout = 800ms", report));
+
     let card = card_line("address-lookup", ms(500), ms(800));
     let (_, card_recovery) = cold_start::run_one(&setup.cold_start, &card)?;
     let card_back = card_recovery.map(|r| r + ramp);
-    rows.push(row(
+    let mut rows = Rows::new(
+        &mut d.rows,
         "cold start",
-        "all traffic back after the provider returns (s)",
-        "<= 15",
         "trip_p95 = 500ms, timeout = 800ms",
-        opt(card_back),
-        opt(tuned.cold.0),
-        card_back.is_some_and(|d| d <= Duration::from_secs(15)),
-    ));
+    );
+    rows.push(
+        back,
+        "<= 15",
+        secs(card_back),
+        tuned_back,
+        within(card_back, 15),
+    );
+    Ok(())
+}
 
-    // 2. Slow, not down: the card's line with the write-up's 30 s timeout.
-    let run = slow::run_one(
-        &setup.slow,
-        &card_line("payments", ms(500), Duration::from_secs(30)),
-    )?;
+/// Replay 2, slow, not down: the card's line with the write-up's 30 s timeout, then the
+/// timeout alone.
+fn slow_rows(setup: &Setup, tuned: &Tuned, d: &mut Defaults) -> io::Result<()> {
+    let thirty = Duration::from_secs(30);
+    let run = slow::run_one(&setup.slow, &card_line("payments", ms(500), thirty))?;
     let given = "trip_p95 = 500ms, timeout = 30s";
-    rows.push(row(
-        "slow, not down",
-        "time to trip (s)",
+    let mut rows = Rows::new(&mut d.rows, "slow, not down", given);
+    let trip = "time to trip (s)";
+    let tuned_trip = secs(tuned.slow.0);
+    rows.push(
+        trip,
         "<= 2",
-        given,
-        opt(run.trip_after),
-        opt(tuned.slow.0),
-        run.trip_after.is_some_and(|d| d <= Duration::from_secs(2)),
-    ));
-    rows.push(row(
-        "slow, not down",
+        secs(run.trip_after),
+        tuned_trip,
+        within(run.trip_after, 2),
+    );
+    let (shed, t) = (run.others_shed * 100.0, tuned.slow.1 * 100.0);
+    rows.push(
         "other requests shed (%)",
         "0",
-        given,
-        Some(run.others_shed * 100.0),
-        Some(tuned.slow.1 * 100.0),
-        run.others_shed == 0.0,
-    ));
-    reports.push((
+        Some(shed),
+        Some(t),
+        shed == 0.0,
+    );
+    d.reports.push((
         "slow, not down, defaults: trip_p95 = 500ms, timeout = 30s",
         run.report,
     ));
-    // The timeout alone: 8 s answers are under half of 30 s, but a hundred times the usual
-    // 80 ms, which the breaker learned (`usual_latency`); half of its last 100 calls must be
-    // slow, which at 20 calls a second takes longer than the card's 5 %.
-    let only = slow::run_one(
-        &setup.slow,
-        &timeout_only("payments", Duration::from_secs(30)),
-    )?;
-    rows.push(row(
-        "slow, not down",
-        "time to trip (s)",
+    // 8 s answers are under half of 30 s, but a hundred times the usual 80 ms, which the
+    // breaker learned (`usual_latency`); half of its last 100 calls must be slow, which at 20
+    // calls a second takes longer than the card's 5 %.
+    let only = slow::run_one(&setup.slow, &timeout_only("payments", thirty))?;
+    let mut rows = Rows::new(&mut d.rows, "slow, not down", "timeout = 30s");
+    rows.push(
+        trip,
         "<= 2",
-        "timeout = 30s",
-        opt(only.trip_after),
-        opt(tuned.slow.0),
-        only.trip_after.is_some_and(|d| d <= Duration::from_secs(2)),
-    ));
+        secs(only.trip_after),
+        tuned_trip,
+        within(only.trip_after, 2),
+    );
+    Ok(())
+}
 
-    // 3. Slow under the timeout: 2 s answers, 3 s timeout.
-    let run = slow_trials::run_one(
-        &setup.slow_trials,
-        &card_line("payments", ms(500), Duration::from_secs(3)),
-    )?;
-    rows.push(row(
-        "slow under the timeout",
-        "times closed while slow",
-        "never (0)",
-        "trip_p95 = 500ms, timeout = 3s",
-        Some(run.closed_while_slow as f64),
-        Some(tuned.trials_closed as f64),
-        run.closed_while_slow == 0,
-    ));
-    reports.push((
+/// Replay 3, slow under the timeout: 2 s answers, 3 s timeout; the card's line, then the
+/// timeout alone.
+fn slow_trials_rows(setup: &Setup, tuned: &Tuned, d: &mut Defaults) -> io::Result<()> {
+    let three = Duration::from_secs(3);
+    let closed = "times closed while slow";
+    let t = Some(tuned.trials_closed as f64);
+    let given = "trip_p95 = 500ms, timeout = 3s";
+    let run = slow_trials::run_one(&setup.slow_trials, &card_line("payments", ms(500), three))?;
+    let n = run.closed_while_slow;
+    let mut rows = Rows::new(&mut d.rows, "slow under the timeout", given);
+    rows.push(closed, "never (0)", Some(n as f64), t, n == 0);
+    d.reports.push((
         "slow under the timeout, defaults: trip_p95 = 500ms, timeout = 3s",
         run.report,
     ));
-    let only = slow_trials::run_one(
-        &setup.slow_trials,
-        &timeout_only("payments", Duration::from_secs(3)),
-    )?;
-    rows.push(row(
-        "slow under the timeout",
-        "times closed while slow",
-        "never (0)",
-        "timeout = 3s",
-        Some(only.closed_while_slow as f64),
-        Some(tuned.trials_closed as f64),
-        only.closed_while_slow == 0,
-    ));
+    let only = slow_trials::run_one(&setup.slow_trials, &timeout_only("payments", three))?;
+    let n = only.closed_while_slow;
+    let mut rows = Rows::new(&mut d.rows, "slow under the timeout", "timeout = 3s");
+    rows.push(closed, "never (0)", Some(n as f64), t, n == 0);
+    Ok(())
+}
 
-    // 4. Semian: the client's 250 ms timeout; steady state once the probes backed off.
+/// Replay 4, Semian's: the client's 250 ms timeout; steady state once the probes backed off
+/// (hours 2 to 3).
+fn semian_rows(setup: &Setup, tuned: &Tuned, d: &mut Defaults) -> io::Result<()> {
     let h = Duration::from_secs(3600);
-    let waste = semian_waste(
-        setup.semian.instances,
-        setup.semian.rate_per_instance,
-        2 * h,
-        3 * h,
-    )?;
-    rows.push(row(
-        "Semian, 42 dead instances, 2 threads",
-        "steady-state wasted utilization (%)",
-        "<= 4",
-        "timeout = 250ms",
-        Some(waste * 100.0),
-        Some(tuned.semian * 100.0),
-        waste <= 0.04,
-    ));
+    let s = &setup.semian;
+    let waste = semian_waste(s.instances, s.rate_per_instance, 2 * h, 3 * h)?;
+    let replay = "Semian, 42 dead instances, 2 threads";
+    let mut rows = Rows::new(&mut d.rows, replay, "timeout = 250ms");
+    let (w, t) = (waste * 100.0, tuned.semian * 100.0);
+    let measure = "steady-state wasted utilization (%)";
+    rows.push(measure, "<= 4", Some(w), Some(t), waste <= 0.04);
+    Ok(())
+}
 
-    // 5. Lesson step 3: the lesson's 300 ms timeout.
+/// Replay 5, the lesson's step 3: the lesson's 300 ms timeout.
+fn lesson_rows(setup: &Setup, tuned: &Tuned, d: &mut Defaults) -> io::Result<()> {
     let (report, opened) = lesson::step3(&setup.lesson, &timeout_only("price", ms(300)))?;
-    rows.push(row(
-        "lesson, step 3",
+    let mut rows = Rows::new(&mut d.rows, "lesson, step 3", "timeout = 300ms");
+    let met = opened.is_some_and(|d| d <= ms(300));
+    rows.push(
         "breaker opened after (s)",
         "<= 0.3",
-        "timeout = 300ms",
-        opt(opened),
-        opt(tuned.lesson),
-        opened.is_some_and(|d| d <= ms(300)),
-    ));
-    reports.push(("lesson step 3, defaults: timeout = 300ms", report));
+        secs(opened),
+        secs(tuned.lesson),
+        met,
+    );
+    d.reports
+        .push(("lesson step 3, defaults: timeout = 300ms", report));
+    Ok(())
+}
 
-    // 6. Issue 26's real run, behind a pool of 5.
-    let before = behind_bulkhead(&card_line_before(ms(300), Duration::from_secs(2)))?;
-    let run = behind_bulkhead(&card_line("payments", ms(300), Duration::from_secs(2)))?;
-    let given = "trip_p95 = 300ms, timeout = 2s; pool = 5";
-    rows.push(row(
-        "slow behind a pool of 5",
-        "time to open (s)",
-        "<= 3",
-        given,
-        opt(run.open_after),
-        opt(before.open_after),
-        run.open_after.is_some_and(|d| d <= Duration::from_secs(3)),
-    ));
-    rows.push(row(
-        "slow behind a pool of 5",
-        "closed again after healing (s)",
-        "<= 15",
-        given,
-        opt(run.back_after),
-        opt(before.back_after),
-        run.back_after.is_some_and(|d| d <= Duration::from_secs(15)),
-    ));
-    rows.push(row(
-        "slow behind a pool of 5",
-        "all traffic back after healing (s)",
-        "-",
-        given,
-        opt(run.all_traffic_after),
-        opt(before.all_traffic_after),
-        true,
-    ));
-    let only = behind_bulkhead(&timeout_only("payments", Duration::from_secs(2)))?;
-    let given = "timeout = 2s; pool = 5";
-    let within = |d: Option<Duration>, s: u64| d.is_some_and(|d| d <= Duration::from_secs(s));
-    rows.push(row(
-        "slow behind a pool of 5",
-        "time to open (s)",
-        "<= 3",
-        given,
-        opt(only.open_after),
-        opt(before.open_after),
-        within(only.open_after, 3),
-    ));
-    rows.push(row(
-        "slow behind a pool of 5",
-        "closed again after healing (s)",
-        "<= 15",
-        given,
-        opt(only.back_after),
-        opt(before.back_after),
-        within(only.back_after, 15),
-    ));
-    // The same run with `limit = "adaptive"` in place of the pool of 5 (the stall guard).
-    let adaptive =
-        behind_adaptive_bulkhead(&card_line("payments", ms(300), Duration::from_secs(2)))?;
+/// Replay 6, issue 26's real run, behind a pool of 5: the card's line (compared with its behaviour
+/// before issue 26), the timeout alone, and the card's line behind `limit = "adaptive"`.
+fn behind_pool_rows(d: &mut Defaults) -> io::Result<()> {
+    let two = Duration::from_secs(2);
+    let before = behind_bulkhead(&card_line_before(ms(300), two))?;
+    let run = behind_bulkhead(&card_line("payments", ms(300), two))?;
+    let only = behind_bulkhead(&timeout_only("payments", two))?;
+    let adaptive = behind_adaptive_bulkhead(&card_line("payments", ms(300), two))?;
+    let (open, closed) = ("time to open (s)", "closed again after healing (s)");
+    let (was_open, was_back) = (secs(before.open_after), secs(before.back_after));
+    for (given, r, all_traffic) in [
+        ("trip_p95 = 300ms, timeout = 2s; pool = 5", &run, true),
+        ("timeout = 2s; pool = 5", &only, false),
+    ] {
+        let mut rows = Rows::new(&mut d.rows, "slow behind a pool of 5", given);
+        rows.push(
+            open,
+            "<= 3",
+            secs(r.open_after),
+            was_open,
+            within(r.open_after, 3),
+        );
+        rows.push(
+            closed,
+            "<= 15",
+            secs(r.back_after),
+            was_back,
+            within(r.back_after, 15),
+        );
+        if all_traffic {
+            let all = "all traffic back after healing (s)";
+            let was = secs(before.all_traffic_after);
+            rows.push(all, "-", secs(r.all_traffic_after), was, true);
+        }
+    }
     let given = "trip_p95 = 300ms, timeout = 2s; limit = adaptive";
-    let replay = "slow behind an adaptive limit";
-    rows.push(row(
-        replay,
-        "time to open (s)",
+    let mut rows = Rows::new(&mut d.rows, "slow behind an adaptive limit", given);
+    let a = &adaptive;
+    rows.push(
+        open,
         "<= 3",
-        given,
-        opt(adaptive.open_after),
-        opt(before.open_after),
-        within(adaptive.open_after, 3),
-    ));
-    rows.push(row(
-        replay,
-        "closed again after healing (s)",
+        secs(a.open_after),
+        was_open,
+        within(a.open_after, 3),
+    );
+    rows.push(
+        closed,
         "<= 15",
-        given,
-        opt(adaptive.back_after),
-        opt(before.back_after),
-        within(adaptive.back_after, 15),
-    ));
-    rows.push(row(
-        replay,
-        "/orders answered while slow (%)",
-        ">= pool of 5's",
-        given,
-        Some(adaptive.orders_answered * 100.0),
-        Some(run.orders_answered * 100.0),
-        adaptive.orders_answered >= run.orders_answered,
-    ));
-    reports.push((
+        secs(a.back_after),
+        was_back,
+        within(a.back_after, 15),
+    );
+    let (answered, pool) = (a.orders_answered * 100.0, run.orders_answered * 100.0);
+    let met = a.orders_answered >= run.orders_answered;
+    let measure = "/orders answered while slow (%)";
+    rows.push(measure, ">= pool of 5's", Some(answered), Some(pool), met);
+    d.reports.push((
         "behind a pool of 5, before issue 26: the card's line",
         before.report,
     ));
-    reports.push(("behind a pool of 5, defaults: the card's line", run.report));
+    d.reports
+        .push(("behind a pool of 5, defaults: the card's line", run.report));
+    Ok(())
+}
 
-    // 7. An hour of healthy noise.
+/// Replay 7, an hour of healthy noise, with the timeout alone and with the card's line.
+fn noise_rows(d: &mut Defaults) -> io::Result<()> {
     for (given, b) in [
         ("timeout = 500ms", timeout_only("search", ms(500))),
         (
@@ -331,16 +310,15 @@ pub fn defaults(setup: &Setup, tuned: &Tuned) -> io::Result<Defaults> {
             card_line("search", ms(300), Duration::from_secs(2)),
         ),
     ] {
-        let (_, opened) = noisy_hour(&b, h)?;
-        rows.push(row(
-            "healthy with noise, 1 hour",
+        let (_, opened) = noisy_hour(&b, Duration::from_secs(3600))?;
+        let mut rows = Rows::new(&mut d.rows, "healthy with noise, 1 hour", given);
+        rows.push(
             "false openings",
             "0",
-            given,
             Some(opened as f64),
             None,
             opened == 0,
-        ));
+        );
     }
-    Ok(Defaults { rows, reports })
+    Ok(())
 }

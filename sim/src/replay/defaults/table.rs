@@ -20,23 +20,45 @@ pub struct DefaultsRow {
     pub met: bool,
 }
 
-pub(super) fn row(
+/// Rows of one replay run with one set of settings: each row names only its measure.
+pub(super) struct Rows<'a> {
+    rows: &'a mut Vec<DefaultsRow>,
     replay: &'static str,
-    measure: &'static str,
-    target: &'static str,
     given: &'static str,
-    defaults: Option<f64>,
-    tuned: Option<f64>,
-    met: bool,
-) -> DefaultsRow {
-    DefaultsRow {
-        replay,
-        measure,
-        target,
-        given,
-        defaults,
-        tuned,
-        met,
+}
+
+impl<'a> Rows<'a> {
+    pub(super) fn new(
+        rows: &'a mut Vec<DefaultsRow>,
+        replay: &'static str,
+        given: &'static str,
+    ) -> Self {
+        Rows {
+            rows,
+            replay,
+            given,
+        }
+    }
+
+    /// One figure: the defaults', the tuned (or earlier) one beside it, and whether the
+    /// issue's target is met.
+    pub(super) fn push(
+        &mut self,
+        measure: &'static str,
+        target: &'static str,
+        defaults: Option<f64>,
+        tuned: Option<f64>,
+        met: bool,
+    ) {
+        self.rows.push(DefaultsRow {
+            replay: self.replay,
+            measure,
+            target,
+            given: self.given,
+            defaults,
+            tuned,
+            met,
+        });
     }
 }
 
