@@ -371,6 +371,28 @@ mod tests {
                 strict: false
             }
         );
+        // And `slow` alone moves the bound, keeping the code's rate (a review: it was refused
+        // for want of `slow_rate`, so loosening the bound took both keys).
+        let s = code.with_overrides([("slow", "800ms")]).unwrap();
+        assert_eq!(
+            s.slow().unwrap(),
+            SlowRule {
+                bound: ms(800),
+                rate: 20,
+                strict: false
+            }
+        );
+        // Over a percentile rule, `slow` is a rule of the other form: it needs its rate.
+        let p95 = RawSettings::new().trip_p95(ms(300)).check().unwrap();
+        assert!(p95.with_overrides([("slow", "800ms")]).is_err());
+        assert_eq!(
+            p95.with_overrides([("slow", "800ms"), ("slow_rate", "10")])
+                .unwrap()
+                .slow()
+                .unwrap()
+                .rate,
+            10
+        );
     }
 
     #[test]

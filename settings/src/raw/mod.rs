@@ -341,8 +341,13 @@ impl RawSettings {
             self.window_calls = None;
         }
         if over.rules > 0 {
+            // `slow` alone over the code's `slow` + `slow_rate` moves the bound and keeps the
+            // rate, as `slow_rate` alone keeps the bound: each is one setting of the rule.
+            let general = over.trip.is_none() && self.trip.is_none() && self.slow.is_some();
+            let rate = self.slow_rate.filter(|_| general && over.slow_rate.is_none());
             self = self.without_rule();
             self.rules = over.rules;
+            self.slow_rate = rate;
         }
         if over.half_open_calls.is_some() {
             self.half_open_pct = None;
