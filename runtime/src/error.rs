@@ -47,7 +47,9 @@ pub enum Rejection {
         /// The state that refused: `Open`, `ForcedOpen` or `HalfOpen`; `Closed` when a ramp
         /// refused (the breaker closed, admitting a growing share of calls).
         state: State,
-        /// When the breaker will next try the dependency, if it knows.
+        /// When the breaker will next let calls try the dependency, if it knows: the end of
+        /// the open period (what a `Retry-After` should say). With `probe_every`, single
+        /// probes go through before it, one caller each, so a retry then is still refused.
         retry_in: Option<Duration>,
     },
     /// The bulkhead's pool was full (and stayed full for `max_wait`).
