@@ -236,6 +236,38 @@ async fn max_keys_is_the_codes_and_an_override_of_it_is_refused_not_shown_and_ig
     assert!(registry().breaker("ov-keyed-cap/_overflow").is_some());
 }
 
+#[test]
+fn an_override_of_a_keyed_breakers_own_name_says_to_name_its_keys() {
+    // A review: `ov-keyed-cap` (a keyed site's name) was reported as a name "no code
+    // declares", which misleads: the code declares it, and its breakers are `ov-keyed-cap/<key>`.
+    #[derive(Clone, Default)]
+    struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Log {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let log = Log::default();
+    let writer = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let o = Overrides::from_vars([("FUSEBOX_BREAKER", "ov-keyed-cap; failure_rate=70")]).unwrap();
+    let applied =
+        tracing::subscriber::with_default(subscriber, || registry().apply_overrides(&o).unwrap());
+    assert_eq!(applied.undeclared.len(), 1);
+    let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        text.contains("keyed breaker's name") && text.contains("`name/*`"),
+        "{text}"
+    );
+}
+
 #[breaker(name = "ov-bad", window_calls = 10)]
 #[bulkhead(name = "ov-bad-pool", pool = 4)]
 async fn guarded() -> Result<(), DepError> {

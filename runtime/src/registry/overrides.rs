@@ -179,12 +179,24 @@ impl Registry {
                 GuardKind::Bulkhead => bulkheads.iter().any(|b| e.matches(b.name())),
             };
             if !declared {
-                tracing::warn!(
-                    kind = %e.target,
-                    name = %e.name,
-                    source = %e.source,
-                    "override for a name no code declares (yet): kept for one made later"
-                );
+                // A keyed site's own name: declared, but its breakers are `name/<key>`.
+                let keyed =
+                    e.target == GuardKind::Breaker && templates.iter().any(|t| e.matches(&t.name));
+                if keyed {
+                    tracing::warn!(
+                        kind = %e.target,
+                        name = %e.name,
+                        source = %e.source,
+                        "override for a keyed breaker's name, which is no breaker: its breakers are `name/<key>`; write `name/*` for every key, or `name/<key>` for one"
+                    );
+                } else {
+                    tracing::warn!(
+                        kind = %e.target,
+                        name = %e.name,
+                        source = %e.source,
+                        "override for a name no code declares (yet): kept for one made later"
+                    );
+                }
                 applied.undeclared.push(Undeclared {
                     target: e.target,
                     name: e.name.clone(),
