@@ -73,6 +73,14 @@ pub fn parse(tokens: TokenStream, attr: &str) -> syn::Result<Vec<Arg>> {
                 ));
             }
             let eq = input.parse::<Token![=]>()?;
+            let percent_key =
+                ["failure_rate", "slow_rate", "half_open_pct"].contains(&&*key.to_string());
+            if let Some((percent, number)) = trailing_percent(input).filter(|_| percent_key) {
+                return Err(syn::Error::new(
+                    percent,
+                    format!("`{key}` is a percent written as a bare number, without `%`: write `#[{attr}({key} = {number})]`"),
+                ));
+            }
             // A value cut short (`key = ,` or `rate = 50%`) ends the list; syn would blame the
             // whole attribute, so the error points at the argument instead.
             let value: Expr = input.parse().map_err(|e| {
@@ -98,6 +106,26 @@ pub fn parse(tokens: TokenStream, attr: &str) -> syn::Result<Vec<Arg>> {
         Ok(args)
     };
     parser.parse2(tokens)
+}
+
+/// The `%` that ends the value ahead (`rate = 50%`), if it does, and what came before it: a
+/// percent written the way people write percents is told where the `%` is, rather than that
+/// the value is incomplete.
+fn trailing_percent(input: ParseStream) -> Option<(Span, String)> {
+    let fork = input.fork();
+    let (mut before, mut last) = (None, None);
+    while !fork.is_empty() && !fork.peek(Token![,]) {
+        match fork.parse::<proc_macro2::TokenTree>() {
+            Ok(t) => before = last.replace(t),
+            Err(_) => break,
+        }
+    }
+    match (before, last) {
+        (Some(n), Some(proc_macro2::TokenTree::Punct(p))) if p.as_char() == '%' => {
+            Some((p.span(), n.to_string()))
+        }
+        _ => None,
+    }
 }
 
 /// `value` without the invisible group `macro_rules!` puts around a `$x:literal` or `$x:expr`
