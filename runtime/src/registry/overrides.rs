@@ -134,7 +134,7 @@ impl Registry {
                     Some(family) => format!("{family}*"),
                     None => name.clone(),
                 };
-                crate::breaker::live::refuse_code_only(&pairs)
+                crate::breaker::live::refuse_code_only(&pairs, t.settings().max_keys())
                     .and_then(|()| {
                         t.settings()
                             .with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))

@@ -200,7 +200,7 @@ impl Breaker {
 
     /// The pairs a start override would give, checked without applying them.
     pub(crate) fn check_overrides(&self, pairs: &[(String, String)]) -> Result<(), ConfigError> {
-        super::refuse_code_only(pairs)?;
+        super::refuse_code_only(pairs, self.0.code_config().max_keys())?;
         let pairs = pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         self.0
             .code_config()

@@ -277,7 +277,7 @@ impl Core {
         until: u64,
         exact: Option<&Settings>,
     ) -> Result<Layer, ConfigError> {
-        refuse_code_only(&pairs)?;
+        refuse_code_only(&pairs, self.code_config().max_keys())?;
         let keyed = crate::settings::in_force::by_key(&pairs, source, sources);
         let base = below
             .as_ref()
@@ -351,9 +351,16 @@ fn start_layer(cur: &Option<Arc<Layer>>) -> Option<Arc<Layer>> {
 
 /// Refuses what no override can change: `max_keys` is one cap for all of a keyed name's keys,
 /// held by the name's family when its first key is called, so a key's own settings cannot
-/// move it; an override of it is an error rather than shown in force and ignored.
-pub(crate) fn refuse_code_only(pairs: &[(String, String)]) -> Result<(), ConfigError> {
-    match pairs.iter().find(|(k, _)| k == "max_keys") {
+/// move it; an override of it to another value than the code's is an error rather than shown
+/// in force and ignored. (The code's own value passes: a promoted shadow gives every key.)
+pub(crate) fn refuse_code_only(
+    pairs: &[(String, String)],
+    code_max_keys: u32,
+) -> Result<(), ConfigError> {
+    let moved = |(k, v): &&(String, String)| {
+        k == "max_keys" && v.trim().parse::<u32>().ok() != Some(code_max_keys)
+    };
+    match pairs.iter().find(moved) {
         Some((_, v)) => Err(ConfigError::OutOfRange {
             field: "max_keys",
             value: v.clone(),
