@@ -126,3 +126,47 @@ async fn a_hung_trial_without_any_timeout_cannot_hold_half_open() {
     assert!(!trial.is_finished());
     trial.abort();
 }
+
+/// A review: a call counted slow in flight whose sample then left the window (aged out of a
+/// time window, or pushed out of a count window by newer calls) and that ended failed was
+/// lost: the failure amended a sample no longer there, so the breaker stayed closed on a
+/// window whose recent calls were failing.
+#[tokio::test(start_paused = true)]
+async fn a_failure_that_outlived_its_slow_sample_still_counts() {
+    for (name, windowed) in [
+        (
+            "lat-outlived-time",
+            Breaker::builder("lat-outlived-time").window(secs(10)),
+        ),
+        (
+            "lat-outlived-count",
+            Breaker::builder("lat-outlived-count").window_calls(10),
+        ),
+    ] {
+        let b = windowed
+            .min_calls(4)
+            .failure_rate(15)
+            .slow(secs(5), 100)
+            .build()
+            .unwrap();
+        // Two calls that hang 20 s, then fail: slow in flight at 5 s.
+        let slow: Vec<_> = (0..2)
+            .map(|_| {
+                let b = b.clone();
+                tokio::spawn(async move { fail(&b, secs(20)).await })
+            })
+            .collect();
+        tokio::task::yield_now().await;
+        // Meanwhile one success a second: their slow samples leave the window.
+        for _ in 0..20 {
+            ok(&b, Duration::ZERO).await.unwrap();
+            advance(secs(1)).await;
+        }
+        for h in slow {
+            assert!(matches!(h.await.unwrap(), Err(Error::Failed(_))));
+        }
+        // The last 10 calls or 10 s: about 10 successes and the 2 failures that just ended.
+        let m = b.metrics();
+        assert_eq!(b.state(), State::Open, "{name}: {m:?}");
+    }
+}

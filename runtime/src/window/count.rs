@@ -132,8 +132,9 @@ impl CountWindow {
         }
     }
 
-    /// Rewrites a call's entry with its final failure flag and latency, while it is still there.
-    pub(crate) fn amend(&self, seq: u64, failed: bool, latency_bucket: usize) {
+    /// Rewrites a call's entry with its final failure flag and latency, while it is still there;
+    /// false when newer calls had pushed it out.
+    pub(crate) fn amend(&self, seq: u64, failed: bool, latency_bucket: usize) -> bool {
         let i = (seq % self.entries.len() as u64) as usize;
         let mut cur = self.entries[i].load(Acquire);
         while holds(cur, seq) {
@@ -145,11 +146,12 @@ impl CountWindow {
                     self.tally.hist.sub(bucket_of(cur));
                     self.tally.hist.add(latency_bucket);
                     self.adjust(&self.tally.failures, cur, new, FAILED);
-                    return;
+                    return true;
                 }
                 Err(actual) => cur = actual,
             }
         }
+        false
     }
 
     /// Takes a call's entry out, while it is still there: a call recorded slow in flight

@@ -106,15 +106,23 @@ impl Window {
     }
 
     /// Completes a call first recorded as slow in flight (with `first.latency`): adds its
-    /// failure, if any, and its real latency.
-    pub(crate) fn amend(&self, t: Ticket, first: Duration, failed: bool, latency: Duration) {
+    /// failure, if any, and its real latency. False when the window no longer holds that
+    /// sample at `now` (it aged out, or newer calls pushed it out, while the call ran).
+    pub(crate) fn amend(
+        &self,
+        now: u64,
+        t: Ticket,
+        first: Duration,
+        failed: bool,
+        latency: Duration,
+    ) -> bool {
         let to = histogram::bucket(latency);
         match (self, t) {
             (Window::Count(w), Ticket::Count(seq)) => w.amend(seq, failed, to),
             (Window::Time(w), Ticket::Time(epoch)) => {
-                w.amend(epoch, failed, histogram::bucket(first), to)
+                w.amend(now, epoch, failed, histogram::bucket(first), to)
             }
-            _ => {}
+            _ => false,
         }
     }
 
@@ -235,7 +243,7 @@ mod tests {
             let w = Window::new(kind);
             let first = Sample { slow: true, ..ok() };
             let (t, _) = w.record(|| 0, first);
-            w.amend(t, first.latency, true, Duration::from_secs(8));
+            assert!(w.amend(0, t, first.latency, true, Duration::from_secs(8)));
             assert_eq!(
                 w.totals(0),
                 Totals {
@@ -259,7 +267,7 @@ mod tests {
         let first = Sample { slow: true, ..ok() };
         let (t, _) = w.record(|| 0, first);
         assert_eq!(t, Ticket::Unrecorded);
-        w.amend(t, first.latency, true, Duration::from_secs(8));
+        assert!(!w.amend(100 * s, t, first.latency, true, Duration::from_secs(8)));
         let one_ok = Totals {
             calls: 1,
             failures: 0,

@@ -245,11 +245,19 @@ impl TimeWindow {
         self.armed.load(Relaxed).then(|| self.totals_now())
     }
 
-    /// Adds a call's final failure and moves its latency from the slow bound to the real one.
-    pub(crate) fn amend(&self, epoch: u64, failed: bool, from_bucket: usize, to_bucket: usize) {
-        if epoch.saturating_add(SLOTS) <= self.head.load(Acquire) {
-            // Its slot holds a later epoch now.
-            return;
+    /// Adds a call's final failure and moves its latency from the slow bound to the real one;
+    /// false when its sample is out of the window at `now` (it aged out while the call ran),
+    /// whether or not a later call has reused its slot yet.
+    pub(crate) fn amend(
+        &self,
+        now: u64,
+        epoch: u64,
+        failed: bool,
+        from_bucket: usize,
+        to_bucket: usize,
+    ) -> bool {
+        if epoch.saturating_add(SLOTS) <= self.seen_at(now).1 {
+            return false;
         }
         if failed {
             self.slot(epoch).failures.fetch_add(1, Relaxed);
@@ -258,6 +266,7 @@ impl TimeWindow {
             h.sub(from_bucket);
             h.add(to_bucket);
         }
+        true
     }
 
     /// Takes a call recorded slow in flight (at `bucket`) out of its slot, if the slot still

@@ -334,11 +334,13 @@ impl Model {
         }
         // Still running past the bound: slow now, judged now (a hung call trips early).
         let marked = bound.is_some_and(|b| ran > b);
+        let mut mark_slot = None;
         if marked {
             self.now = start + bound.unwrap();
             self.counters.slow += 1;
             if self.current(t) {
                 self.push(false, true);
+                mark_slot = self.window.back().map(|e| e.slot);
                 self.judge(t.gen);
             }
         }
@@ -350,8 +352,11 @@ impl Model {
         if !self.current(t) {
             return seen;
         }
-        if marked {
-            // Still current, so the mark's entry is the window's last: it gets the failure.
+        // Still current, so the mark's entry, if the window still holds it (a time window
+        // may have aged it out while the call ran), is the window's last: it gets the failure.
+        self.roll();
+        let held = marked && mark_slot.is_some() && self.window.back().map(|e| e.slot) == mark_slot;
+        if held {
             self.window.back_mut().unwrap().failed = failed;
             if failed {
                 self.judge(t.gen);

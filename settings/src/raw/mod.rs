@@ -344,7 +344,9 @@ impl RawSettings {
             // `slow` alone over the code's `slow` + `slow_rate` moves the bound and keeps the
             // rate, as `slow_rate` alone keeps the bound: each is one setting of the rule.
             let general = over.trip.is_none() && self.trip.is_none() && self.slow.is_some();
-            let rate = self.slow_rate.filter(|_| general && over.slow_rate.is_none());
+            let rate = self
+                .slow_rate
+                .filter(|_| general && over.slow_rate.is_none());
             self = self.without_rule();
             self.rules = over.rules;
             self.slow_rate = rate;

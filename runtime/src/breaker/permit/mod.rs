@@ -294,21 +294,25 @@ impl<'a> Permit<'a> {
             Some((now, _)) => core.clock().nanos(now),
             None => core.clock().now(),
         };
+        let sample = Sample {
+            failed,
+            slow,
+            latency,
+        };
         let totals = match self.slow_ticket {
-            Some(t) => {
-                // Counted slow in flight: add its failure and real latency. Only a failure can
-                // raise a rate now.
-                self.window().amend(t, self.slow_bound(), failed, latency);
+            // Counted slow in flight: add its failure and real latency. Only a failure can
+            // raise a rate now.
+            Some(t)
+                if self
+                    .window()
+                    .amend(at(), t, self.slow_bound(), failed, latency) =>
+            {
                 failed.then(|| self.window().totals(at()))
             }
-            None => {
-                let sample = Sample {
-                    failed,
-                    slow,
-                    latency,
-                };
-                self.window().record(at, sample).1
-            }
+            // Its slow sample left the window while it ran (aged out, or pushed out by newer
+            // calls): it ends as a sample of its own, as a call under no slow rule does, so
+            // its failure is never lost.
+            _ => self.window().record(at, sample).1,
         };
         if let Some(t) = totals {
             self.judge(t);
