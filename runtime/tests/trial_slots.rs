@@ -1,7 +1,8 @@
 //! Half-open's trials as a user sees them: a trial that ends with nothing to judge (ignored,
-//! cancelled early) gives its slot to the next caller with a share as with `half_open_calls`,
-//! and without any timeout a trial of `half_open_calls` runs on as a closed call would, while
-//! a sampled half-open still cuts one that hangs at its window (nothing else would end it).
+//! cancelled early) gives its slot to the next caller with a share as with `half_open_calls`;
+//! without any timeout, trials are cut at the documented bound (`open_for` with
+//! `half_open_calls`, the window with a share) so none can hold half-open, and
+//! `half_open_calls`' wait is 30 s whatever `open_for` is.
 
 use std::time::Duration;
 
@@ -97,18 +98,21 @@ async fn with_a_share_a_trial_cancelled_early_gives_its_slot_to_the_next_caller(
 }
 
 #[tokio::test(start_paused = true)]
-async fn without_any_timeout_a_trial_of_half_open_calls_runs_to_its_answer() {
+async fn without_any_timeout_a_trial_of_half_open_calls_is_cut_at_open_for() {
     let b = half_open(Breaker::builder("slots-calls-untimed").half_open_calls(1)).await;
     assert_eq!(b.config().half_open_timeout(), None);
-    // Longer than `open_for` (10 s): nothing the user set asks to cut it.
+    // The documented bound with no timeout at all: `open_for` (10 s), a timed-out failure.
     let r = b
         .call(async {
             sleep(s(12)).await;
             Ok::<u16, &str>(200)
         })
         .await;
-    assert!(matches!(r, Ok(200)), "{r:?}");
-    assert_eq!(b.state(), State::Closed);
+    assert!(
+        matches!(r, Err(Error::Rejected(Rejection::TimedOut { after, .. })) if after == s(10)),
+        "{r:?}"
+    );
+    assert_eq!(b.state(), State::Open);
 }
 
 #[tokio::test(start_paused = true)]

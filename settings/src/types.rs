@@ -42,24 +42,36 @@ pub enum WindowKind {
 /// ```
 /// use std::time::Duration;
 /// use fusebox::settings::SlowRule;
-/// // trip_p95 = "500ms": open when *more* than 5 % of calls take 500 ms or longer.
+/// // trip_p95 = "500ms": open when *more* than 5 % of calls are slower than 500 ms.
 /// let p95 = SlowRule { bound: Duration::from_millis(500), rate: 5, strict: true };
 /// assert!(!p95.trips(5, 100));
 /// assert!(p95.trips(6, 100));
+/// assert!(!p95.is_slow(Duration::from_millis(500)), "p95 at the bound does not exceed it");
+/// // slow = "500ms", slow_rate = 5: a call of 500 ms or longer is slow, 5 % of them open.
+/// let slow = SlowRule { strict: false, ..p95 };
+/// assert!(slow.is_slow(Duration::from_millis(500)) && slow.trips(5, 100));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct SlowRule {
-    /// A call taking at least this long is slow (also while still in flight).
+    /// A call taking at least this long is slow (also while still in flight); under a
+    /// percentile rule (`strict`), one taking longer than it ([`is_slow`](Self::is_slow)).
     pub bound: Duration,
     /// Percent of slow calls in the window that opens the breaker.
     pub rate: u8,
-    /// `trip_pNN` opens only when *more* than `100 - NN` percent are slow
-    /// (p95 > bound); `slow_rate` opens at or above the rate.
+    /// `trip_pNN` opens only when *more* than `100 - NN` percent are slower than the bound
+    /// (p95 > bound); `slow` + `slow_rate` opens at or above the rate, counting calls at
+    /// least as long as the bound.
     pub strict: bool,
 }
 
 impl SlowRule {
+    /// Whether a call of `latency` is slow: at least the bound, or under a percentile rule
+    /// longer than it (so calls all at the bound give a p95 *at* it, which does not open).
+    pub fn is_slow(&self, latency: Duration) -> bool {
+        latency > self.bound || (!self.strict && latency == self.bound)
+    }
+
     /// Whether `slow` slow calls out of `calls` open the breaker.
     pub fn trips(&self, slow: u64, calls: u64) -> bool {
         let lhs = slow * 100;

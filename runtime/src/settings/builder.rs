@@ -122,11 +122,10 @@ impl BreakerBuilder {
         /// Timeout of trial calls and probes. Default: with no recovery setting given, 4 ×
         /// `timeout` (seed 000's cold provider answers its first calls in 1.5–3 s against an
         /// 800 ms timeout), or with a `half_open_slow` given twice that bound, never under
-        /// `timeout`; otherwise `timeout`. With no timeout at all, a trial of
-        /// `half_open_calls` runs to its answer as any call would (the half-open reopens at its
-        /// bound anyway), while a trial of a sampled half-open (`half_open_pct`) is cut at
-        /// `half_open_window`, and a probe at the half-open window (or `open_for` with
-        /// `half_open_calls`): nothing else would end a sample whose every trial hangs.
+        /// `timeout`; otherwise `timeout`. With no timeout at all, trials and probes are cut
+        /// at `half_open_window` (with a share) or at `open_for` (with `half_open_calls`), and
+        /// their callers get `Rejection::TimedOut`: a trial that hangs never holds the breaker
+        /// half-open. Give one (or `timeout`) to let trials run longer.
         half_open_timeout(d: Duration);
         /// The latency at which a half-open trial counts as slow (default: the slow rule's
         /// bound; under the slow rule derived from `timeout`, or a given one (`trip_p95`) with
@@ -189,8 +188,8 @@ impl BreakerBuilder {
         /// first passed trial, so the breaker learns of a recovery within `d` instead of at
         /// the end of `open_for`. A failed probe changes nothing: the open period is never
         /// extended by it, and `open_for` stays the upper bound. A probe runs under the trial
-        /// timeout (`half_open_timeout`, else `timeout`, else the half-open window, or
-        /// `open_for` with `half_open_calls`): against a dependency that hangs, give one, or probes pile up in flight
+        /// timeout (`half_open_timeout`, else `timeout`, else the half-open window or
+        /// `open_for`): against a dependency that hangs, give one, or probes pile up in flight
         /// (one per `d`). A probe its caller cancels early uses its interval all the same, so
         /// callers that give up cannot raise the probe rate; one that never reached the
         /// dependency (a full bulkhead refused it, or it ended ignored) tells nothing, and the

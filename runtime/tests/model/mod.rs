@@ -275,6 +275,14 @@ impl Model {
         t.gen == self.gen && matches!(self.state, State::Closed | State::ForcedClosed)
     }
 
+    /// Whether a call that ran `ran` ms is slow: at the bound too, except under a percentile
+    /// rule (`strict`: p95 > bound), where only past it.
+    fn slow_by_rule(&self, ran: u64) -> bool {
+        self.cfg
+            .slow
+            .is_some_and(|(b, _, strict)| ran > b || (!strict && ran == b))
+    }
+
     /// One call that the dependency answers with `answer` after `latency` ms, start to end.
     pub fn call(&mut self, answer: Answer, latency: u64) -> Seen {
         let Some(t) = self.admit() else {
@@ -282,7 +290,7 @@ impl Model {
         };
         let start = self.now;
         let timeout = if t.trial {
-            self.trial_timeout(t.probe)
+            Some(self.trial_timeout())
         } else {
             self.cfg.timeout
         };
@@ -325,7 +333,7 @@ impl Model {
                 self.mark_trial(t);
             }
             self.now = start + ran;
-            let slow = timed_out || marked || self.cfg.slow.is_some_and(|(b, _, _)| ran >= b);
+            let slow = timed_out || marked || self.slow_by_rule(ran);
             if slow && !marked {
                 self.counters.slow += 1;
             }
@@ -345,7 +353,7 @@ impl Model {
             }
         }
         self.now = start + ran;
-        let slow = timed_out || self.cfg.slow.is_some_and(|(b, _, _)| ran >= b);
+        let slow = timed_out || self.slow_by_rule(ran);
         if slow && !marked {
             self.counters.slow += 1;
         }
@@ -376,9 +384,9 @@ impl Model {
             // past its timeout failed and slow, past the slow bound slow; dropped earlier it
             // only frees its slot.
             let ran = self.now - t.start;
-            let late = if self.trial_timeout(t.probe).is_some_and(|to| ran >= to) {
+            let late = if ran >= self.trial_timeout() {
                 Some((true, true))
-            } else if self.cfg.slow.is_some_and(|(b, _, _)| ran >= b) {
+            } else if self.slow_by_rule(ran) {
                 Some((false, true))
             } else {
                 None

@@ -88,17 +88,15 @@ impl Model {
         yes
     }
 
-    /// A trial's (or probe's) timeout: the configured one; with none, a sampled half-open's
-    /// window (its trials would otherwise hang it), a probe's `open_for` under
-    /// `half_open_calls`, and none for a trial of `half_open_calls` (its bound reopens it).
-    pub(super) fn trial_timeout(&self, probe: bool) -> Option<u64> {
+    /// A trial's (or probe's) timeout: the configured one, else a sampled half-open's window
+    /// or, with `half_open_calls`, `open_for`.
+    pub(super) fn trial_timeout(&self) -> u64 {
         self.cfg
             .half_open_timeout
             .or(self.cfg.timeout)
-            .or(match self.cfg.half_open {
-                HalfOpen::Share { window, .. } => Some(window),
-                HalfOpen::Calls(_) if probe => Some(self.cfg.open_for),
-                HalfOpen::Calls(_) => None,
+            .unwrap_or(match self.cfg.half_open {
+                HalfOpen::Share { window, .. } => window,
+                HalfOpen::Calls(_) => self.cfg.open_for,
             })
     }
 

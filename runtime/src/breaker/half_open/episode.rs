@@ -56,8 +56,9 @@ pub(crate) struct Episode {
     /// Trials still in flight already past the trial slow bound (of `in_flight`): each counts
     /// as a slow answered trial in the verdict until it ends, as a closed call past the bound
     /// is a slow sample in flight. Without them, a window's end judged only the trials that
-    /// had finished and closed the breaker while the others hung.
-    pub(crate) marked: u32,
+    /// had finished and closed the breaker while the others hung. A `u16` (saturating), as is
+    /// `given_back`, so the episode stays 28 bytes: a keyed breaker is held under 1 KiB.
+    pub(crate) marked: u16,
     /// When the last trial was admitted, in milliseconds into the episode, rounded up: every
     /// trial in flight was admitted at or before it, so once the trial bound has passed since,
     /// all of them are past it, whether or not their timers have run yet (on a paused clock
@@ -66,7 +67,7 @@ pub(crate) struct Episode {
     /// With a share: trials that ended with nothing to judge (ignored, cancelled early, or
     /// refused by a full bulkhead), each an admission owed to the next caller. The even
     /// spread counts callers, not trials, so it would not give a freed slot back by itself.
-    pub(crate) given_back: u32,
+    pub(crate) given_back: u16,
 }
 
 /// A finished trial, as the verdict needs it.
@@ -137,13 +138,14 @@ impl Episode {
         let since_last = elapsed.saturating_sub(u64::from(self.last_admit_ms) * NANOS_PER_MS);
         match bound {
             Some(b) if since_last >= b => self.in_flight,
-            _ => self.marked,
+            _ => u32::from(self.marked),
         }
     }
 
     /// A trial in flight went past the trial slow bound.
     pub(crate) fn mark_slow(&mut self) {
-        self.marked = self.marked.saturating_add(1).min(self.in_flight);
+        let cap = u16::try_from(self.in_flight).unwrap_or(u16::MAX);
+        self.marked = self.marked.saturating_add(1).min(cap);
     }
 
     /// A trial marked slow in flight ended (then recorded as what it ended as).

@@ -175,40 +175,33 @@ impl Core {
         s.half_open_slow()
     }
 
-    /// The timeout of a trial (or, `probe`, a probe) under settings `c`: the settings'
-    /// (`trial_timeout_of`), except where trials are held to the slow rule's bound after an
-    /// opening on slowness (`trial_slow_bound`): one past twice that bound is slow whatever it
-    /// answers, so it is cut there, or at the call's `timeout` if longer, rather than keep its
-    /// caller waiting for the long trial timeout meant for a provider back cold after failures.
-    pub(crate) fn trial_timeout_under(&self, c: &BreakerConfig, probe: bool) -> Option<Duration> {
-        let t = trial_timeout_of(c, probe);
+    /// The timeout of a trial or probe under settings `c`: the settings' (`trial_timeout_of`),
+    /// except where trials are held to the slow rule's bound after an opening on slowness
+    /// (`trial_slow_bound`): one past twice that bound is slow whatever it answers, so it is
+    /// cut there, or at the call's `timeout` if longer, rather than keep its caller waiting
+    /// for the long trial timeout meant for a provider back cold after failures.
+    pub(crate) fn trial_timeout_under(&self, c: &BreakerConfig) -> Duration {
+        let t = trial_timeout_of(c);
         match self.slow_bound(c) {
             // Never longer than the settings' own trial timeout (one given stays the bound).
             Some(b) if c.settings().trials_pass_by_answering() && self.slow_episode() => {
-                let cut = b.saturating_mul(2).max(c.timeout().unwrap_or_default());
-                Some(t.map_or(cut, |t| t.min(cut)))
+                t.min(b.saturating_mul(2).max(c.timeout().unwrap_or_default()))
             }
             _ => t,
         }
     }
 }
 
-/// The timeout of a trial (or, `probe`, a probe) under settings `c`: the configured one
-/// (`half_open_timeout`, else `timeout`). A trial's permit asks with the settings that admitted
-/// it, so a live change does not move the timeout of a trial in flight.
+/// The timeout of a trial or probe under settings `c`: the configured one (`half_open_timeout`,
+/// else `timeout`). A trial's permit asks with the settings that admitted it, so a live change
+/// does not move the timeout of a trial in flight.
 ///
-/// With neither set, a trial of `half_open_calls` runs on as a closed call would: its episode
-/// reopens at its bound (`Core::calls_wait`) whether or not it answers. A trial of a sampled
-/// half-open is cut at the half-open window, and a probe at the window (or `open_for` with
-/// `half_open_calls`): nothing else ends a sample whose every trial hangs, or frees a hung
-/// probe's turn, so without it a breaker could stay half-open for as long as a call hangs.
-pub(crate) fn trial_timeout_of(c: &BreakerConfig, probe: bool) -> Option<Duration> {
-    if let Some(t) = c.half_open_timeout() {
-        return Some(t);
-    }
-    match c.half_open() {
-        HalfOpenPolicy::Share { window, .. } => Some(window),
-        HalfOpenPolicy::Calls(_) if probe => Some(c.open_for()),
-        HalfOpenPolicy::Calls(_) => None,
-    }
+/// With neither set, a trial or probe is cut at the half-open window (with a share) or at
+/// `open_for` (with `half_open_calls`), and its caller gets `Rejection::TimedOut`: a trial that
+/// hangs can never hold a breaker half-open, and a sample whose every trial hangs still ends.
+pub(crate) fn trial_timeout_of(c: &BreakerConfig) -> Duration {
+    c.half_open_timeout().unwrap_or(match c.half_open() {
+        HalfOpenPolicy::Share { window, .. } => window,
+        HalfOpenPolicy::Calls(_) => c.open_for(),
+    })
 }

@@ -174,7 +174,7 @@ impl<'a> Permit<'a> {
 
     fn timeout(&self) -> Option<Duration> {
         if self.trial || self.warming {
-            self.core.trial_timeout_under(self.config(), self.probe)
+            Some(self.core.trial_timeout_under(self.config()))
         } else {
             self.config().timeout()
         }
@@ -273,7 +273,7 @@ impl<'a> Permit<'a> {
         let ended = self.start.map(|s| (Instant::now(), s));
         let latency = ended.map(|(now, s)| now - s).unwrap_or_default();
         let slow = outcome == Outcome::TimedOut
-            || (self.config().slow().is_some() && latency >= self.slow_bound());
+            || (self.config().slow().is_some() && past(self.config(), latency, self.slow_bound()));
         if !self.counted_slow && slow {
             bump(&core.counters.slow);
         }
@@ -386,4 +386,13 @@ impl Drop for Permit<'_> {
             self.record(outcome);
         }
     }
+}
+
+/// Whether a call that ran `latency` is slow by `bound`: past it, or at it too unless `bound`
+/// is a percentile rule's own (`trip_p95 = "500ms"` opens when p95 *exceeds* 500 ms, so calls
+/// all at the bound do not open it: `SlowRule::is_slow`). A call still running is watched from
+/// the bound itself either way: it can only end later.
+pub(crate) fn past(c: &BreakerConfig, latency: Duration, bound: Duration) -> bool {
+    let strict = c.slow().is_some_and(|r| r.strict && r.bound == bound);
+    latency > bound || (!strict && latency == bound)
 }

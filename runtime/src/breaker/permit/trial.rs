@@ -29,7 +29,7 @@ impl Permit<'_> {
                     || self.counted_slow
                     || core
                         .trial_slow_bound(self.config())
-                        .is_some_and(|b| latency >= b);
+                        .is_some_and(|b| super::past(self.config(), latency, b));
                 if slow && !self.counted_slow {
                     bump(&core.counters.slow);
                 }
@@ -55,12 +55,11 @@ impl Permit<'_> {
         };
         let core = self.core;
         let ran = Instant::now().saturating_duration_since(start);
-        let timeout = core.trial_timeout_under(self.config(), self.probe);
-        let late = if timeout.is_some_and(|t| ran >= t) {
+        let late = if ran >= core.trial_timeout_under(self.config()) {
             Late::TimedOut
         } else if core
             .trial_slow_bound(self.config())
-            .is_some_and(|b| ran >= b)
+            .is_some_and(|b| super::past(self.config(), ran, b))
         {
             Late::Slow
         } else {
