@@ -67,3 +67,50 @@ fn a_snapshot_on_a_clock_ahead_leaves_a_breaker_on_its_own_clock_alone() {
     done.send(()).unwrap();
     owner.join().unwrap();
 }
+
+/// A review: a snapshot reported the state a breaker was due to move to, but its time in
+/// state, and its count of openings, of the state before (HalfOpen "for 15 s" 5 s after its
+/// 10 s open period ended; Open with the reopening not counted). Each now dates a due
+/// transition when it fell due.
+#[test]
+fn a_due_transition_is_reported_with_its_own_time_and_opening() {
+    paused().block_on(async {
+        let s = Duration::from_secs;
+        let b = Breaker::builder("snapshot-due-times")
+            .window_calls(2)
+            .min_calls(2)
+            .open_for(s(10))
+            .half_open_calls(3)
+            .build_detached()
+            .unwrap();
+        for _ in 0..2 {
+            let _ = b.call(async { Err::<(), _>("down") }).await;
+        }
+        advance(s(15)).await;
+        let m = b.metrics();
+        assert_eq!(
+            (m.state, m.time_in_state, m.times_opened),
+            (State::HalfOpen, s(5), 1)
+        );
+        // Applied by a look: half-open begins now (its trials' episode starts with traffic).
+        assert_eq!(b.state(), State::HalfOpen);
+        let _ = b.call(async { Ok::<(), &str>(()) }).await;
+        // Short of its 3 trials 30 s in: due to reopen, counted and dated at the bound.
+        advance(s(31)).await;
+        let m = b.metrics();
+        assert_eq!(
+            (m.state, m.time_in_state, m.times_opened),
+            (State::Open, s(1), 2)
+        );
+        assert_eq!(b.state(), State::Open);
+        assert_eq!(b.metrics().times_opened, 2, "counted once when applied");
+        // A forced state that lapsed unobserved: dated at its expiry.
+        let f = Breaker::builder("snapshot-due-forced")
+            .build_detached()
+            .unwrap();
+        f.force_open_for(s(60));
+        advance(s(100)).await;
+        let m = f.metrics();
+        assert_eq!((m.state, m.time_in_state), (State::HalfOpen, s(40)));
+    });
+}

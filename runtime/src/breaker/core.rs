@@ -110,6 +110,17 @@ pub(super) struct Rare {
     pub(super) opened_in_a_row: u32,
 }
 
+/// What a snapshot reads of the state (`Core::reading_at`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reading {
+    /// The state a reader sees (`Core::state_at`).
+    pub(crate) state: State,
+    /// When it began, or fell due (virtual nanos).
+    pub(crate) since: u64,
+    /// It is a reopening that is due but not applied yet: one more opening than counted.
+    pub(crate) reopened: bool,
+}
+
 /// In declaration order (`repr(C)`), so that what every call reads and what every call
 /// writes sit on different cache lines: the state word, each state's figures and the window's
 /// head first (read by every call, written rarely), then the settings (read-only, 216 bytes:
@@ -246,6 +257,42 @@ impl Core {
             };
         }
         w.state()
+    }
+
+    /// [`state_at`](Self::state_at) with when that state began, for a snapshot: a transition
+    /// that is due but not applied yet is dated when it fell due (a forced state's expiry, an
+    /// open period's end, a half-open's window or bound), not at the last applied one, and a
+    /// due reopening counts as an opening; so the snapshot's time in state and count of
+    /// openings agree with the state it reports. Changes nothing.
+    pub(crate) fn reading_at(&self, now: u64) -> Reading {
+        let w = self.word();
+        let since = self.state_since();
+        let state = self.state_at(now);
+        if state == w.state() {
+            return Reading {
+                state,
+                since,
+                reopened: false,
+            };
+        }
+        let due = match w.state() {
+            State::ForcedOpen | State::ForcedClosed => self.forced.expires(),
+            State::Open => self.open.deadline(),
+            State::HalfOpen => match self.config().half_open() {
+                crate::settings::HalfOpenPolicy::Share { window, .. } => {
+                    since.saturating_add(crate::clock::nanos(window))
+                }
+                crate::settings::HalfOpenPolicy::Calls(_) => {
+                    since.saturating_add(crate::clock::nanos(self.calls_wait()))
+                }
+            },
+            _ => now,
+        };
+        Reading {
+            state,
+            since: due.clamp(since, now),
+            reopened: state == State::Open && w.state() == State::HalfOpen,
+        }
     }
 
     pub(crate) fn state_since(&self) -> u64 {

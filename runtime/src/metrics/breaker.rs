@@ -31,7 +31,10 @@ pub struct BreakerMetrics {
             serialize_with = "crate::metrics::export::json::secs"
         )
     )]
-    /// Time since the last transition.
+    /// Time since the last transition: for a state reported before it is applied (an open
+    /// period that ended, a forced state that ran out, a half-open whose verdict is due,
+    /// applied by the breaker's next call or [`Breaker::state`](crate::Breaker::state)),
+    /// since it fell due.
     pub time_in_state: Duration,
     /// Every call that asked to go through: the sum of the outcomes below plus `rejected`.
     pub calls: u64,
@@ -104,7 +107,7 @@ pub struct BreakerMetrics {
     )]
     /// 99th percentile.
     pub p99: Option<Duration>,
-    /// Times the breaker opened.
+    /// Times the breaker opened (a reopening reported before it is applied included).
     pub times_opened: u64,
     /// Away from closed (or held in a forced state) longer than `alert_after`.
     pub stuck: bool,
@@ -235,7 +238,8 @@ impl BreakerMetrics {
         // every figure below is of the settings in force after it (and the code's values
         // returning are judged before the state is read).
         core.lapse_live(now);
-        let state = core.state_at(now);
+        let reading = core.reading_at(now);
+        let state = reading.state;
         let c = &core.counters;
         let load = |a: &AtomicU64| a.load(Relaxed);
         let (totals, latency) = core.with_window(|w| w.view(now));
@@ -258,7 +262,7 @@ impl BreakerMetrics {
             name: core.config().name().to_owned(),
             key: core.config().key().map(str::to_owned),
             state,
-            time_in_state: Duration::from_nanos(now.saturating_sub(core.state_since())),
+            time_in_state: Duration::from_nanos(now.saturating_sub(reading.since)),
             calls: succeeded
                 + failed
                 + ignored
@@ -285,7 +289,7 @@ impl BreakerMetrics {
             p50,
             p95,
             p99,
-            times_opened: load(&c.times_opened),
+            times_opened: load(&c.times_opened) + u64::from(reading.reopened),
             // A half-open whose passed trials close it is healthy, however long ago that was due.
             stuck: state != State::Closed && core.check_stuck(now),
             force_expires_in: matches!(state, State::ForcedOpen | State::ForcedClosed)
