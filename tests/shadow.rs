@@ -230,6 +230,14 @@ async fn the_shadow_shows_in_metrics_json_and_prometheus_and_goes_when_dropped()
         assert_eq!(s["opened_ago_s"], 3.05);
         assert_eq!(s["closed_ago_s"], serde_json::Value::Null);
         assert_eq!(s["settings"]["failure_rate"], 20);
+        // The candidate's durations as every other duration in the JSON: seconds under `_s`
+        // (a review: `"open_for":{"secs":30,"nanos":0}`, `ramp_ns`, `derived_bits`).
+        assert_eq!(s["settings"]["open_for_s"], 30.0, "{json}");
+        assert_eq!(s["settings"]["name"], name);
+        let text = s["settings"].to_string();
+        for internal in ["secs", "nanos", "_ns", "derived"] {
+            assert!(!text.contains(internal), "{internal} in {text}");
+        }
     }
 
     let text = fusebox::export::prometheus();

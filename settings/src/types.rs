@@ -124,8 +124,12 @@ pub enum HalfOpenPolicy {
 /// let config = p95.config().unwrap();
 /// assert_eq!(config.settings().slow().unwrap().rate, 5);
 /// ```
+///
+/// With feature `serde` it serializes as the rest of fusebox's JSON does: durations in
+/// seconds under an `_s` name (`open_for_s`, `timeout_s`, `slow.bound_s`), the window as
+/// `window_s` or `window_calls`, a setting that is off as `null` (`serde_json`):
+/// `{"failure_rate":50,"window_s":30.0,"min_calls":20,"slow":null,"timeout_s":null, ..}`.
 #[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Settings {
     pub(crate) failure_rate: u8,
     pub(crate) window: WindowKind,
@@ -135,7 +139,6 @@ pub struct Settings {
     pub(crate) half_open_timeout: Option<Duration>,
     /// `half_open_slow` in nanoseconds, 0 when unset (8 bytes, not 16: a keyed breaker stays
     /// within its memory budget).
-    #[cfg_attr(feature = "serde", serde(rename = "half_open_slow_ns"))]
     pub(crate) half_open_slow: u64,
     pub(crate) open_for: Duration,
     pub(crate) backoff: f64,
@@ -144,20 +147,16 @@ pub struct Settings {
     pub(crate) alert_after: Duration,
     pub(crate) max_keys: u32,
     /// `probe_every` in nanoseconds, 0 when off.
-    #[cfg_attr(feature = "serde", serde(rename = "probe_every_ns"))]
     pub(crate) probe_every: u64,
     /// `ramp` in nanoseconds, 0 when off.
-    #[cfg_attr(feature = "serde", serde(rename = "ramp_ns"))]
     pub(crate) ramp: u64,
     /// What was derived from `timeout` that the runtime treats apart: bit [`PROBES_BACK_OFF`]
     /// (the probes are derived, so a slow or timed-out one backs the next off) and bit
     /// [`REFUSALS_COUNT`] (the slow rule is derived, so a full bulkhead's refusal behind slow
     /// calls counts as slow) and bit [`TRIALS_PASS_BY_ANSWERING`] (`half_open_slow` is derived:
     /// see [`trials_pass_by_answering`](Self::trials_pass_by_answering)).
-    #[cfg_attr(feature = "serde", serde(rename = "derived_bits"))]
     pub(crate) derived: u8,
     /// The keys the code wrote (`written.rs`): what an override is laid over. In padding.
-    #[cfg_attr(feature = "serde", serde(skip))]
     pub(crate) written: Written,
 }
 
@@ -394,6 +393,63 @@ impl Settings {
             Duration::from_secs_f64(secs)
         } else {
             self.open_for_max
+        }
+    }
+}
+
+/// `Settings` in fusebox's JSON form (see its rustdoc): seconds under `_s` names, nothing of
+/// the internal layout (nanosecond fields, bits).
+#[cfg(feature = "serde")]
+impl serde::Serialize for Settings {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let secs = |d: Duration| d.as_secs_f64();
+        let opt = |d: Option<Duration>| d.map(secs);
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("failure_rate", &self.failure_rate)?;
+        match self.window {
+            WindowKind::Time(w) => m.serialize_entry("window_s", &secs(w))?,
+            WindowKind::Calls(n) => m.serialize_entry("window_calls", &n)?,
+        }
+        m.serialize_entry("min_calls", &self.min_calls)?;
+        m.serialize_entry("slow", &self.slow.map(SlowJson::from))?;
+        m.serialize_entry("timeout_s", &opt(self.timeout))?;
+        m.serialize_entry("half_open_timeout_s", &opt(self.half_open_timeout()))?;
+        m.serialize_entry("half_open_slow_s", &opt(self.half_open_slow()))?;
+        m.serialize_entry("open_for_s", &secs(self.open_for))?;
+        m.serialize_entry("backoff", &self.backoff)?;
+        m.serialize_entry("open_for_max_s", &secs(self.open_for_max))?;
+        match self.half_open {
+            HalfOpenPolicy::Share { pct, window } => {
+                m.serialize_entry("half_open_pct", &pct)?;
+                m.serialize_entry("half_open_window_s", &secs(window))?;
+            }
+            HalfOpenPolicy::Calls(n) => m.serialize_entry("half_open_calls", &n)?,
+        }
+        m.serialize_entry("alert_after_s", &secs(self.alert_after))?;
+        m.serialize_entry("max_keys", &self.max_keys)?;
+        m.serialize_entry("probe_every_s", &opt(self.probe_every()))?;
+        m.serialize_entry("ramp_s", &opt(self.ramp()))?;
+        m.end()
+    }
+}
+
+/// A slow rule in the JSON form: `{"bound_s":0.5,"rate":5,"strict":true}`.
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize)]
+struct SlowJson {
+    bound_s: f64,
+    rate: u8,
+    strict: bool,
+}
+
+#[cfg(feature = "serde")]
+impl From<SlowRule> for SlowJson {
+    fn from(r: SlowRule) -> Self {
+        SlowJson {
+            bound_s: r.bound.as_secs_f64(),
+            rate: r.rate,
+            strict: r.strict,
         }
     }
 }

@@ -36,7 +36,9 @@ pub struct BreakerMetrics {
     /// applied by the breaker's next call or [`Breaker::state`](crate::Breaker::state)),
     /// since it fell due.
     pub time_in_state: Duration,
-    /// Every call that asked to go through: the sum of the outcomes below plus `rejected`.
+    /// Every call that asked to go through: the sum of the outcomes below plus `rejected`
+    /// and `rejected_by_bulkhead` (a call the breaker let through that a full bulkhead then
+    /// refused).
     pub calls: u64,
     /// Calls that succeeded: an `Ok` (not counted a failure by `failure_if_ok`), or an `Err`
     /// the `failure` predicate excludes (the dependency answered: a 404 is a sign of health),

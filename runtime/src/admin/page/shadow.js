@@ -8,18 +8,15 @@ const SHADOW_VERBS = {
   drop: ['Drop', 'The shadow ends; the live settings are not changed.'],
 };
 
-// A Duration as serde writes it ({secs, nanos}) in seconds.
-const dsecs = (d) => (d && typeof d === 'object' ? d.secs + d.nanos / 1e9 : null);
-
-// The candidate's deciding settings, short: what an operator compares with the live ones.
+// The candidate's deciding settings, short: what an operator compares with the live ones
+// (the JSON form of `Settings`: durations in seconds under `_s` names).
 function candidateText(s) {
   if (!s) return '';
   const parts = ['failure ≥ ' + s.failure_rate + ' %'];
-  if (s.slow) parts.push('slow ≥ ' + duration(dsecs(s.slow.bound)) + ' at ' + s.slow.rate + ' %');
-  if (s.timeout) parts.push('timeout ' + duration(dsecs(s.timeout)));
-  const w = s.window || {};
-  if (w.calls !== undefined) parts.push('window ' + w.calls + ' calls');
-  else if (w.time) parts.push('window ' + duration(dsecs(w.time)));
+  if (s.slow) parts.push('slow ≥ ' + duration(s.slow.bound_s) + ' at ' + s.slow.rate + ' %');
+  if (s.timeout_s !== null && s.timeout_s !== undefined) parts.push('timeout ' + duration(s.timeout_s));
+  if (s.window_calls !== undefined) parts.push('window ' + s.window_calls + ' calls');
+  else if (s.window_s !== undefined) parts.push('window ' + duration(s.window_s));
   parts.push('min ' + s.min_calls + ' calls');
   return parts.join(' · ');
 }

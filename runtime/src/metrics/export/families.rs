@@ -20,7 +20,7 @@ pub(crate) const TIME_IN_STATE: Family = fam(
 pub(crate) const CALLS: Family = fam(
     "fusebox_breaker_calls_total",
     Kind::Counter,
-    "Calls that ran through the breaker, by outcome (rejected calls are in fusebox_breaker_rejected_total); ignored: calls classified ignored (no place in the window) plus errors the failure predicate excluded (recorded in the window as calls that did not fail).",
+    "Calls that ran through the breaker, by outcome (rejected calls are in fusebox_breaker_rejected_total); ignored: calls classified ignored (no place in the window); an error the failure predicate excludes is succeeded (in the window as a call that did not fail).",
 );
 pub(crate) const RECORDING: Family = fam(
     "fusebox_breaker_recording",
