@@ -35,7 +35,7 @@
 //!
 //! # Where things are
 //!
-//! The root holds the two attributes and what a service meets on its first day: [`Breaker`],
+//! The root holds the three attributes (`#[breaker]`, `#[bulkhead]`, `#[retry]`) and what a service meets on its first day: [`Breaker`],
 //! [`Bulkhead`], [`Error`], [`Rejection`], [`State`], [`registry()`] and [`metrics()`]. The rest
 //! lives in modules named for what they hold:
 //!
@@ -50,7 +50,7 @@
 //! | [`mod@metrics`] | snapshot types and exporters (Prometheus, JSON, the `metrics` facade) |
 //! | [`tune`] | capacity arithmetic for a configuration |
 //! | `response` | HTTP answers for rejections (feature `axum`) |
-//! | [`guide`] | the guides: recovery, keyed breakers, stale values, operations, fleet, testing, tower |
+//! | [`guide`] | the guides: recovery, keyed breakers, stale values, settings, operations, fleet, testing, tower, the replay |
 //! | `testing`, `tower`, `admin`, `fleet` | behind the features of the same name (`fleet`: `redis`) |
 //!
 //! The runtime comes from `fusebox-runtime` and the attributes from `fusebox-macros`, both pinned
