@@ -126,9 +126,9 @@ pub enum HalfOpenPolicy {
 /// ```
 ///
 /// With feature `serde` it serializes as the rest of fusebox's JSON does: durations in
-/// seconds under an `_s` name (`open_for_s`, `timeout_s`, `slow.bound_s`), the window as
-/// `window_s` or `window_calls`, a setting that is off as `null` (`serde_json`):
-/// `{"failure_rate":50,"window_s":30.0,"min_calls":20,"slow":null,"timeout_s":null, ..}`.
+/// seconds under an `_s` name (`open_for_s`, `timeout_s`, `slow.bound_s`), a setting that is
+/// off as `null` (`serde_json`): `{"failure_rate":50,"window":{"time_s":30.0},"min_calls":20,
+/// "slow":null,"timeout_s":null, .., "half_open":{"share":{"pct":5,"window_s":30.0}}, ..}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub(crate) failure_rate: u8,
@@ -407,10 +407,7 @@ impl serde::Serialize for Settings {
         let opt = |d: Option<Duration>| d.map(secs);
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("failure_rate", &self.failure_rate)?;
-        match self.window {
-            WindowKind::Time(w) => m.serialize_entry("window_s", &secs(w))?,
-            WindowKind::Calls(n) => m.serialize_entry("window_calls", &n)?,
-        }
+        m.serialize_entry("window", &WindowJson::from(self.window))?;
         m.serialize_entry("min_calls", &self.min_calls)?;
         m.serialize_entry("slow", &self.slow.map(SlowJson::from))?;
         m.serialize_entry("timeout_s", &opt(self.timeout))?;
@@ -419,18 +416,55 @@ impl serde::Serialize for Settings {
         m.serialize_entry("open_for_s", &secs(self.open_for))?;
         m.serialize_entry("backoff", &self.backoff)?;
         m.serialize_entry("open_for_max_s", &secs(self.open_for_max))?;
-        match self.half_open {
-            HalfOpenPolicy::Share { pct, window } => {
-                m.serialize_entry("half_open_pct", &pct)?;
-                m.serialize_entry("half_open_window_s", &secs(window))?;
-            }
-            HalfOpenPolicy::Calls(n) => m.serialize_entry("half_open_calls", &n)?,
-        }
+        m.serialize_entry("half_open", &HalfOpenJson::from(self.half_open))?;
         m.serialize_entry("alert_after_s", &secs(self.alert_after))?;
         m.serialize_entry("max_keys", &self.max_keys)?;
         m.serialize_entry("probe_every_s", &opt(self.probe_every()))?;
         m.serialize_entry("ramp_s", &opt(self.ramp()))?;
         m.end()
+    }
+}
+
+/// The window in the JSON form: `{"calls":100}` or `{"time_s":30.0}`.
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+enum WindowJson {
+    Calls(u32),
+    #[serde(rename = "time_s")]
+    Time(f64),
+}
+
+#[cfg(feature = "serde")]
+impl From<WindowKind> for WindowJson {
+    fn from(w: WindowKind) -> Self {
+        match w {
+            WindowKind::Calls(n) => WindowJson::Calls(n),
+            WindowKind::Time(d) => WindowJson::Time(d.as_secs_f64()),
+        }
+    }
+}
+
+/// The half-open policy in the JSON form: `{"share":{"pct":5,"window_s":30.0}}` or
+/// `{"calls":3}`.
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+enum HalfOpenJson {
+    Share { pct: u8, window_s: f64 },
+    Calls(u32),
+}
+
+#[cfg(feature = "serde")]
+impl From<HalfOpenPolicy> for HalfOpenJson {
+    fn from(h: HalfOpenPolicy) -> Self {
+        match h {
+            HalfOpenPolicy::Share { pct, window } => HalfOpenJson::Share {
+                pct,
+                window_s: window.as_secs_f64(),
+            },
+            HalfOpenPolicy::Calls(n) => HalfOpenJson::Calls(n),
+        }
     }
 }
 

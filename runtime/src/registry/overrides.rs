@@ -125,7 +125,7 @@ impl Registry {
         }
         // The keyed sites' templates: an override of their keys is checked against the
         // template now, at start, rather than when a key is first called.
-        let templates = keyed_templates();
+        let templates = keyed_templates(&here);
         for t in &templates {
             for name in key_names_touched(&overrides.entries, &t.name) {
                 let (pairs, _, matching, _) = resolve(&rules, GuardKind::Breaker, &name);
@@ -247,11 +247,17 @@ impl Registry {
 const STAND_IN: &str = "\u{0}";
 
 /// The template of every `#[breaker(key = ...)]` site, once per name (the first site's).
-fn keyed_templates() -> Vec<BreakerConfig> {
+fn keyed_templates(here: &Registry) -> Vec<BreakerConfig> {
     let mut seen: Vec<BreakerConfig> = Vec::new();
     for site in super::sites::KEYED_BREAKER_SITES {
         if !seen.iter().any(|c| &*c.name == site.name) {
             seen.push((site.config)());
+        }
+    }
+    // Keyed names declared at run time (a keyed tower layer, built before its first key).
+    for family in here.families.load().values() {
+        if !seen.iter().any(|c| c.name == family.base) {
+            seen.push(family.template().clone());
         }
     }
     seen

@@ -253,6 +253,13 @@ impl Registry {
         b
     }
 
+    /// Declares the keyed name of `template` before any of its keys is called (a keyed tower
+    /// layer when it is built), as an annotated keyed site is from the start: overrides of
+    /// its keys are then checked against it at start, and count as declared.
+    pub(crate) fn declare_keyed(&self, template: &BreakerConfig) {
+        self.current().family_for(template);
+    }
+
     /// The keyed name of `config`, made (with `config`'s `max_keys`) on first use.
     fn family_for(&self, config: &BreakerConfig) -> Arc<Family> {
         let base = config.base_name();

@@ -190,6 +190,12 @@ mod tests {
         assert_eq!(v["name"], "j");
         assert_eq!(v["failure_rate"], 50);
         assert_eq!(v["window"], serde_json::json!({ "calls": 8 }));
+        // Durations in seconds under `_s`, as every other duration in fusebox's JSON.
+        assert_eq!(v["open_for_s"], 30.0);
+        assert_eq!(
+            v["half_open"],
+            serde_json::json!({ "share": { "pct": 5, "window_s": 30.0 } })
+        );
         assert!(
             v.get("settings").is_none() && v.get("base_len").is_none(),
             "{v}"

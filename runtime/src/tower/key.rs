@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::registry::registry;
 
 use crate::breaker::Breaker;
+use crate::state::State;
 
 use crate::settings::BreakerConfig;
 
@@ -25,6 +26,13 @@ use crate::settings::BreakerConfig;
 pub trait Select<Req> {
     /// The breaker for `req` (the example above shows it for a keyed layer).
     fn select(&self, req: &Req) -> Breaker;
+
+    /// Whether every request would be refused now (one breaker for all, open): the service's
+    /// `poll_ready` then answers at once. `false` unless known (a keyed layer's breaker
+    /// depends on the request).
+    fn refusing(&self) -> bool {
+        false
+    }
 }
 
 /// The same breaker for every request.
@@ -61,6 +69,17 @@ impl<Req> Select<Req> for Single {
             return registry().register(self.breaker.config().clone());
         }
         self.breaker.clone()
+    }
+
+    #[inline]
+    fn refusing(&self) -> bool {
+        #[cfg(feature = "testing")]
+        if self.by_name && registry().is_scoped() {
+            return false;
+        }
+        // The word first, so a closed breaker reads no clock; `state` applies a due change.
+        let open = |s| matches!(s, State::Open | State::ForcedOpen);
+        open(self.breaker.0.word().state()) && open(self.breaker.state())
     }
 }
 

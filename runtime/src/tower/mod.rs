@@ -47,7 +47,9 @@
 //! ```
 //!
 //! **`poll_ready` and permits.** Neither layer holds anything between `poll_ready` and `call`:
-//! `poll_ready` only asks the inner service. The breaker admits inside the response future and
+//! `poll_ready` only asks the inner service, except while a layer's one breaker is open: it is
+//! then ready at once, so callers are refused at once rather than queued behind a client that
+//! is not ready (the call's future, admitted after all, waits for the client). The breaker admits inside the response future and
 //! then takes its bulkhead's permit, right before the inner call; a [`BulkheadLayer`] alone
 //! takes its slot in `call`. Both are released when the call ends or its future is dropped, so
 //! a service polled ready and then dropped (or kept idle in a pool) holds no permit and no

@@ -15,8 +15,9 @@ function candidateText(s) {
   const parts = ['failure ≥ ' + s.failure_rate + ' %'];
   if (s.slow) parts.push('slow ≥ ' + duration(s.slow.bound_s) + ' at ' + s.slow.rate + ' %');
   if (s.timeout_s !== null && s.timeout_s !== undefined) parts.push('timeout ' + duration(s.timeout_s));
-  if (s.window_calls !== undefined) parts.push('window ' + s.window_calls + ' calls');
-  else if (s.window_s !== undefined) parts.push('window ' + duration(s.window_s));
+  const w = s.window || {};
+  if (w.calls !== undefined) parts.push('window ' + w.calls + ' calls');
+  else if (w.time_s !== undefined) parts.push('window ' + duration(w.time_s));
   parts.push('min ' + s.min_calls + ' calls');
   return parts.join(' · ');
 }

@@ -109,6 +109,11 @@ impl Default for KeyedSite {
 }
 
 impl Family {
+    /// The template the family was made from (its name is the keyed name, without a key).
+    pub(crate) fn template(&self) -> &BreakerConfig {
+        &self.first
+    }
+
     pub(crate) fn new(template: &BreakerConfig) -> Family {
         Family {
             base: template.base_name().into(),

@@ -45,6 +45,7 @@ impl<T: Send + 'static, E: Send + 'static> BreakerFuture<T, E> {
         mut ready: S,
         req: Req,
         classify: C,
+        unpolled: bool,
     ) -> Self
     where
         S: Service<Req, Response = T, Error = E> + Send + 'static,
@@ -54,8 +55,14 @@ impl<T: Send + 'static, E: Send + 'static> BreakerFuture<T, E> {
     {
         BreakerFuture {
             inner: Box::pin(async move {
-                // Lazy: the inner service is called only once the breaker and bulkhead admit.
-                let call = async move { ready.call(req).await };
+                // Lazy: the inner service is called only once the breaker and bulkhead admit;
+                // polled ready first if `poll_ready` answered for an open breaker without it.
+                let call = async move {
+                    if unpolled {
+                        std::future::poll_fn(|cx| ready.poll_ready(cx)).await?;
+                    }
+                    ready.call(req).await
+                };
                 let judged = move |r: &Result<T, E>| classify.outcome(r);
                 let core = &breaker.0;
                 match crate::breaker::run_classified(core, bulkhead.as_ref(), call, judged).await {

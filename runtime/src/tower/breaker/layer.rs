@@ -118,9 +118,13 @@ impl<F> BreakerLayer<Keyed<F>> {
     /// # });
     /// ```
     pub fn keyed(builder: BreakerBuilder, key: F) -> Result<Self, ConfigError> {
+        let template = builder.config()?;
+        // Declared now, as an annotated keyed site is: start-up overrides of its keys are
+        // checked against it, not first met when a key is called.
+        crate::registry::registry().declare_keyed(&template);
         Ok(BreakerLayer {
             select: Keyed {
-                template: Arc::new(builder.config()?),
+                template: Arc::new(template),
                 key,
             },
             bulkhead: None,
@@ -191,6 +195,7 @@ impl<S, P: Clone, C: Clone> Layer<S> for BreakerLayer<P, C> {
             select: self.select.clone(),
             bulkhead: self.bulkhead.clone(),
             classify: self.classify.clone(),
+            unpolled: false,
         }
     }
 }

@@ -16,7 +16,11 @@ use crate::tower::key::{Select, Single};
 /// `poll_ready` asks the inner service only; the breaker admits (or refuses) the call inside
 /// the returned future, before the inner service is called, so nothing is held for a
 /// `poll_ready` that no `call` follows. The service polled ready goes with the call (and a
-/// clone stays here), which is why `S: Clone`.
+/// clone stays here), which is why `S: Clone`. Except while the breaker is open (one breaker
+/// for every request): `poll_ready` is then ready at once, without asking the inner service,
+/// so callers are refused at once rather than queued behind a client that is not ready (one
+/// reconnecting to a dead host); a call admitted after all (the open period ended meanwhile)
+/// waits for the inner service's readiness inside its future.
 ///
 /// ```
 /// use fusebox::tower::{BreakerLayer, BreakerService};
@@ -33,6 +37,9 @@ pub struct BreakerService<S, P = Single, C = ErrorsFail> {
     pub(super) select: P,
     pub(super) bulkhead: Option<Bulkhead>,
     pub(super) classify: C,
+    /// The last `poll_ready` answered for an open breaker without polling `inner`: the
+    /// call's future polls it ready before calling it.
+    pub(super) unpolled: bool,
 }
 
 impl<S, P, C> BreakerService<S, P, C> {
@@ -79,6 +86,11 @@ where
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // An open breaker refuses at once: the caller is not queued for the inner service.
+        self.unpolled = self.select.refusing();
+        if self.unpolled {
+            return Poll::Ready(Ok(()));
+        }
         // Not a call of the dependency: an inner readiness error is not counted.
         self.inner.poll_ready(cx).map_err(Error::Failed)
     }
@@ -93,6 +105,7 @@ where
             ready,
             req,
             self.classify.clone(),
+            std::mem::take(&mut self.unpolled),
         )
     }
 }
