@@ -151,7 +151,7 @@ impl BreakerArgs {
 
     fn set(&mut self, key: &str, arg: &Arg) -> syn::Result<()> {
         match key {
-            "name" => self.name = Some(checks::breaker_name(arg)?),
+            "name" => self.name = Some(checks::name(arg)?),
             "key" => self.key = Some(arg.value.clone()),
             "failure" => self.failure = Some(checks::hook(arg, "fn(&E) -> bool", "is_failure")?),
             "ignore" => self.ignore = Some(checks::hook(arg, "fn(&E) -> bool", "is_ignored")?),

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use fusebox_settings::{check_breaker_name, check_name, parse_duration, ConfigError, Key, Kind};
+use fusebox_settings::{check_name, parse_duration, ConfigError, Key, Kind};
 use proc_macro2::Span;
 use syn::{Expr, ExprLit, ExprUnary, Lit, UnOp};
 
@@ -113,13 +113,6 @@ pub fn count(arg: &Arg, noun: &str, max: u64) -> syn::Result<u64> {
 pub fn name(arg: &Arg) -> syn::Result<(String, Span)> {
     let (name, span) = args::str_lit(arg, "a string literal, like `name = \"payments\"`")?;
     check_name(&name).map_err(|e| config_error(span, &e))?;
-    Ok((name, span))
-}
-
-/// A breaker's name: a registry name without `/` (which joins a keyed name to its key).
-pub fn breaker_name(arg: &Arg) -> syn::Result<(String, Span)> {
-    let (name, span) = name(arg)?;
-    check_breaker_name(&name).map_err(|e| config_error(span, &e))?;
     Ok((name, span))
 }
 

@@ -289,19 +289,3 @@ async fn extreme_but_valid_settings_run_without_panicking() {
         assert_eq!(m.calls, 50, "{}", m.name);
     }
 }
-
-/// A review: `search/eu` could be a plain breaker's name and the key `eu` of a breaker keyed
-/// under `search`, two breakers under one name (listed twice, `registry().breaker` and the
-/// admin router reaching only one). A breaker's own name may not contain `/`; a bulkhead's
-/// and the keys themselves are unaffected.
-#[test]
-fn a_breaker_name_with_a_slash_is_refused_as_a_keyed_name() {
-    let e = Breaker::builder("search/eu").config().unwrap_err();
-    assert!(matches!(e, ConfigError::BadName { .. }), "{e}");
-    assert!(e.to_string().contains("keyed"), "{e}");
-    assert!(Breaker::builder("search::eu").config().is_ok());
-    assert!(fusebox_runtime::Bulkhead::builder("pool/eu")
-        .pool(4)
-        .config()
-        .is_ok());
-}

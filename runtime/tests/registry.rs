@@ -161,3 +161,31 @@ async fn a_keyed_template_with_other_settings_is_still_reported_after_the_fast_p
         "the matching template is not a conflict"
     );
 }
+
+/// A review: `search/eu` as a plain breaker's name beside a breaker keyed under `search` made
+/// two breakers of one name, silently. Names are data (a `/` is allowed), so nothing is
+/// refused; the clash is counted in the plain one's `conflicts` (and logged at ERROR), in
+/// either order of creation.
+#[test]
+fn a_plain_name_under_a_keyed_name_is_a_counted_conflict() {
+    let plain = Breaker::builder("reg-shared/eu").build().unwrap();
+    assert_eq!(plain.metrics().conflicts, 0);
+    let keyed = Breaker::builder("reg-shared").config().unwrap();
+    let _ = registry().keyed(&keyed, &"eu");
+    assert_eq!(
+        plain.metrics().conflicts,
+        1,
+        "keyed name made after the plain one"
+    );
+
+    let keyed = Breaker::builder("reg-shared-2").config().unwrap();
+    let _ = registry().keyed(&keyed, &"us");
+    let plain = Breaker::builder("reg-shared-2/us").build().unwrap();
+    assert_eq!(
+        plain.metrics().conflicts,
+        1,
+        "plain one made after the keyed name"
+    );
+    let unrelated = Breaker::builder("reg-shared-3/x").build().unwrap();
+    assert_eq!(unrelated.metrics().conflicts, 0);
+}

@@ -48,7 +48,7 @@ pub use bulkhead::{BulkheadSettings, PoolLimit, RawBulkheadSettings};
 pub use duration::{nanos, parse_duration};
 pub use error::ConfigError;
 pub use keys::{Key, Kind, BREAKER_KEYS, BULKHEAD_KEYS, KEYS, RETRY_KEYS};
-pub use name::{check_breaker_name, check_name};
+pub use name::check_name;
 pub use overrides::{duration_text, Source};
 #[doc(hidden)]
 pub use parts::{BulkheadParts, SettingsParts};

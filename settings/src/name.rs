@@ -24,23 +24,3 @@ pub fn check_name(name: &str) -> Result<(), ConfigError> {
         reason,
     })
 }
-
-/// Checks a breaker's name: a registry name ([`check_name`]) without `/`, which joins a keyed
-/// breaker's name to its key (`payments/eu`): a plain breaker called `payments/eu` and the
-/// key `eu` of `payments` would be two breakers under one name.
-///
-/// ```
-/// use fusebox_settings::{check_breaker_name, ConfigError};
-/// assert!(check_breaker_name("payments").is_ok());
-/// assert!(matches!(check_breaker_name("payments/eu"), Err(ConfigError::BadName { .. })));
-/// ```
-pub fn check_breaker_name(name: &str) -> Result<(), ConfigError> {
-    check_name(name)?;
-    if name.contains('/') {
-        return Err(ConfigError::BadName {
-            name: name.into(),
-            reason: "a breaker's name cannot contain `/`, which joins a keyed breaker's name to its key (`payments/eu`); use `-`, `.` or `::`",
-        });
-    }
-    Ok(())
-}

@@ -65,6 +65,14 @@ impl Registry {
         let b = Breaker::with_events(config, here.events.clone());
         map.insert(b.0.code_config().name.clone(), b.clone());
         drop(map);
+        // A plain name under a keyed one (`search/eu` beside `search` keyed): see `shared_name`.
+        let name = b.name();
+        let families = here.families.load();
+        let mut under = name.match_indices('/').map(|(i, _)| &name[..i]);
+        if let Some(base) = under.find(|base| families.contains_key(*base)) {
+            shared_name(&b, base);
+        }
+        drop(families);
         here.override_new_breaker(&b);
         b
     }
@@ -275,6 +283,13 @@ impl Registry {
         let mut next = Families::clone(&cur);
         next.insert(fresh.base.clone(), fresh.clone());
         self.families.store(Arc::new(next));
+        drop(_w);
+        let prefix = format!("{base}/");
+        for (name, b) in read(&self.breakers).iter() {
+            if name.starts_with(&prefix) {
+                shared_name(b, base);
+            }
+        }
         fresh
     }
 
@@ -361,4 +376,18 @@ impl BulkheadBuilder {
     pub fn build(&self) -> Result<Bulkhead, ConfigError> {
         Ok(registry().register_bulkhead(self.config()?))
     }
+}
+
+/// A plain breaker named like a key of the keyed name `base` (`search/eu` beside
+/// `#[breaker(name = "search", key = ..)]`): the key `eu` would be a second breaker of the
+/// same name, listed twice and reached by name as the plain one only. Logged at ERROR and
+/// counted in the plain one's `conflicts`, as two settings under one name are; names are
+/// data (a `/` in one is allowed), so nothing is refused.
+fn shared_name(plain: &Breaker, base: &str) {
+    bump(&plain.0.counters.conflicts);
+    tracing::error!(
+        breaker = %plain.name(),
+        keyed = %base,
+        "a breaker is named like a key of a keyed breaker: its key would be a second breaker of that name; name one of them otherwise"
+    );
 }

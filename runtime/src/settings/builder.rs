@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use fusebox_settings::{check_breaker_name, ConfigError, RawSettings};
+use fusebox_settings::{check_name, ConfigError, RawSettings};
 
 use super::config::BreakerConfig;
 
@@ -247,7 +247,7 @@ impl BreakerBuilder {
     /// assert!(matches!(err, ConfigError::OutOfRange { field: "window_calls", .. }));
     /// ```
     pub fn config(&self) -> Result<BreakerConfig, ConfigError> {
-        check_breaker_name(&self.name)?;
+        check_name(&self.name)?;
         let settings = self.raw.check()?;
         Ok(BreakerConfig {
             base_len: self.name.len(),
