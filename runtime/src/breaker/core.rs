@@ -278,14 +278,7 @@ impl Core {
         let due = match w.state() {
             State::ForcedOpen | State::ForcedClosed => self.forced.expires(),
             State::Open => self.open.deadline(),
-            State::HalfOpen => match self.config().half_open() {
-                crate::settings::HalfOpenPolicy::Share { window, .. } => {
-                    since.saturating_add(crate::clock::nanos(window))
-                }
-                crate::settings::HalfOpenPolicy::Calls(_) => {
-                    since.saturating_add(crate::clock::nanos(self.calls_wait()))
-                }
-            },
+            State::HalfOpen => since.saturating_add(self.trial_rule().judged_after()),
             _ => now,
         };
         Reading {

@@ -264,6 +264,7 @@ impl Registry {
     /// Declares the keyed name of `template` before any of its keys is called (a keyed tower
     /// layer when it is built), as an annotated keyed site is from the start: overrides of
     /// its keys are then checked against it at start, and count as declared.
+    #[cfg(feature = "tower")]
     pub(crate) fn declare_keyed(&self, template: &BreakerConfig) {
         self.current().family_for(template);
     }

@@ -55,6 +55,17 @@ pub struct Single {
     pub(super) by_name: bool,
 }
 
+impl Single {
+    /// Inside a test scope, a layer built by name uses the scope's breaker of that name.
+    #[inline]
+    fn scoped(&self) -> bool {
+        #[cfg(feature = "testing")]
+        return self.by_name && registry().is_scoped();
+        #[cfg(not(feature = "testing"))]
+        false
+    }
+}
+
 impl AsRef<Breaker> for Single {
     fn as_ref(&self) -> &Breaker {
         &self.breaker
@@ -64,8 +75,7 @@ impl AsRef<Breaker> for Single {
 impl<Req> Select<Req> for Single {
     #[inline]
     fn select(&self, _: &Req) -> Breaker {
-        #[cfg(feature = "testing")]
-        if self.by_name && registry().is_scoped() {
+        if self.scoped() {
             return registry().register(self.breaker.config().clone());
         }
         self.breaker.clone()
@@ -73,8 +83,8 @@ impl<Req> Select<Req> for Single {
 
     #[inline]
     fn refusing(&self) -> bool {
-        #[cfg(feature = "testing")]
-        if self.by_name && registry().is_scoped() {
+        // A test scope's breaker of the name is looked up per call: not judged here.
+        if self.scoped() {
             return false;
         }
         // The word first, so a closed breaker reads no clock; `state` applies a due change.

@@ -90,6 +90,18 @@ pub(crate) struct Rule {
     pub(crate) trial_bound: Option<u64>,
 }
 
+impl Rule {
+    /// How long into an episode its trials are judged by time: a share's window, or how long
+    /// `half_open_calls` waits for its trials (virtual nanos). What a snapshot dates a due
+    /// verdict by (`Core::reading_at`).
+    pub(crate) fn judged_after(&self) -> u64 {
+        match self.policy {
+            HalfOpenPolicy::Share { window, .. } => nanos(window),
+            HalfOpenPolicy::Calls(_) => self.calls_wait,
+        }
+    }
+}
+
 impl Episode {
     /// An episode a passed probe began (issue 22): the probe is its first passed trial.
     pub(crate) fn probed() -> Episode {
@@ -197,7 +209,7 @@ impl Episode {
                     Some(Verdict::Reopen)
                 } else if self.ok >= n {
                     Some(Verdict::Close)
-                } else if elapsed >= rule.calls_wait {
+                } else if elapsed >= rule.judged_after() {
                     // Fewer than `n` passed trials by the bound: not enough to close on, as
                     // resilience4j's `maxWaitDurationInHalfOpenState`, so it reopens.
                     Some(Verdict::Reopen)
@@ -205,12 +217,12 @@ impl Episode {
                     None
                 }
             }
-            HalfOpenPolicy::Share { window, .. } => {
+            HalfOpenPolicy::Share { .. } => {
                 // Trials past the slow bound in flight are judged as slow answers.
                 let marked = u64::from(self.late_in_flight(elapsed, rule.trial_bound));
                 let done = u64::from(self.ok) + u64::from(self.failed) + marked;
                 // Judge only with at least one judged trial: a quiet window keeps sampling.
-                if elapsed < nanos(window) || done == 0 {
+                if elapsed < rule.judged_after() || done == 0 {
                     return None;
                 }
                 let failing = u64::from(self.failed) * 100 >= u64::from(rule.failure_rate) * done;
