@@ -38,7 +38,7 @@ use super::usual::Usual;
 use crate::clock::Clock;
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
-use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering::*};
 use crate::sync::{lock, Mutex};
 use crate::window::Window;
 
@@ -152,6 +152,13 @@ pub(crate) struct Core {
     /// the slow rule derived from `timeout`. A full bulkhead whose slots slow calls just
     /// handed on to fresh ones refuses for slowness too (issue 26). In the same padding.
     ended_slow: AtomicBool,
+    /// Calls that waited (were pending after their first poll) and have not ended, modulo
+    /// 2^16: a keyed breaker with any is not idle, however empty its window (the window
+    /// records a call as it ends), so a hung key is not evicted at `max_keys` with its calls.
+    /// Counted only for calls that wait (a permit's timing starts), never on the closed path
+    /// of a call answered in its first poll. In the same padding, so `u16`: a key with
+    /// 65 536 calls waiting at once reads as if it had none (far past any pool).
+    waiting: AtomicU16,
     pub(crate) window: Window,
     /// A candidate configuration judged beside this one (issue 29, `shadow.rs`).
     pub(crate) shadow: ShadowSlot,
@@ -189,6 +196,7 @@ impl Core {
             slow_in_flight: AtomicU32::new(0),
             slow_episode: AtomicBool::new(false),
             ended_slow: AtomicBool::new(false),
+            waiting: AtomicU16::new(0),
             shadow: ShadowSlot::default(),
             live: Live::new(),
         }
@@ -300,6 +308,21 @@ impl Core {
     /// A call in flight went past the slow bound.
     pub(super) fn slow_in_flight_added(&self) {
         self.slow_in_flight.fetch_add(1, Relaxed);
+    }
+
+    /// A call began to wait (its permit's timing started).
+    pub(super) fn waiting_added(&self) {
+        self.waiting.fetch_add(1, Relaxed);
+    }
+
+    /// A call that waited ended.
+    pub(super) fn waiting_ended(&self) {
+        self.waiting.fetch_sub(1, Relaxed);
+    }
+
+    /// Whether calls that waited are still in flight (the keyed family's idle rule).
+    pub(crate) fn has_waiting_calls(&self) -> bool {
+        self.waiting.load(Relaxed) != 0
     }
 
     /// A call marked slow in flight ended.

@@ -239,7 +239,7 @@ impl Registry {
 /// use fusebox::{registry, Breaker};
 /// let template = Breaker::builder("keyed-names-doc").max_keys(2).config().unwrap();
 /// let names = || registry().keyed_names().into_iter().find(|k| k.name == "keyed-names-doc").unwrap();
-/// // Idle keys (closed with an empty window, or no call for 30 s) make room for new ones...
+/// // Idle keys (closed with an empty window, or no call for 30 s; none in flight) make room...
 /// for host in ["a", "b", "c"] {
 ///     registry().keyed(&template, &host);
 /// }

@@ -221,6 +221,9 @@ impl<'a> Permit<'a> {
 
     fn record_outcome(&mut self, outcome: Outcome) {
         self.done = true;
+        if self.start.is_some() {
+            self.core.waiting_ended();
+        }
         if outcome == Outcome::Success && self.start.is_none() && !self.trial {
             return self.record_answered_at_once();
         }

@@ -2,7 +2,8 @@
 //! that makes room at the cap, the shared overflow breaker past it, and a key's removal. All
 //! under the family's `writer` lock, which no lookup takes (see the module's header).
 //!
-//! Idle is either of two things. *Empty*: closed, not ramping, nothing in its window, so
+//! Idle is either of two things, and never with calls still waiting (a hung key's calls must
+//! end on a breaker that is listed, to be seen). *Empty*: closed, not ramping, nothing in its window, so
 //! dropping it loses nothing a fresh breaker would not know. *Quiet*: no call for [`QUIET`],
 //! and not holding callers back (not forced, not in an open period): a count window never
 //! empties, and an open breaker nobody calls never leaves `Open`, so with the first rule
@@ -164,10 +165,11 @@ impl Family {
         let mut old = Vec::new();
         for swap in self.shards.iter() {
             let cur = swap.load().clone();
-            // Every key is looked at (a quiet one's count is noted), then the idle ones go.
+            // Every key is looked at (a quiet one's count is noted), then the idle ones go;
+            // never one with calls still waiting: hung calls are seen on their own key.
             let idle: HashSet<usize> = cur
                 .iter()
-                .filter(|b| w.quiet(b, now) | is_empty(b))
+                .filter(|b| (w.quiet(b, now) | is_empty(b)) && !b.0.has_waiting_calls())
                 .map(id)
                 .collect();
             let Some((copy, removed)) = cur.without_any(|b| idle.contains(&id(b))) else {
@@ -191,7 +193,8 @@ impl Family {
             .overflow
             .get_or_init(|| Breaker::with_events(wanted.with_key(OVERFLOW_KEY), events.clone()))
             .clone();
-        if before == 0 || before.is_power_of_two() {
+        // The 1st, 2nd, 4th, 8th... overflow (`before` counts from zero).
+        if (before + 1).is_power_of_two() {
             tracing::error!(
                 breaker = %self.base,
                 max_keys = self.max_keys,

@@ -8,7 +8,8 @@
 //!   copy in. Writers queue on the family's `writer` mutex, which no lookup takes; all
 //!   allocation, and every log line, happens outside anything a lookup could wait on.
 //! - **The cap never refuses a call.** At `max_keys`, idle breakers (closed with an empty
-//!   window, or quiet: no call for 30 s, not forced, not in an open period; `cap.rs`) are
+//!   window, or quiet: no call for 30 s, not forced, not in an open period; neither with calls
+//!   in flight; `cap.rs`) are
 //!   evicted to make room, in one sweep at most once per `max_keys` new keys (so a flood of new
 //!   keys costs O(1) each, amortised) or once per [`SWEEP_EVERY`] (so keys that went idle after
 //!   a flood make room for the next new key, not only after `max_keys` more); past that, new keys share `name/_overflow`: counted
