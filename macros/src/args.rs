@@ -45,55 +45,67 @@ impl Errors {
     }
 }
 
-/// Parses `key = value, ...`; a syntax error stops the list (there is no sensible next key).
+/// What an attribute's list allows beyond `key = value`, and the words of its errors: the one
+/// grammar of `#[breaker]`, `#[bulkhead]` and `#[retry]` differs between them only here.
+struct Grammar {
+    attr: &'static str,
+    /// One argument of the attribute, shown when a value comes without its key.
+    example: &'static str,
+    /// Keys that may stand alone for `key = true` (`#[retry(idempotent)]`).
+    flags: &'static [&'static str],
+    /// Keys whose value is a percent, so `key = 50%` is told where the `%` is (the settings
+    /// table's percentages, held to it by a test below).
+    percent: &'static [&'static str],
+}
+
+const GRAMMARS: [Grammar; 3] = [
+    Grammar {
+        attr: "breaker",
+        example: "name = \"payments\"",
+        flags: &[],
+        percent: &["failure_rate", "slow_rate", "half_open_pct"],
+    },
+    Grammar {
+        attr: "bulkhead",
+        example: "pool = 60",
+        flags: &[],
+        percent: &[],
+    },
+    Grammar {
+        attr: "retry",
+        example: "attempts = 3",
+        flags: &["idempotent", "hold_open"],
+        percent: &["budget"],
+    },
+];
+
+fn grammar(attr: &str) -> &'static Grammar {
+    GRAMMARS
+        .iter()
+        .find(|g| g.attr == attr)
+        .expect("an attribute of fusebox")
+}
+
+/// Parses `key = value, ...` of the attribute `attr` (`"breaker"`, `"bulkhead"`, `"retry"`);
+/// a syntax error stops the list (there is no sensible next key).
 pub fn parse(tokens: TokenStream, attr: &str) -> syn::Result<Vec<Arg>> {
-    let attr = attr.to_owned();
+    let grammar = grammar(attr);
+    let attr = grammar.attr;
     let parser = move |input: ParseStream| {
         let mut args = Vec::new();
         while !input.is_empty() {
             // `Ident::parse_any` also accepts keywords, so `crate = ...` gets a helpful error.
             let key = Ident::parse_any(input).map_err(|e| {
                 // `#[breaker("payments")]`: a value without its key.
-                let example = if attr == "bulkhead" {
-                    "pool = 60"
-                } else {
-                    "name = \"payments\""
-                };
                 syn::Error::new(
                     e.span(),
                     format!(
-                        "`#[{attr}]` takes `key = value` arguments, like `#[{attr}({example})]`"
+                        "`#[{attr}]` takes `key = value` arguments, like `#[{attr}({})]`",
+                        grammar.example
                     ),
                 )
             })?;
-            if !input.peek(Token![=]) {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!("`{key}` needs a value: write `#[{attr}({key} = ...)]`"),
-                ));
-            }
-            let eq = input.parse::<Token![=]>()?;
-            let percent_key =
-                ["failure_rate", "slow_rate", "half_open_pct"].contains(&&*key.to_string());
-            if let Some((percent, number)) = trailing_percent(input).filter(|_| percent_key) {
-                return Err(syn::Error::new(
-                    percent,
-                    format!("`{key}` is a percent written as a bare number, without `%`: write `#[{attr}({key} = {number})]`"),
-                ));
-            }
-            // A value cut short (`key = ,` or `rate = 50%`) ends the list; syn would blame the
-            // whole attribute, so the error points at the argument instead.
-            let value: Expr = input.parse().map_err(|e| {
-                let msg = e.to_string();
-                if msg.starts_with("unexpected end of input") || input.peek(Token![,]) {
-                    syn::Error::new(
-                        eq.span,
-                        format!("`{key}` has no complete value after `=`: write `#[{attr}({key} = ...)]`"),
-                    )
-                } else {
-                    e
-                }
-            })?;
+            let value = value(input, &key, grammar)?;
             args.push(Arg {
                 key,
                 value: ungroup(value),
@@ -106,6 +118,43 @@ pub fn parse(tokens: TokenStream, attr: &str) -> syn::Result<Vec<Arg>> {
         Ok(args)
     };
     parser.parse2(tokens)
+}
+
+/// The value after `key`: `= expr`, or `true` for a flag standing alone.
+fn value(input: ParseStream, key: &Ident, grammar: &Grammar) -> syn::Result<Expr> {
+    let attr = grammar.attr;
+    let name = key.to_string();
+    if !input.peek(Token![=]) {
+        if grammar.flags.contains(&name.as_str()) {
+            return Ok(syn::parse_quote_spanned!(key.span()=> true));
+        }
+        return Err(syn::Error::new(
+            key.span(),
+            format!("`{key}` needs a value: write `#[{attr}({key} = ...)]`"),
+        ));
+    }
+    let eq = input.parse::<Token![=]>()?;
+    if let Some((percent, number)) =
+        trailing_percent(input).filter(|_| grammar.percent.contains(&name.as_str()))
+    {
+        return Err(syn::Error::new(
+            percent,
+            format!("`{key}` is a percent written as a bare number, without `%`: write `#[{attr}({key} = {number})]`"),
+        ));
+    }
+    // A value cut short (`key = ,` or `rate = 50%`) ends the list; syn would blame the whole
+    // attribute, so the error points at the argument instead.
+    input.parse().map_err(|e| {
+        let msg = e.to_string();
+        if msg.starts_with("unexpected end of input") || input.peek(Token![,]) {
+            syn::Error::new(
+                eq.span,
+                format!("`{key}` has no complete value after `=`: write `#[{attr}({key} = ...)]`"),
+            )
+        } else {
+            e
+        }
+    })
 }
 
 /// The `%` that ends the value ahead (`rate = 50%`), if it does, and what came before it: a
@@ -177,5 +226,31 @@ mod tests {
         assert_eq!(suggest("timout", &valid), Some("timeout"));
         assert_eq!(suggest("half_open_percent", &valid), Some("half_open_pct"));
         assert_eq!(suggest("colour", &valid), None);
+    }
+
+    /// Each attribute's percent keys (told to drop a `%`) are the settings table's
+    /// percentages of that attribute, so a new one cannot be missed.
+    #[test]
+    fn percent_keys_are_the_percentages_of_the_table() {
+        use fusebox_settings::{Key, BREAKER_KEYS, BULKHEAD_KEYS, RETRY_KEYS};
+        let lists: [(&str, &[&str]); 3] = [
+            ("breaker", &BREAKER_KEYS),
+            ("bulkhead", &BULKHEAD_KEYS),
+            ("retry", &RETRY_KEYS),
+        ];
+        for (attr, keys) in lists {
+            // `backoff` is a key of both the breaker and the retry.
+            let key = |k: &str| match attr {
+                "retry" => Key::retry_from_name(k),
+                _ => Key::from_name(k),
+            };
+            let percent: Vec<&str> = keys
+                .iter()
+                .copied()
+                .filter(|k| key(k).expect(k).expected().starts_with("a percentage"))
+                .collect();
+            assert_eq!(grammar(attr).percent, percent, "{attr}");
+        }
+        assert_eq!(grammar("retry").percent, ["budget"]);
     }
 }

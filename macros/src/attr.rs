@@ -143,9 +143,16 @@ impl Attrs {
                     }
                 }
             }),
-            retry: self
-                .retry
-                .map(|(tokens, span)| RetryArgs::from_tokens(tokens, span, errors)),
+            retry: self.retry.map(|(tokens, span)| {
+                match args::parse(tokens, Kind::Retry.name()) {
+                    Ok(list) => RetryArgs::from_args(&list, span, errors),
+                    // A list that does not parse is one mistake: nothing of it is judged.
+                    Err(e) => {
+                        errors.push(e);
+                        RetryArgs::default()
+                    }
+                }
+            }),
         }
     }
 }

@@ -5,10 +5,8 @@
 //! a path.
 
 use fusebox_settings::{Key, RawRetrySettings, RetrySettings, RETRY_KEYS};
-use proc_macro2::{Span, TokenStream};
-use syn::ext::IdentExt;
-use syn::parse::{ParseStream, Parser};
-use syn::{Expr, Ident, Token};
+use proc_macro2::Span;
+use syn::Expr;
 
 use crate::args::{Arg, Errors};
 use crate::checks;
@@ -55,22 +53,15 @@ pub struct RetryArgs {
 }
 
 impl RetryArgs {
-    /// Reads `tokens`; every problem goes to `errors`; `attr_span` is blamed for a rule
-    /// between keys when no key of it can be.
-    pub fn from_tokens(tokens: TokenStream, attr_span: Span, errors: &mut Errors) -> RetryArgs {
+    /// Reads the arguments `args::parse` found; every problem goes to `errors`; `attr_span` is
+    /// blamed for a rule between keys when no key of it can be.
+    pub fn from_args(list: &[Arg], attr_span: Span, errors: &mut Errors) -> RetryArgs {
         let mut out = RetryArgs::default();
-        let list = match parse(tokens) {
-            Ok(l) => l,
-            Err(e) => {
-                errors.push(e);
-                return out;
-            }
-        };
         let mut raw = RawRetrySettings::new();
         let mut bad_value = false;
         // Where each key was given, to spot duplicates and to blame a rule between keys.
         let mut seen: Vec<(&'static str, Span)> = Vec::new();
-        for arg in &list {
+        for arg in list {
             if let Err((e, is_setting)) = out.read(arg, &mut raw, &mut seen) {
                 bad_value |= is_setting;
                 errors.push(e);
@@ -146,35 +137,4 @@ fn flag(arg: &Arg) -> syn::Result<bool> {
             ),
         )),
     }
-}
-
-/// `key = value, ...`, where a bare flag (`idempotent`) stands for `idempotent = true`.
-fn parse(tokens: TokenStream) -> syn::Result<Vec<Arg>> {
-    let parser = |input: ParseStream| {
-        let mut out = Vec::new();
-        while !input.is_empty() {
-            let key = Ident::parse_any(input)?;
-            let value: Expr = if input.peek(Token![=]) {
-                input.parse::<Token![=]>()?;
-                input.parse()?
-            } else if key == "idempotent" || key == "hold_open" {
-                syn::parse_quote_spanned!(key.span()=> true)
-            } else {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!("`{key}` needs a value: write `#[retry({key} = ...)]`"),
-                ));
-            };
-            out.push(Arg {
-                key,
-                value: crate::args::ungroup(value),
-            });
-            if input.is_empty() {
-                break;
-            }
-            input.parse::<Token![,]>()?;
-        }
-        Ok(out)
-    };
-    parser.parse2(tokens)
 }

@@ -70,7 +70,8 @@ fn the_retry_attribute_gives_the_verdict_and_message_of_text() {
     let mut keys_covered = Vec::new();
     for (source, want) in RETRY_CASES {
         let mut errors = Errors::default();
-        let attr = RetryArgs::from_tokens(tokens(source), Span::call_site(), &mut errors);
+        let list = args::parse(tokens(source), "retry").expect(source);
+        let attr = RetryArgs::from_args(&list, Span::call_site(), &mut errors);
         let mut raw = RawRetrySettings::new();
         let text = as_text(source)
             .iter()
