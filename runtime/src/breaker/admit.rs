@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::core::{bump, Core};
 use super::events::Reason;
 use crate::error::Rejection;
+use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
 use crate::window::Totals;
 
@@ -126,29 +127,19 @@ impl Core {
     #[inline]
     pub(crate) fn judge(&self, gen: u64, t: Totals) {
         let c = self.config();
-        let failing = t.failures * 100 >= u64::from(c.failure_rate()) * t.calls;
-        let slow = c.slow().filter(|r| r.trips(t.slow, t.calls));
-        if t.calls < u64::from(c.min_calls()) {
-            // A rate at the threshold waits for calls: then a success may trip it too.
-            self.with_window(|w| w.arm(t.calls > 0 && (failing || slow.is_some())));
-            return;
-        }
-        self.with_window(|w| w.arm(false));
-        let reason = if failing {
-            Reason::FailureRate {
-                rate: pct(t.failures, t.calls),
-                threshold: c.failure_rate(),
-                calls: t.calls,
+        let reason = match trip_reason(&c, t) {
+            Judged::Trips(reason) => reason,
+            Judged::Waits(armed) => {
+                // A rate at the threshold waits for calls: then a success may trip it too.
+                self.with_window(|w| w.arm(armed));
+                return;
             }
-        } else if let Some(rule) = slow {
-            Reason::SlowRate {
-                rate: pct(t.slow, t.calls),
-                threshold: rule.rate,
-                calls: t.calls,
+            Judged::Holds => {
+                self.with_window(|w| w.arm(false));
+                return;
             }
-        } else {
-            return;
         };
+        self.with_window(|w| w.arm(false));
         let w = self.word();
         if w.state() == State::Closed && w.generation() == gen {
             self.transition(Some(w), State::Open, reason, self.clock().now());
@@ -162,5 +153,40 @@ pub(crate) fn pct(part: u64, whole: u64) -> f64 {
         0.0
     } else {
         part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// What the window's totals say under settings `c` (`Core::judge`, and a snapshot reporting
+/// what a change's end will judge).
+pub(crate) enum Judged {
+    /// Open, for this reason.
+    Trips(Reason),
+    /// Short of `min_calls`; armed when a rate is already at its threshold.
+    Waits(bool),
+    /// Enough calls, under every threshold.
+    Holds,
+}
+
+/// Judges totals `t` under settings `c`.
+pub(crate) fn trip_reason(c: &BreakerConfig, t: Totals) -> Judged {
+    let failing = t.failures * 100 >= u64::from(c.failure_rate()) * t.calls;
+    let slow = c.slow().filter(|r| r.trips(t.slow, t.calls));
+    if t.calls < u64::from(c.min_calls()) {
+        return Judged::Waits(t.calls > 0 && (failing || slow.is_some()));
+    }
+    if failing {
+        Judged::Trips(Reason::FailureRate {
+            rate: pct(t.failures, t.calls),
+            threshold: c.failure_rate(),
+            calls: t.calls,
+        })
+    } else if let Some(rule) = slow {
+        Judged::Trips(Reason::SlowRate {
+            rate: pct(t.slow, t.calls),
+            threshold: rule.rate,
+            calls: t.calls,
+        })
+    } else {
+        Judged::Holds
     }
 }

@@ -117,7 +117,8 @@ pub(crate) struct Reading {
     pub(crate) state: State,
     /// When it began, or fell due (virtual nanos).
     pub(crate) since: u64,
-    /// It is a reopening that is due but not applied yet: one more opening than counted.
+    /// It is an opening that is due but not applied yet (a half-open's reopening, or the
+    /// code's settings back from a lapsed change and tripping): one more than counted.
     pub(crate) reopened: bool,
 }
 

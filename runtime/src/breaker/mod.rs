@@ -1,6 +1,6 @@
 //! The [`Breaker`] handle: one shared state machine per name.
 
-mod admit;
+pub(crate) mod admit;
 mod call;
 mod closed;
 pub(crate) mod core;
@@ -99,8 +99,12 @@ impl Breaker {
     /// The current state: what the breaker's next call would find. A forced state whose time
     /// ran out ends here (see [`force_open_for`](Breaker::force_open_for)), an open period
     /// that ended goes half-open here, and a half-open whose verdict is due (its window over,
-    /// or short of its `half_open_calls` at its bound) is judged here.
+    /// or short of its `half_open_calls` at its bound) is judged here, and a live settings
+    /// change whose time ran out ends here (the code's settings that return are judged).
     pub fn state(&self) -> State {
+        if self.0.word().live() {
+            self.0.lapse_live(self.0.clock().now());
+        }
         let w = self.0.word();
         let moved = match w.state() {
             State::ForcedOpen | State::ForcedClosed => self.0.expire_force(w, self.0.clock().now()),

@@ -10,8 +10,8 @@
 //! code's: changing it is refused with the reason, as are an adaptive's bounds on a fixed pool.
 //!
 //! A change given `for` a time lapses on the first look after it (a call the pool would make
-//! wait or refuse, `metrics()`, `settings_in_force`) and by a timer task when made inside a
-//! tokio runtime.
+//! wait or refuse, `settings_in_force`) and by a timer task when made inside a tokio runtime;
+//! `metrics()` reports it lapsed without ending it (`Bulkhead::seen_now`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,13 +62,6 @@ impl Bulkhead {
             Some(l) => l.settings.clone(),
             None => in_force::from_code(code_text(&self.0.config)).into(),
         }
-    }
-
-    /// Time left of a live change given a duration (`None`: none, or held until ended).
-    pub(crate) fn settings_change_expires_in(&self) -> Option<Duration> {
-        self.lapse();
-        let until = self.0.live.load().as_ref()?.until?;
-        Some(until.saturating_duration_since(Instant::now()))
     }
 
     /// The settings in force (the code's, or an override's).
@@ -199,6 +192,38 @@ impl Bulkhead {
     pub(crate) fn check_overrides(&self, pairs: &[(String, String)]) -> Result<(), ConfigError> {
         self.layer(None, &[], pairs.to_vec(), Source::Code, None)
             .map(drop)
+    }
+
+    /// What a metrics snapshot reads, read only: the pool, the settings in force and the time
+    /// left once a change past its time lapsed, without ending it (the breaker's
+    /// `Core::live_seen_at`: a snapshot may be taken on another runtime's clock). An adaptive
+    /// limit's pool is its value now.
+    pub(crate) fn seen_now(&self) -> (usize, Arc<[SettingInForce]>, Option<Duration>) {
+        let now = Instant::now();
+        let cur = self.0.live.load_full();
+        let mut at = cur.clone();
+        while let Some(l) = at.as_ref().filter(|l| l.until.is_some_and(|u| now >= u)) {
+            at = l.below.clone();
+        }
+        let lapsed = !match (&cur, &at) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        let pool = match (&at, self.0.config.limit) {
+            (Some(l), PoolLimit::Fixed) if lapsed => l.config.pool,
+            (None, PoolLimit::Fixed) if lapsed => self.0.config.pool,
+            _ => self.pool(),
+        };
+        let settings = match &at {
+            Some(l) => l.settings.clone(),
+            None => in_force::from_code(code_text(&self.0.config)).into(),
+        };
+        let left = at
+            .as_ref()
+            .and_then(|l| l.until)
+            .map(|u| u.saturating_duration_since(now));
+        (pool, settings, left)
     }
 
     /// Ends a change past its time: what is below it returns.

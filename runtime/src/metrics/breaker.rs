@@ -1,7 +1,8 @@
 //! One breaker's figures at one instant: `BreakerMetrics`, what `metrics()` and
 //! `Breaker::metrics` report for it, and `RejectedByReason`.
 
-use crate::breaker::core::{pct, Core};
+use crate::breaker::admit::{trip_reason, Judged};
+use crate::breaker::core::{pct, Core, Reading};
 use crate::metrics::shadow::ShadowMetrics;
 use crate::settings::SettingInForce;
 use crate::state::State;
@@ -238,19 +239,39 @@ impl BreakerMetrics {
     pub(crate) fn of(core: &Core) -> BreakerMetrics {
         let now = core.clock().now();
         // A snapshot only reads: taken on another runtime's clock (a parallel test's paused
-        // clock, ahead of this breaker's), it must not end a forced state, judge a half-open
-        // or age the window of a breaker whose calls run on an earlier clock. A forced state
-        // whose time ran out, or a half-open whose verdict is due, is reported as what it
-        // becomes; the breaker's next call (or `Breaker::state`) applies it. A live settings
-        // change that ran out is the exception, as documented: the read ends it, first, so
-        // every figure below is of the settings in force after it (and the code's values
-        // returning are judged before the state is read).
-        core.lapse_live(now);
-        let reading = core.reading_at(now);
+        // clock, ahead of this breaker's), it must not end a forced state or a live settings
+        // change, judge a half-open or age the window of a breaker whose calls run on an
+        // earlier clock. A forced state or a settings change whose time ran out, or a
+        // half-open whose verdict is due, is reported as what it becomes (the settings, the
+        // window and the slow bound that return); the breaker's next call (or
+        // `Breaker::state`, or a read of its settings) applies it.
+        let (settings, settings_change_expires_in, slow_bound, (totals, latency), returns) = core
+            .live_seen_at(now, |seen| {
+                let bound = core.slow_bound(seen.config);
+                let view = seen.window.view(now);
+                (
+                    seen.settings,
+                    seen.expires_in,
+                    bound,
+                    view,
+                    seen.code_returns,
+                )
+            });
+        let mut reading = core.reading_at(now);
+        if let Some(at) = returns {
+            // The code's settings, back, are judged at once on the window as it is.
+            let closed = reading.state == State::Closed && core.word().state() == State::Closed;
+            if closed && matches!(trip_reason(core.code_config(), totals), Judged::Trips(_)) {
+                reading = Reading {
+                    state: State::Open,
+                    since: at.clamp(reading.since, now),
+                    reopened: true,
+                };
+            }
+        }
         let state = reading.state;
         let c = &core.counters;
         let load = |a: &AtomicU64| a.load(Relaxed);
-        let (totals, latency) = core.with_window(|w| w.view(now));
         let [p50, p95, p99] = latency.quantiles([0.50, 0.95, 0.99]);
         let (succeeded, failed, ignored) = (load(&c.succeeded), load(&c.failed), load(&c.ignored));
         let (timed_out, panicked, cancelled) =
@@ -304,13 +325,13 @@ impl BreakerMetrics {
                 .then(|| core.force_expires_in(now))
                 .flatten(),
             ramp_share: core.ramp_share_seen(state, now),
-            slow_bound: core.slow_bound(&core.config()),
+            slow_bound,
             usual_latency: core.usual_latency(),
             conflicts: load(&c.conflicts),
             stale_served: load(&c.stale_served),
             shadow: ShadowMetrics::of(core),
-            settings: core.settings_in_force(now),
-            settings_change_expires_in: core.settings_change_expires_in(now),
+            settings,
+            settings_change_expires_in,
         }
     }
 

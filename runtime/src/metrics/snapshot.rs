@@ -63,20 +63,21 @@ pub struct BulkheadMetrics {
 
 impl BulkheadMetrics {
     pub(crate) fn of(b: &Bulkhead) -> BulkheadMetrics {
-        // A live change that ran out ends first, so the pool and the settings agree.
-        b.lapse();
+        // A live change that ran out is reported ended, not ended: a snapshot may be taken on
+        // another runtime's clock (`Bulkhead::seen_now`).
+        let (pool, settings, settings_change_expires_in) = b.seen_now();
         let i = &b.0;
         BulkheadMetrics {
             name: b.name().to_owned(),
-            pool: b.pool(),
+            pool,
             in_flight: b.in_flight(),
             peak: i.peak.load(Relaxed),
             admitted: i.slots.admitted(),
             rejected: i.rejected.load(Relaxed),
             conflicts: i.conflicts.load(Relaxed),
             adaptive: AdaptiveMetrics::of(b),
-            settings: b.settings_shared(),
-            settings_change_expires_in: b.settings_change_expires_in(),
+            settings,
+            settings_change_expires_in,
         }
     }
 }

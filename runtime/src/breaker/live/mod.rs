@@ -20,7 +20,8 @@
 //! - calls in flight finish under the timeout and slow bound that admitted them.
 //!
 //! A live change given `for` a time lapses lazily, as a forced state does: on admission (a
-//! layered breaker always takes the slow path) and when metrics are read.
+//! layered breaker always takes the slow path) and when its settings are read through the
+//! breaker. A metrics snapshot reports it lapsed without ending it (`Core::live_seen_at`).
 //!
 //! This file is the mechanism (the layer, its storage, how the core reads and installs it);
 //! `changes.rs` is the breaker's API that asks for a change.
@@ -103,6 +104,23 @@ impl Live {
             *lock(&self.layer) = next;
         }
     }
+}
+
+/// Time left of `layer` if given a duration.
+fn expires_in(layer: &Option<Arc<Layer>>, now: u64) -> Option<Duration> {
+    let l = layer.as_ref()?;
+    (l.until != NEVER).then(|| Duration::from_nanos(l.until.saturating_sub(now)))
+}
+
+/// A snapshot's view of the settings at its time (`Core::live_seen_at`).
+pub(crate) struct LiveSeen<'a> {
+    pub(crate) settings: Arc<[SettingInForce]>,
+    pub(crate) expires_in: Option<Duration>,
+    pub(crate) window: &'a Window,
+    pub(crate) config: &'a BreakerConfig,
+    /// When the code's settings return, if a lapse due is what brings them back: the
+    /// breaker's next call judges them at once (`judge_code_settings`).
+    pub(crate) code_returns: Option<u64>,
 }
 
 /// The settings a reader acts on: the code's, or a layer's it holds.
@@ -193,10 +211,59 @@ impl Core {
         }
     }
 
-    /// Time left of a live change given a duration.
-    pub(crate) fn settings_change_expires_in(&self, now: u64) -> Option<Duration> {
-        let l = self.live.get()?;
-        (l.until != NEVER).then(|| Duration::from_nanos(l.until.saturating_sub(now)))
+    /// What a snapshot reads at `now`, read only: the layer in force once any change past its
+    /// time lapsed (what `lapse_live` would put in force), its settings, time left, and the
+    /// window calls are judged in. A snapshot may be taken on another runtime's clock (a
+    /// parallel test's paused clock, ahead of this breaker's): ending the change there would
+    /// end it early for the breaker's own calls, so, as a forced state's expiry, the change
+    /// is reported as lapsed and ended by the breaker's next call (or a read of its settings).
+    pub(crate) fn live_seen_at<R>(&self, now: u64, f: impl FnOnce(LiveSeen<'_>) -> R) -> R {
+        let cur = self.live.get();
+        let mut at = cur.clone();
+        while let Some(l) = at.as_ref().filter(|l| l.until <= now) {
+            at = l.below.clone();
+        }
+        let settings = match &at {
+            Some(l) => l.settings.clone(),
+            None => in_force::of_code(self.code_config().settings()),
+        };
+        let expires_in = expires_in(&at, now);
+        // The code's settings return at the end of the last layer to lapse.
+        let code_returns = match (&cur, &at) {
+            (Some(_), None) => {
+                let mut l = cur.clone();
+                let mut end = now;
+                while let Some(x) = l {
+                    end = x.until;
+                    l = x.below.clone();
+                }
+                Some(end)
+            }
+            _ => None,
+        };
+        let window_of = |l: &Option<Arc<Layer>>| l.as_ref().and_then(|l| l.window.clone());
+        let (now_w, at_w) = (window_of(&cur), window_of(&at));
+        let fresh;
+        let window = match (&now_w, &at_w) {
+            (_, Some(w)) => &**w,
+            // Back to the code's window from one of a layer's own: `install` empties it.
+            (Some(_), None) => {
+                fresh = Window::new(self.code_config().window());
+                &fresh
+            }
+            (None, None) => &self.window,
+        };
+        let config = match &at {
+            Some(l) => &l.config,
+            None => self.code_config(),
+        };
+        f(LiveSeen {
+            settings,
+            expires_in,
+            window,
+            config,
+            code_returns,
+        })
     }
 
     /// Ends a layer past its `until` (lazily, as forced states lapse): its `below` returns.
