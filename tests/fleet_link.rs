@@ -237,6 +237,29 @@ fn join_against_a_redis_that_never_answers_leaves_connecting_then_down() {
     });
 }
 
+#[test]
+fn with_the_defaults_join_against_a_silent_redis_leaves_connecting() {
+    // A review: with the defaults (a 1 s heartbeat, so a 500 ms bound, and a 500 ms warm
+    // start) the first attempt's handshake timed out as `join` stopped waiting, and `join`
+    // found the link `down` as often as `connecting`.
+    let _turn = turn();
+    let hole = BlackHole::start();
+    runtime().block_on(async {
+        for i in 0..3 {
+            let config = FleetConfig::new(hole.url(), "lhole-default", format!("pod-{i}"));
+            let began = std::time::Instant::now();
+            let fleet = fleet::join(config).await.unwrap();
+            assert_eq!(fleet.status().link, LinkState::Connecting, "join {i}");
+            within(secs(6.0), "the first attempt's two bounds pass", || {
+                (fleet.status().link == LinkState::Down).then_some(())
+            });
+            // Two bounds (1 s), not one: `join`'s 500 ms wait ends well before.
+            let down_after = began.elapsed();
+            assert!(down_after >= secs(0.9), "down after {down_after:?}");
+        }
+    });
+}
+
 /// The `fusebox_fleet_*` lines of a Prometheus text, sorted.
 fn fleet_lines(text: &str) -> Vec<&str> {
     let mut v: Vec<&str> = text

@@ -68,24 +68,32 @@ impl LinkState {
     }
 }
 
-/// Opens a multiplexed connection; every command on it answers within `timeout` or fails.
+/// Opens a multiplexed connection within two bounds of `timeout` (TCP, then the handshake).
+///
+/// Each exchange on it is bounded by its caller (`timeout` again); the connection's own
+/// timeouts are the first attempt's, two bounds, as the module says: a Redis that accepts and
+/// never answers keeps the link `connecting` past `join`'s default wait (half a second, one
+/// bound by default), where at one bound the two ended together and `join` found the link
+/// `down` as often as not.
 pub(crate) async fn connect(
     client: &redis::Client,
     timeout: Duration,
 ) -> Result<MultiplexedConnection, String> {
     let config = AsyncConnectionConfig::new()
-        .set_connection_timeout(timeout)
-        .set_response_timeout(timeout);
-    // The client's own timeouts cover TCP and each command; this one covers TLS and AUTH too.
+        .set_connection_timeout(timeout * 2)
+        .set_response_timeout(timeout * 2);
+    // The client's own timeouts cover TCP, the handshake and each command; this one covers
+    // TLS and AUTH too.
+    let limit = timeout * 2;
     match tokio::time::timeout(
-        timeout * 2,
+        limit,
         client.get_multiplexed_async_connection_with_config(&config),
     )
     .await
     {
         Ok(Ok(c)) => Ok(c),
         Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!("no connection within {timeout:?}")),
+        Err(_) => Err(format!("no connection within {limit:?}")),
     }
 }
 
