@@ -106,6 +106,16 @@ impl Breaker {
     }
 }
 
+impl Breaker {
+    /// Whether this breaker surely refuses every call for `wait` from now (open or forced
+    /// open past it, no probe due before): a retry that would wait that long is not made.
+    pub(crate) fn refuses_for(&self, wait: Duration) -> bool {
+        let now = self.0.clock().now();
+        self.0
+            .refuses_through(now.saturating_add(crate::clock::nanos(wait)))
+    }
+}
+
 impl Retry {
     /// [`run_with`](Retry::run_with) for attempts through `breaker`: every hint `retry_after`
     /// reads also holds the breaker open until then ([`Breaker::hold_open`]), so other
@@ -139,8 +149,8 @@ impl Retry {
         R: Fn(&E) -> bool,
         A: Fn(&E) -> Option<Duration>,
     {
-        self.run_hinted(attempt, retry_on, retry_after, move |d| {
-            breaker.hold_open(d)
-        })
+        let judge = self.judge(retry_on, retry_after);
+        let on_hint = move |d| breaker.hold_open(d);
+        self.run_judged(attempt, judge, on_hint, |wait| breaker.refuses_for(wait))
     }
 }

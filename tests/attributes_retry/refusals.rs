@@ -21,6 +21,48 @@ async fn open_breaker_first() -> Result<u32, DepError> {
     Err(DepError::Down)
 }
 
+static OPENS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(attempts = 5, backoff = "1s", backoff_max = "1s")]
+#[breaker(
+    name = "rt-opens-midway",
+    window_calls = 2,
+    min_calls = 2,
+    open_for = "60s"
+)]
+async fn opens_midway() -> Result<u32, DepError> {
+    OPENS.fetch_add(1, Relaxed);
+    Err(DepError::Down)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_breaker_that_opens_between_attempts_costs_no_retry_and_no_wait() {
+    let began = tokio::time::Instant::now();
+    let r = opens_midway().await;
+    // The second attempt opened the breaker (two of two failed): a third would wait its
+    // backoff only to be refused, so none is made; the refusal comes back at once.
+    assert!(
+        matches!(r, Err(DepError::Unavailable(Rejection::Open { .. }))),
+        "{r:?}"
+    );
+    assert_eq!(
+        OPENS.load(Relaxed),
+        2,
+        "two attempts reached the dependency"
+    );
+    let m = fusebox::metrics();
+    assert_eq!(
+        m.retry("rt-opens-midway").unwrap().retries,
+        1,
+        "one retry granted, none spent on an open breaker"
+    );
+    assert!(
+        began.elapsed() <= Duration::from_secs(1),
+        "one backoff at most: {:?}",
+        began.elapsed()
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_open_breaker_is_never_retried_in_either_order() {
     for (name, calls) in [("rt-open-a", &OPEN_A), ("rt-open-b", &OPEN_B)] {

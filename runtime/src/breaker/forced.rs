@@ -33,7 +33,7 @@ impl Default for Forced {
 
 impl Forced {
     /// When the forced state lapses, [`NEVER`] if it is held until changed.
-    pub(super) fn expires(&self) -> u64 {
+    pub(crate) fn expires(&self) -> u64 {
         self.expires.load(Acquire)
     }
 

@@ -88,6 +88,21 @@ impl Core {
         Some(self.rejection(State::Open, Some(retry)))
     }
 
+    /// Whether every call is surely refused from now until `at` (virtual nanos): forced open
+    /// past it, or open with the period and the next probe (if probing) both after it. A
+    /// retry asks before it waits (`Retry::resume`): one that could only be refused is not
+    /// made, so it neither spends the budget nor keeps its caller for the backoff.
+    pub(crate) fn refuses_through(&self, at: u64) -> bool {
+        match self.word().state() {
+            State::ForcedOpen => self.forced.expires() > at,
+            State::Open => {
+                let probing = self.config().probe_every().is_some();
+                self.open.deadline() > at && !(probing && self.open.next_probe.load(Relaxed) <= at)
+            }
+            _ => false,
+        }
+    }
+
     /// While open, before the period ends: a probe, if `probe_every` is set and one is due.
     pub(super) fn probe(&self, now: u64) -> Option<Admission> {
         let every = nanos(self.config().probe_every()?);

@@ -139,7 +139,8 @@ where
         };
         let judge = r.judge(retry_on, retry_after);
         let hold = |d| breaker.is_some_and(|b| b.hold_open(d));
-        r.resume(started, err, again, judge, hold).await
+        let refusing = |wait| breaker.is_some_and(|b| b.refuses_for(wait));
+        r.resume(started, err, again, judge, hold, refusing).await
     })
 }
 
@@ -166,7 +167,8 @@ where
             return Err(err);
         };
         let judge = move |e: &E| (retry_on(e), retry_after(e));
-        r.resume(started, err, attempt, judge, |_| false).await
+        r.resume(started, err, attempt, judge, |_| false, |_| false)
+            .await
     })
 }
 

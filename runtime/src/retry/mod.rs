@@ -12,6 +12,7 @@
 //! | `Error::Failed(e)` that `retry_on` refuses | no |
 //! | `Rejection::Open` (open, forced open, half-open not admitted, ramp) | never: returned at once, so the fallback answers now; waiting out `retry_in` would hold the caller for seconds |
 //! | `Rejection::Full` (bulkhead) | never: a full pool is the dependency being slow, more load is what it cannot take |
+//! | a failure while the attempts' breaker surely refuses through the backoff (open, forced or held open past it, no probe due) | no retry granted and no wait: the next attempt, made at once, is refused and its refusal returned |
 //! | `Rejection::TimedOut` | only with `idempotent`: a timeout leaves the outcome unknown (a payment may have gone through) |
 //!
 //! Between attempts it waits a [`Backoff`] (exponential, full jitter, capped), or longer if the

@@ -132,7 +132,7 @@ impl Retry {
         H: FnMut(Duration) -> bool,
     {
         let judge = self.judge(retry_on, retry_after);
-        self.run_judged(attempt, judge, on_hint)
+        self.run_judged(attempt, judge, on_hint, |_| false)
     }
 
     /// A retry of a fallible future that no breaker or bulkhead guards: every `Err` that
@@ -163,23 +163,26 @@ impl Retry {
         A: Fn(&E) -> Option<Duration>,
     {
         let judge = move |e: &E| (retry_on(e), retry_after(e));
-        self.run_judged(attempt, judge, |_| false)
+        self.run_judged(attempt, judge, |_| false, |_| false)
     }
 
     /// The whole call: the first attempt here, the retries (if it failed) boxed in
     /// [`resume`](Self::resume). `judge` says of each error whether it may be retried and the
-    /// dependency's hint, if any.
-    async fn run_judged<T, X, F, Fut, J, H>(
+    /// dependency's hint, if any; `refusing` whether the attempts' breaker surely refuses
+    /// for a wait.
+    pub(crate) async fn run_judged<T, X, F, Fut, J, H, G>(
         &self,
         mut attempt: F,
         judge: J,
         on_hint: H,
+        refusing: G,
     ) -> Result<T, X>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, X>>,
         J: Fn(&X) -> (bool, Option<Duration>),
         H: FnMut(Duration) -> bool,
+        G: Fn(Duration) -> bool,
     {
         let started = self.begin();
         let err = match attempt().await {
@@ -188,7 +191,7 @@ impl Retry {
         };
         // Boxed: the waits and the next attempts' state stay out of every call's future, so
         // a first success moves and drops less; the one allocation is on the failure path.
-        Box::pin(self.resume(started, err, attempt, judge, on_hint)).await
+        Box::pin(self.resume(started, err, attempt, judge, on_hint, refusing)).await
     }
 
     /// A call starts: it deposits into the budget, and reads the clock only for a deadline
@@ -205,19 +208,27 @@ impl Retry {
     /// cancelled, not failed) and the call returns the error it was retrying: whatever one
     /// attempt may take (no `attempt_timeout` given, or a half-open trial's longer timeout),
     /// the retries never keep the caller past `total`.
-    pub(crate) async fn resume<T, X, F, Fut, J, H>(
+    ///
+    /// `refusing(wait)`: whether the breaker the attempts pass surely refuses every call for
+    /// `wait` from now (open, forced open or held open past it, no probe due). Such a retry
+    /// is not made: without the backoff's wait and without spending the budget, the call
+    /// returns the refusal its next attempt, made at once, gets (what the retry would have
+    /// got after its wait), so an open breaker costs a retrying caller no time.
+    pub(crate) async fn resume<T, X, F, Fut, J, H, G>(
         &self,
         started: Option<Instant>,
         mut err: X,
         mut attempt: F,
         judge: J,
         mut on_hint: H,
+        refusing: G,
     ) -> Result<T, X>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, X>>,
         J: Fn(&X) -> (bool, Option<Duration>),
         H: FnMut(Duration) -> bool,
+        G: Fn(Duration) -> bool,
     {
         let mut retries = 0;
         loop {
@@ -233,6 +244,12 @@ impl Retry {
             let wait = self.backoff.delay(retries).max(hint.unwrap_or_default());
             if !self.fits(started, wait) {
                 return Err(err);
+            }
+            if refusing(wait) {
+                // Surely refused through the wait: no retry is made (no budget spent, no
+                // wait). The next attempt, made at once, is refused at once: its refusal is
+                // the answer, as the retry's would have been after its wait.
+                return attempt().await;
             }
             let Some(slot) = self.budget.withdraw() else {
                 return Err(err);

@@ -50,14 +50,23 @@ where
         Box::pin(async move {
             // A hint holds open the breaker the attempt went through (a keyed layer's key),
             // else the breaker of the retry's name (found only when a hint comes).
-            let hold = |d| {
-                verdict::breaker()
-                    .or_else(|| registry().breaker(retry.name()))
-                    .is_some_and(|b| b.hold_open(d))
-            };
+            let breaker = || verdict::breaker().or_else(|| registry().breaker(retry.name()));
+            let hold = |d| breaker().is_some_and(|b| b.hold_open(d));
+            // No retry into a breaker that surely refuses it (`Retry::resume`).
+            let refusing = |wait| breaker().is_some_and(|b| b.refuses_for(wait));
+            let judge = retry.judge(
+                |e: &E| !verdict::uncounted() && hints.retry_on(e),
+                |e: &E| {
+                    if verdict::uncounted() {
+                        None
+                    } else {
+                        hints.retry_after(e)
+                    }
+                },
+            );
             // An error the breaker below did not count (`verdict`) is neither retried nor
             // read for a hint, as with `#[retry]`.
-            let attempts = retry.run_hinted(
+            let attempts = retry.run_judged(
                 move || {
                     let first = ready.take();
                     let mut svc = first.clone().unwrap_or_else(|| spare.clone());
@@ -70,15 +79,9 @@ where
                         svc.call(req).await
                     }
                 },
-                |e| !verdict::uncounted() && hints.retry_on(e),
-                |e| {
-                    if verdict::uncounted() {
-                        None
-                    } else {
-                        hints.retry_after(e)
-                    }
-                },
+                judge,
                 hold,
+                refusing,
             );
             verdict::scope(attempts).await
         })
