@@ -93,6 +93,14 @@ pub const DERIVED_WINDOW_CALLS: u32 = 100;
 /// trips 2.9 s into seed 002's slowdown at 20 calls a second, and stays open while it lasts.
 /// In a steady state only a tenth of the answers are above that estimate, so half of the
 /// window past five times it is never noise (an hour of healthy noise: no opening).
+///
+/// That is with every call reaching the breaker. When callers first wait in a pool of the
+/// service's own (seed 002's twenty database connections, held across the call), only as many
+/// calls a second reach it as that pool frees (20 / 8 s = 2.5 a second once it is full), and
+/// half of the last 100 calls turn slow in about 17 s (a real run on loopback). Put the
+/// breaker in front of that pool, or a `#[bulkhead]` smaller than it (its refusals behind slow
+/// calls count as slow), or give a slow rule whose share is lower (`trip_p95 = "500ms"`, the
+/// card's line: 5 % of the window slow, 0.76 s in the same run).
 pub const DERIVED_SLOW_DIVISOR: u32 = 2;
 /// Under a slow rule derived from `timeout`, a call is also slow from this many times the
 /// dependency's usual latency (the runtime's estimate of the 90th percentile of its answers that

@@ -1,7 +1,8 @@
 //! Running a call through a breaker (and optionally a bulkhead), always in one order:
 //! breaker admission, then bulkhead permit, then timeout, then the call. So an open breaker
 //! never takes a bulkhead slot, and a full bulkhead is not a failure of the dependency
-//! (ARCHITECTURE.md follows one call along this path).
+//! (ARCHITECTURE.md follows one call along this path). A probe (while open) that finds the
+//! pool full with an earlier probe in it goes without a slot.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,7 +11,7 @@ use std::task::{Context, Poll};
 use pin_project_lite::pin_project;
 
 use super::closed::{closed_first_poll, Polled};
-use super::core::Core;
+use super::core::{Admission, Core};
 use super::outcome::Outcome;
 use super::permit::{Drive, Outcome as Ended, Permit};
 use crate::bulkhead::{Bulkhead, BulkheadPermit};
@@ -253,12 +254,22 @@ where
                         }
                     };
                     let layer = if live { core.live.get() } else { None };
+                    // A probe (one call at a time while open, spaced and backing off while
+                    // probes hang) takes a free slot; a full pool whose slots include an
+                    // earlier probe of this breaker still running lets it through without
+                    // one: while open only probes enter the pool, and probes started just
+                    // before the healing held its slots (an adaptive limit the outage shrank
+                    // to one), keeping every later probe out until they ended: 10 s after
+                    // healing in a real run, 1 s without the pool. A pool full of other calls
+                    // refuses the probe, which is given back (`give_back_probe`).
+                    let probe = matches!(admission, Admission::Probe(_));
                     let mut permit = Permit::under(core, admission, layer);
                     // An open breaker returned above, so it never takes a bulkhead slot.
                     let slot = match this.bulkhead {
                         None => None,
                         Some(b) => match b.try_acquire_now() {
                             Some(slot) => Some(slot),
+                            None if probe && core.probes_in_flight() > 1 => None,
                             // A full fail-fast pool refuses at once: nothing boxed.
                             None if !b.may_wait() => {
                                 this.fut.set(None);

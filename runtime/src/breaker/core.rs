@@ -38,7 +38,7 @@ use super::usual::Usual;
 use crate::clock::Clock;
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
-use crate::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering::*};
 use crate::sync::{lock, Mutex};
 use crate::window::Window;
 
@@ -140,8 +140,12 @@ pub(crate) struct Core {
     pub(super) ramp: Ramp,
     /// This breaker's calls in flight already past the slow bound (marked slow in flight):
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
-    /// Bounded by calls in flight, so `u32`.
-    slow_in_flight: AtomicU32,
+    /// Bounded by calls in flight: `u16` (wrapping: a breaker with 65 536 of them at once
+    /// would read none, far past any pool), so `probes_in_flight` fits in the same word.
+    slow_in_flight: AtomicU16,
+    /// Probes running now (`probe_every`): a full bulkhead whose slots include an earlier
+    /// probe's lets the next probe through without a slot (`call.rs`). At most a few.
+    probes_in_flight: AtomicU16,
     /// Set from an opening on slowness alone until the breaker closes (through a ramp, until
     /// it ends): the dependency answered, slowly, so trials that would pass by answering are
     /// judged by the slow bound (`Core::trial_slow_bound`). A relapse while ramping keeps it
@@ -194,7 +198,8 @@ impl Core {
             counters: Counters::default(),
             usual: Usual::default(),
             events,
-            slow_in_flight: AtomicU32::new(0),
+            slow_in_flight: AtomicU16::new(0),
+            probes_in_flight: AtomicU16::new(0),
             slow_episode: AtomicBool::new(false),
             ended_slow: AtomicBool::new(false),
             waiting: AtomicU16::new(0),
@@ -309,6 +314,21 @@ impl Core {
     /// A call in flight went past the slow bound.
     pub(super) fn slow_in_flight_added(&self) {
         self.slow_in_flight.fetch_add(1, Relaxed);
+    }
+
+    /// A probe's permit was made.
+    pub(super) fn probe_started(&self) {
+        self.probes_in_flight.fetch_add(1, Relaxed);
+    }
+
+    /// A probe's permit ended.
+    pub(super) fn probe_ended(&self) {
+        self.probes_in_flight.fetch_sub(1, Relaxed);
+    }
+
+    /// Probes running now, the asking one included.
+    pub(super) fn probes_in_flight(&self) -> u16 {
+        self.probes_in_flight.load(Relaxed)
     }
 
     /// A call began to wait (its permit's timing started).

@@ -100,6 +100,10 @@ impl<'a> Permit<'a> {
             Admission::Trial(g) => (g, true, false),
             Admission::Probe(g) => (g, true, true),
         };
+        if probe {
+            // Ended once, in `record_outcome` (a permit records once).
+            core.probe_started();
+        }
         Permit {
             core,
             gen,
@@ -223,6 +227,9 @@ impl<'a> Permit<'a> {
         self.done = true;
         if self.start.is_some() {
             self.core.waiting_ended();
+        }
+        if self.probe {
+            self.core.probe_ended();
         }
         if outcome == Outcome::Success && self.start.is_none() && !self.trial {
             return self.record_answered_at_once();
