@@ -114,3 +114,37 @@ fn a_due_transition_is_reported_with_its_own_time_and_opening() {
         assert_eq!((m.state, m.time_in_state), (State::HalfOpen, s(40)));
     });
 }
+
+/// A review: a snapshot racing a transition on another thread panicked (`clamp` with crossed
+/// bounds: the new state's start read after the reader's `now`), after about 7 600 reads on
+/// the real clock. A scrape or the admin page must never panic. Bounded real time: at most
+/// 300 000 reads or 3 s, whichever ends first.
+#[test]
+fn a_snapshot_racing_transitions_on_another_thread_never_panics() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    let b = Breaker::builder("snap-race").build_detached().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mover = {
+        let (b, stop) = (b.clone(), stop.clone());
+        thread::spawn(move || {
+            while !stop.load(SeqCst) {
+                b.force_open_for(Duration::from_nanos(1));
+                b.force_close();
+                b.reset();
+            }
+        })
+    };
+    let began = std::time::Instant::now();
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut n = 0u32;
+        while n < 300_000 && began.elapsed() < Duration::from_secs(3) {
+            let m = b.metrics();
+            assert!(m.time_in_state < Duration::from_secs(3600));
+            n += 1;
+        }
+    }));
+    stop.store(true, SeqCst);
+    mover.join().unwrap();
+    assert!(read.is_ok(), "a snapshot panicked");
+}

@@ -297,7 +297,10 @@ impl Core {
         };
         Reading {
             state,
-            since: due.clamp(since, now),
+            // Not `clamp`: a transition on another thread after this reader's `now` (or on a
+            // clock ahead of it) leaves `since` past `now`, and `clamp` panics when its bounds
+            // cross. Then the state began "now" for this reader: zero time in it.
+            since: due.max(since).min(now.max(since)),
             reopened: state == State::Open && w.state() == State::HalfOpen,
         }
     }

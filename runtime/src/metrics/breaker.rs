@@ -264,7 +264,8 @@ impl BreakerMetrics {
             if closed && matches!(trip_reason(core.code_config(), totals), Judged::Trips(_)) {
                 reading = Reading {
                     state: State::Open,
-                    since: at.clamp(reading.since, now),
+                    // Not `clamp`: `reading.since` may be past `now` (`Core::reading_at`).
+                    since: at.max(reading.since).min(now.max(reading.since)),
                     reopened: true,
                 };
             }
