@@ -126,3 +126,40 @@ async fn an_overflow_is_logged_at_error_on_the_1st_2nd_4th_and_8th_occurrence() 
         log.of("keys-overflow-log")
     );
 }
+
+#[breaker(name = "keys-queued", key = host, max_keys = 2)]
+#[fusebox::bulkhead(name = "keys-queued-pool", pool = 1, max_wait = "60s")]
+async fn queued(host: &str, hang: bool) -> Result<(), FetchError> {
+    let _ = host;
+    if hang {
+        std::future::pending::<()>().await;
+    }
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_key_whose_call_waits_for_a_bulkhead_slot_keeps_its_breaker() {
+    let z = tokio::spawn(queued("z", true));
+    tokio::task::yield_now().await;
+    // Key a's call is admitted by its breaker and queues for the pool's one slot.
+    let a = tokio::spawn(queued("a", false));
+    tokio::task::yield_now().await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // A new key at the cap: a has nothing in its window, but a call in flight.
+    let c = tokio::spawn(queued("c", false));
+    tokio::task::yield_now().await;
+    assert!(
+        registry().breaker("keys-queued/a").is_some(),
+        "a was evicted from under its call"
+    );
+    z.abort();
+    assert!(a.await.unwrap().is_ok());
+    assert_eq!(
+        registry()
+            .breaker("keys-queued/a")
+            .map(|b| b.metrics().succeeded),
+        Some(1),
+        "its call ended on the listed breaker"
+    );
+    c.abort();
+}

@@ -71,3 +71,120 @@ async fn a_probe_is_not_refused_by_a_pool_its_earlier_probe_fills() {
     );
     first.abort();
 }
+
+static IN_QUEUED: AtomicU64 = AtomicU64::new(0);
+
+#[breaker(
+    name = "rbb-queued",
+    window_calls = 2,
+    min_calls = 2,
+    open_for = "60s",
+    probe_every = "1s",
+    half_open_calls = 1
+)]
+#[bulkhead(name = "rbb-queued-pool", pool = 1, max_wait = "5s")]
+async fn queued(fail: bool) -> Result<u32, DepError> {
+    if fail {
+        return Err(DepError::Down);
+    }
+    // Counted while it runs: it hangs, so a probe that got past the pool stays counted.
+    IN_QUEUED.fetch_add(1, Relaxed);
+    std::future::pending::<()>().await;
+    Ok(1)
+}
+
+#[bulkhead(name = "rbb-queued-pool", pool = 1, max_wait = "5s")]
+async fn other_call() -> Result<u32, DepError> {
+    std::future::pending::<()>().await;
+    Ok(0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_queued_for_a_slot_lets_no_later_probe_past_a_pool_of_other_calls() {
+    for _ in 0..2 {
+        assert!(queued(true).await.is_err());
+    }
+    let other = tokio::spawn(other_call());
+    tokio::task::yield_now().await;
+    // The first probe finds the pool full of another call: it queues (`max_wait`).
+    advance(Duration::from_millis(1_001)).await;
+    let first = tokio::spawn(queued(false));
+    tokio::task::yield_now().await;
+    // The second finds the same: no probe holds a slot, so it queues too.
+    advance(Duration::from_millis(1_000)).await;
+    let second = tokio::spawn(queued(false));
+    tokio::task::yield_now().await;
+    tokio::task::yield_now().await;
+    assert_eq!(
+        IN_QUEUED.load(Relaxed),
+        0,
+        "no probe ran past the other call's slot"
+    );
+    let pool = registry().bulkhead("rbb-queued-pool").unwrap();
+    assert_eq!(pool.in_flight(), 1);
+    for t in [first, second, other] {
+        t.abort();
+    }
+}
+
+#[breaker(
+    name = "rbb-two-pools",
+    window_calls = 2,
+    min_calls = 2,
+    open_for = "60s",
+    probe_every = "1s",
+    half_open_calls = 1
+)]
+#[bulkhead(name = "rbb-pool-a", pool = 1)]
+async fn through_a(fail: bool) -> Result<u32, DepError> {
+    if fail {
+        return Err(DepError::Down);
+    }
+    // A probe that hangs, holding pool A's slot.
+    std::future::pending::<()>().await;
+    Ok(1)
+}
+
+#[breaker(
+    name = "rbb-two-pools",
+    window_calls = 2,
+    min_calls = 2,
+    open_for = "60s",
+    probe_every = "1s",
+    half_open_calls = 1
+)]
+#[bulkhead(name = "rbb-pool-b", pool = 1)]
+async fn through_b() -> Result<u32, DepError> {
+    Ok(1)
+}
+
+#[bulkhead(name = "rbb-pool-b", pool = 1)]
+async fn holds_b() -> Result<u32, DepError> {
+    std::future::pending::<()>().await;
+    Ok(0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_in_one_pool_does_not_open_another_full_pool() {
+    for _ in 0..2 {
+        assert!(through_a(true).await.is_err());
+    }
+    let other = tokio::spawn(holds_b());
+    tokio::task::yield_now().await;
+    advance(Duration::from_millis(1_001)).await;
+    // A probe holds pool A's slot: it is no reason to pass pool B, full of another call.
+    let first = tokio::spawn(through_a(false));
+    tokio::task::yield_now().await;
+    assert_eq!(registry().bulkhead("rbb-pool-a").unwrap().in_flight(), 1);
+    advance(Duration::from_millis(1_000)).await;
+    let r = through_b().await;
+    assert!(
+        matches!(
+            r,
+            Err(DepError::Unavailable(fusebox::Rejection::Full { .. }))
+        ),
+        "{r:?}"
+    );
+    first.abort();
+    other.abort();
+}

@@ -2,7 +2,7 @@
 //! breaker admission, then bulkhead permit, then timeout, then the call. So an open breaker
 //! never takes a bulkhead slot, and a full bulkhead is not a failure of the dependency
 //! (ARCHITECTURE.md follows one call along this path). A probe (while open) that finds the
-//! pool full with an earlier probe in it goes without a slot.
+//! pool full with a probe holding one of its slots goes without a slot.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -255,21 +255,25 @@ where
                     };
                     let layer = if live { core.live.get() } else { None };
                     // A probe (one call at a time while open, spaced and backing off while
-                    // probes hang) takes a free slot; a full pool whose slots include an
-                    // earlier probe of this breaker still running lets it through without
-                    // one: while open only probes enter the pool, and probes started just
-                    // before the healing held its slots (an adaptive limit the outage shrank
-                    // to one), keeping every later probe out until they ended: 10 s after
-                    // healing in a real run, 1 s without the pool. A pool full of other calls
-                    // refuses the probe, which is given back (`give_back_probe`).
+                    // probes hang) takes a free slot; a full pool that a probe holds a slot of
+                    // lets it through without one: while open only probes enter the pool, and
+                    // probes started just before the healing held its slots (an adaptive
+                    // limit the outage shrank to one), keeping every later probe out until
+                    // they ended: 10 s after healing in a real run, 1 s without the pool. A
+                    // pool full of other calls refuses (or queues) the probe as any call.
                     let probe = matches!(admission, Admission::Probe(_));
                     let mut permit = Permit::under(core, admission, layer);
                     // An open breaker returned above, so it never takes a bulkhead slot.
                     let slot = match this.bulkhead {
                         None => None,
                         Some(b) => match b.try_acquire_now() {
-                            Some(slot) => Some(slot),
-                            None if probe && core.probes_in_flight() > 1 => None,
+                            Some(mut slot) => {
+                                if probe {
+                                    slot.held_by_probe();
+                                }
+                                Some(slot)
+                            }
+                            None if probe && b.holds_a_probe() => None,
                             // A full fail-fast pool refuses at once: nothing boxed.
                             None if !b.may_wait() => {
                                 this.fut.set(None);
@@ -280,6 +284,8 @@ where
                                 )));
                             }
                             None => {
+                                // A key whose call queues here is not idle (`Core::waiting`).
+                                permit.begins_waiting();
                                 *this.stage = Stage::Waiting(permit, Box::pin(b.acquire_untimed()));
                                 continue;
                             }
@@ -327,8 +333,11 @@ where
                         *this.stage = Stage::Waiting(permit, waiting);
                         return Poll::Pending;
                     }
-                    Poll::Ready(Ok(slot)) => {
+                    Poll::Ready(Ok(mut slot)) => {
                         drop(waiting);
+                        if permit.is_probe() {
+                            slot.held_by_probe();
+                        }
                         *this.stage = Stage::Running {
                             permit,
                             slot: Some(slot),

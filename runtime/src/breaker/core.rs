@@ -38,7 +38,7 @@ use super::usual::Usual;
 use crate::clock::Clock;
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
-use crate::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering::*};
 use crate::sync::{lock, Mutex};
 use crate::window::Window;
 
@@ -140,12 +140,8 @@ pub(crate) struct Core {
     pub(super) ramp: Ramp,
     /// This breaker's calls in flight already past the slow bound (marked slow in flight):
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
-    /// Bounded by calls in flight: `u16` (wrapping: a breaker with 65 536 of them at once
-    /// would read none, far past any pool), so `probes_in_flight` fits in the same word.
-    slow_in_flight: AtomicU16,
-    /// Probes running now (`probe_every`): a full bulkhead whose slots include an earlier
-    /// probe's lets the next probe through without a slot (`call.rs`). At most a few.
-    probes_in_flight: AtomicU16,
+    /// Bounded by calls in flight, so `u32`.
+    slow_in_flight: AtomicU32,
     /// Set from an opening on slowness alone until the breaker closes (through a ramp, until
     /// it ends): the dependency answered, slowly, so trials that would pass by answering are
     /// judged by the slow bound (`Core::trial_slow_bound`). A relapse while ramping keeps it
@@ -157,7 +153,8 @@ pub(crate) struct Core {
     /// the slow rule derived from `timeout`. A full bulkhead whose slots slow calls just
     /// handed on to fresh ones refuses for slowness too (issue 26). In the same padding.
     ended_slow: AtomicBool,
-    /// Calls that waited (were pending after their first poll) and have not ended, modulo
+    /// Calls that waited (for a bulkhead slot, or pending after their first poll) and have not
+    /// ended, modulo
     /// 2^16: a keyed breaker with any is not idle, however empty its window (the window
     /// records a call as it ends), so a hung key is not evicted at `max_keys` with its calls.
     /// Counted only for calls that wait (a permit's timing starts), never on the closed path
@@ -198,8 +195,7 @@ impl Core {
             counters: Counters::default(),
             usual: Usual::default(),
             events,
-            slow_in_flight: AtomicU16::new(0),
-            probes_in_flight: AtomicU16::new(0),
+            slow_in_flight: AtomicU32::new(0),
             slow_episode: AtomicBool::new(false),
             ended_slow: AtomicBool::new(false),
             waiting: AtomicU16::new(0),
@@ -317,21 +313,6 @@ impl Core {
     /// A call in flight went past the slow bound.
     pub(super) fn slow_in_flight_added(&self) {
         self.slow_in_flight.fetch_add(1, Relaxed);
-    }
-
-    /// A probe's permit was made.
-    pub(super) fn probe_started(&self) {
-        self.probes_in_flight.fetch_add(1, Relaxed);
-    }
-
-    /// A probe's permit ended.
-    pub(super) fn probe_ended(&self) {
-        self.probes_in_flight.fetch_sub(1, Relaxed);
-    }
-
-    /// Probes running now, the asking one included.
-    pub(super) fn probes_in_flight(&self) -> u16 {
-        self.probes_in_flight.load(Relaxed)
     }
 
     /// A call began to wait (its permit's timing started).

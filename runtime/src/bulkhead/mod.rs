@@ -192,6 +192,11 @@ impl Bulkhead {
     /// changed from outside the code holds on every call path.
     ///
     /// [`acquire_untimed`]: Self::acquire_untimed
+    /// Whether a breaker's probe holds one of the slots (`breaker/call.rs`).
+    pub(crate) fn holds_a_probe(&self) -> bool {
+        self.0.probes.load(Relaxed) != 0
+    }
+
     pub(crate) fn may_wait(&self) -> bool {
         let inner = &*self.0;
         inner.max_wait.load(Relaxed) != 0

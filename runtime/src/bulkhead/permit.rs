@@ -11,6 +11,8 @@ pub struct BulkheadPermit<'a> {
     pool: &'a Pool,
     /// When the call started (clock nanoseconds), for an adaptive limit; 0 while not timed.
     pub(super) started: AtomicU64,
+    /// Held by a breaker's probe: counted in the pool's `probes` until dropped.
+    probe: bool,
 }
 
 impl<'a> BulkheadPermit<'a> {
@@ -20,6 +22,7 @@ impl<'a> BulkheadPermit<'a> {
         BulkheadPermit {
             pool,
             started: AtomicU64::new(0),
+            probe: false,
         }
     }
     /// A slot taken earlier, at `started`, and held by an owned permit since.
@@ -27,6 +30,7 @@ impl<'a> BulkheadPermit<'a> {
         BulkheadPermit {
             pool,
             started: AtomicU64::new(started),
+            probe: false,
         }
     }
     /// Times the holder from now (an adaptive pool only: a fixed one reads no clock).
@@ -38,6 +42,13 @@ impl<'a> BulkheadPermit<'a> {
             a.started(&pool.limit, pool.slots.taken(), now, &pool.config.name);
         }
     }
+    /// Marks the slot as held by a breaker's probe, until dropped.
+    pub(crate) fn held_by_probe(&mut self) {
+        if !self.probe {
+            self.probe = true;
+            self.pool.probes.fetch_add(1, Relaxed);
+        }
+    }
     /// When the holder started, as [`start`](Self::start) stored it (0: not timed).
     pub(super) fn started(&self) -> u64 {
         self.started.load(Relaxed)
@@ -46,6 +57,9 @@ impl<'a> BulkheadPermit<'a> {
 
 impl Drop for BulkheadPermit<'_> {
     fn drop(&mut self) {
+        if self.probe {
+            self.pool.probes.fetch_sub(1, Relaxed);
+        }
         let in_flight = self.pool.slots.give_back();
         if let Some(a) = &self.pool.adaptive {
             a.ended(

@@ -27,6 +27,9 @@ pub(crate) struct Pool {
     /// Wakes callers waiting for a slot; only used when `max_wait` is not zero.
     pub(super) freed: Notify,
     pub(crate) peak: AtomicUsize,
+    /// Slots held by breakers' probes (`BulkheadPermit::held_by_probe`): a probe that finds
+    /// the pool full with one of them in it goes without a slot (`breaker/call.rs`).
+    pub(crate) probes: AtomicUsize,
     pub(crate) rejected: AtomicU64,
     pub(crate) conflicts: AtomicU64,
     /// How long a call may wait for a slot now, in nanoseconds (`live.rs` changes it).
@@ -55,6 +58,7 @@ impl Pool {
             live_writer: Mutex::new(()),
             config,
             peak: AtomicUsize::new(0),
+            probes: AtomicUsize::new(0),
             rejected: AtomicU64::new(0),
             conflicts: AtomicU64::new(0),
         }

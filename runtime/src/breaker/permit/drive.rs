@@ -84,8 +84,7 @@ impl Permit<'_> {
     fn start_timing(&mut self) -> Drive {
         let start = Instant::now();
         self.start = Some(start);
-        // Ended once, in `record_outcome` (a permit's timing starts once).
-        self.core.waiting_added();
+        self.begins_waiting();
         // A deadline past the clock's range is no deadline (`Instant + Duration` would panic).
         let within = |d: &Duration| start.checked_add(*d).is_some();
         let timeout = self.timeout().filter(within);

@@ -75,6 +75,9 @@ pub(crate) struct Permit<'a> {
     /// tell the call's panic from an unrelated unwind (a `join!` sibling, a `block_on` caller).
     in_poll: bool,
     done: bool,
+    /// Counted in the core's calls that wait (`Core::waiting`): from the first wait, for a
+    /// bulkhead slot or of the call itself, to the end.
+    waiting: bool,
     /// Forced closed without recording: counters only, never the window.
     unrecorded: bool,
     /// The live settings that admitted the call (`live.rs`), held for the call so it finishes
@@ -100,10 +103,7 @@ impl<'a> Permit<'a> {
             Admission::Trial(g) => (g, true, false),
             Admission::Probe(g) => (g, true, true),
         };
-        if probe {
-            // Ended once, in `record_outcome` (a permit records once).
-            core.probe_started();
-        }
+
         Permit {
             core,
             gen,
@@ -116,6 +116,7 @@ impl<'a> Permit<'a> {
             counted_slow: false,
             in_poll: false,
             done: false,
+            waiting: false,
             unrecorded: matches!(a, Admission::Unrecorded(_)),
             layer,
         }
@@ -196,6 +197,20 @@ impl<'a> Permit<'a> {
     }
 
     /// Records how the call ended. Consumes the permit; `Drop` then does nothing.
+    /// The call waits (for a bulkhead slot, or its first poll returned `Pending`): counted in
+    /// the core's calls that wait until it ends, once.
+    pub(crate) fn begins_waiting(&mut self) {
+        if !self.waiting {
+            self.waiting = true;
+            self.core.waiting_added();
+        }
+    }
+
+    /// A probe let through while open (`probe_every`).
+    pub(crate) fn is_probe(&self) -> bool {
+        self.probe
+    }
+
     pub(crate) fn finish(mut self, outcome: Outcome) {
         self.record(outcome);
     }
@@ -225,12 +240,10 @@ impl<'a> Permit<'a> {
 
     fn record_outcome(&mut self, outcome: Outcome) {
         self.done = true;
-        if self.start.is_some() {
+        if self.waiting {
             self.core.waiting_ended();
         }
-        if self.probe {
-            self.core.probe_ended();
-        }
+
         if outcome == Outcome::Success && self.start.is_none() && !self.trial {
             return self.record_answered_at_once();
         }
