@@ -134,13 +134,14 @@ fn value(input: ParseStream, key: &Ident, grammar: &Grammar) -> syn::Result<Expr
         ));
     }
     let eq = input.parse::<Token![=]>()?;
-    if let Some((percent, number)) =
-        trailing_percent(input).filter(|_| grammar.percent.contains(&name.as_str()))
-    {
-        return Err(syn::Error::new(
-            percent,
-            format!("`{key}` is a percent written as a bare number, without `%`: write `#[{attr}({key} = {number})]`"),
-        ));
+    if let Some((percent, number)) = trailing_percent(input) {
+        // At the `%` either way: the value is whole, the `%` is the mistake.
+        let msg = if grammar.percent.contains(&name.as_str()) {
+            format!("`{key}` is a percent written as a bare number, without `%`: write `#[{attr}({key} = {number})]`")
+        } else {
+            format!("`{key}` is not a percent of `#[{attr}]`: drop the `%`")
+        };
+        return Err(syn::Error::new(percent, msg));
     }
     // A value cut short (`key = ,` or `rate = 50%`) ends the list; syn would blame the whole
     // attribute, so the error points at the argument instead.
