@@ -188,3 +188,52 @@ async fn a_probe_in_one_pool_does_not_open_another_full_pool() {
     first.abort();
     other.abort();
 }
+
+static KEYED_RUNNING: AtomicU64 = AtomicU64::new(0);
+
+#[breaker(
+    name = "rbb-keyed",
+    key = host,
+    window_calls = 2,
+    min_calls = 2,
+    open_for = "600s",
+    probe_every = "1s",
+    half_open_calls = 1
+)]
+#[bulkhead(name = "rbb-keyed-pool", pool = 1)]
+async fn per_host(host: &str, fail: bool) -> Result<u32, DepError> {
+    let _ = host;
+    if fail {
+        return Err(DepError::Down);
+    }
+    KEYED_RUNNING.fetch_add(1, Relaxed);
+    std::future::pending::<()>().await;
+    Ok(1)
+}
+
+#[tokio::test(start_paused = true)]
+async fn another_keys_probe_in_the_pool_lets_no_probe_past_it() {
+    let hosts = ["a", "b", "c", "d", "e"];
+    for h in hosts {
+        for _ in 0..2 {
+            assert!(per_host(h, true).await.is_err());
+        }
+    }
+    advance(Duration::from_millis(1_001)).await;
+    // One probe per open key, through one shared pool of one slot: only the first runs.
+    let mut probes = Vec::new();
+    for h in hosts {
+        probes.push(tokio::spawn(per_host(h, false)));
+        for _ in 0..5 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let running = KEYED_RUNNING.load(Relaxed);
+    for p in probes {
+        p.abort();
+    }
+    assert_eq!(
+        running, 1,
+        "one probe holds the slot; the other keys' are refused"
+    );
+}

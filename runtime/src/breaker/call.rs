@@ -2,7 +2,7 @@
 //! breaker admission, then bulkhead permit, then timeout, then the call. So an open breaker
 //! never takes a bulkhead slot, and a full bulkhead is not a failure of the dependency
 //! (ARCHITECTURE.md follows one call along this path). A probe (while open) that finds the
-//! pool full with a probe holding one of its slots goes without a slot.
+//! pool full with an earlier probe of its breaker holding a slot goes without one.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -255,8 +255,9 @@ where
                     };
                     let layer = if live { core.live.get() } else { None };
                     // A probe (one call at a time while open, spaced and backing off while
-                    // probes hang) takes a free slot; a full pool that a probe holds a slot of
-                    // lets it through without one: while open only probes enter the pool, and
+                    // probes hang) takes a free slot; a full pool that an earlier probe of this
+                    // breaker holds a slot of lets it through without one (another breaker's
+                    // or key's probe is any other call): while open only its probes enter, and
                     // probes started just before the healing held its slots (an adaptive
                     // limit the outage shrank to one), keeping every later probe out until
                     // they ended: 10 s after healing in a real run, 1 s without the pool. A
@@ -269,11 +270,11 @@ where
                         Some(b) => match b.try_acquire_now() {
                             Some(mut slot) => {
                                 if probe {
-                                    slot.held_by_probe();
+                                    slot.held_by_probe(core.id());
                                 }
                                 Some(slot)
                             }
-                            None if probe && b.holds_a_probe() => None,
+                            None if probe && b.holds_a_probe_of(core.id()) => None,
                             // A full fail-fast pool refuses at once: nothing boxed.
                             None if !b.may_wait() => {
                                 this.fut.set(None);
@@ -336,7 +337,7 @@ where
                     Poll::Ready(Ok(mut slot)) => {
                         drop(waiting);
                         if permit.is_probe() {
-                            slot.held_by_probe();
+                            slot.held_by_probe(core.id());
                         }
                         *this.stage = Stage::Running {
                             permit,

@@ -315,6 +315,12 @@ impl Core {
         self.slow_in_flight.fetch_add(1, Relaxed);
     }
 
+    /// This breaker's identity while borrowed: its address (a call holding anything under
+    /// this id borrows the core, so the address is not reused meanwhile).
+    pub(crate) fn id(&self) -> usize {
+        self as *const Core as usize
+    }
+
     /// A call began to wait (its permit's timing started).
     pub(super) fn waiting_added(&self) {
         self.waiting.fetch_add(1, Relaxed);

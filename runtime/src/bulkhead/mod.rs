@@ -192,9 +192,10 @@ impl Bulkhead {
     /// changed from outside the code holds on every call path.
     ///
     /// [`acquire_untimed`]: Self::acquire_untimed
-    /// Whether a breaker's probe holds one of the slots (`breaker/call.rs`).
-    pub(crate) fn holds_a_probe(&self) -> bool {
-        self.0.probes.load(Relaxed) != 0
+    /// Whether a probe of the breaker `id` (its core's address) holds one of the slots
+    /// (`breaker/call.rs`).
+    pub(crate) fn holds_a_probe_of(&self, id: usize) -> bool {
+        crate::sync::lock(&self.0.probes).contains(&id)
     }
 
     pub(crate) fn may_wait(&self) -> bool {

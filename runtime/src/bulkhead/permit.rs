@@ -4,6 +4,7 @@ use std::fmt;
 
 use super::pool::Pool;
 use crate::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use crate::sync::lock;
 
 /// A slot in a bulkhead's pool, released on drop.
 #[must_use = "the slot is released as soon as the permit is dropped"]
@@ -11,8 +12,8 @@ pub struct BulkheadPermit<'a> {
     pool: &'a Pool,
     /// When the call started (clock nanoseconds), for an adaptive limit; 0 while not timed.
     pub(super) started: AtomicU64,
-    /// Held by a breaker's probe: counted in the pool's `probes` until dropped.
-    probe: bool,
+    /// Held by a probe of the breaker of this id: listed in the pool's `probes` until dropped.
+    probe: Option<usize>,
 }
 
 impl<'a> BulkheadPermit<'a> {
@@ -22,7 +23,7 @@ impl<'a> BulkheadPermit<'a> {
         BulkheadPermit {
             pool,
             started: AtomicU64::new(0),
-            probe: false,
+            probe: None,
         }
     }
     /// A slot taken earlier, at `started`, and held by an owned permit since.
@@ -30,7 +31,7 @@ impl<'a> BulkheadPermit<'a> {
         BulkheadPermit {
             pool,
             started: AtomicU64::new(started),
-            probe: false,
+            probe: None,
         }
     }
     /// Times the holder from now (an adaptive pool only: a fixed one reads no clock).
@@ -42,11 +43,12 @@ impl<'a> BulkheadPermit<'a> {
             a.started(&pool.limit, pool.slots.taken(), now, &pool.config.name);
         }
     }
-    /// Marks the slot as held by a breaker's probe, until dropped.
-    pub(crate) fn held_by_probe(&mut self) {
-        if !self.probe {
-            self.probe = true;
-            self.pool.probes.fetch_add(1, Relaxed);
+    /// Marks the slot as held by a probe of the breaker `id` (its core's address), until
+    /// dropped.
+    pub(crate) fn held_by_probe(&mut self, id: usize) {
+        if self.probe.is_none() {
+            self.probe = Some(id);
+            lock(&self.pool.probes).push(id);
         }
     }
     /// When the holder started, as [`start`](Self::start) stored it (0: not timed).
@@ -57,8 +59,11 @@ impl<'a> BulkheadPermit<'a> {
 
 impl Drop for BulkheadPermit<'_> {
     fn drop(&mut self) {
-        if self.probe {
-            self.pool.probes.fetch_sub(1, Relaxed);
+        if let Some(id) = self.probe {
+            let mut probes = lock(&self.pool.probes);
+            if let Some(i) = probes.iter().position(|p| *p == id) {
+                probes.swap_remove(i);
+            }
         }
         let in_flight = self.pool.slots.give_back();
         if let Some(a) = &self.pool.adaptive {

@@ -27,9 +27,11 @@ pub(crate) struct Pool {
     /// Wakes callers waiting for a slot; only used when `max_wait` is not zero.
     pub(super) freed: Notify,
     pub(crate) peak: AtomicUsize,
-    /// Slots held by breakers' probes (`BulkheadPermit::held_by_probe`): a probe that finds
-    /// the pool full with one of them in it goes without a slot (`breaker/call.rs`).
-    pub(crate) probes: AtomicUsize,
+    /// The breakers whose probes hold slots, one entry per slot (`BulkheadPermit::held_by_probe`,
+    /// by the address of the breaker's core, borrowed by the call for as long as the slot is
+    /// held, so never reused meanwhile): a probe that finds the pool full with one of its own
+    /// breaker's in it goes without a slot (`breaker/call.rs`). Touched by probes only.
+    pub(crate) probes: Mutex<Vec<usize>>,
     pub(crate) rejected: AtomicU64,
     pub(crate) conflicts: AtomicU64,
     /// How long a call may wait for a slot now, in nanoseconds (`live.rs` changes it).
@@ -58,7 +60,7 @@ impl Pool {
             live_writer: Mutex::new(()),
             config,
             peak: AtomicUsize::new(0),
-            probes: AtomicUsize::new(0),
+            probes: Mutex::new(Vec::new()),
             rejected: AtomicU64::new(0),
             conflicts: AtomicU64::new(0),
         }
