@@ -29,21 +29,25 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
+mod breaker;
 mod bulkhead;
 mod const_text;
 pub mod defaults;
 mod duration;
 mod error;
+#[cfg(feature = "serde")]
+mod json;
 mod keys;
 mod name;
 mod overrides;
 mod parts;
+mod policies;
 mod raw;
 mod retry;
 mod suggest;
-mod types;
 mod written;
 
+pub use breaker::Settings;
 pub use bulkhead::{BulkheadSettings, PoolLimit, RawBulkheadSettings};
 pub use duration::{nanos, parse_duration};
 pub use error::ConfigError;
@@ -52,7 +56,7 @@ pub use name::check_name;
 pub use overrides::{duration_text, Source};
 #[doc(hidden)]
 pub use parts::{BulkheadParts, SettingsParts};
+pub use policies::{HalfOpenPolicy, SlowRule, WindowKind};
 pub use raw::RawSettings;
 pub use retry::{RawRetrySettings, RetrySettings};
 pub use suggest::suggest;
-pub use types::{HalfOpenPolicy, Settings, SlowRule, WindowKind};

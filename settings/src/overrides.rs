@@ -15,9 +15,10 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::breaker::Settings;
 use crate::bulkhead::{BulkheadSettings, PoolLimit, RawBulkheadSettings};
+use crate::policies::{HalfOpenPolicy, SlowRule, WindowKind};
 use crate::raw::RawSettings;
-use crate::types::{HalfOpenPolicy, Settings, SlowRule, WindowKind};
 use crate::ConfigError;
 
 /// Where the value of a setting in force came from.

@@ -7,8 +7,9 @@
 
 use std::time::Duration;
 
+use crate::breaker::Settings;
 use crate::bulkhead::{BulkheadSettings, PoolLimit};
-use crate::types::{HalfOpenPolicy, Settings, SlowRule, WindowKind};
+use crate::policies::{HalfOpenPolicy, SlowRule, WindowKind};
 use crate::written::Written;
 
 /// Every field of a [`Settings`], as [`Settings::__parts`] reads it and generated code writes

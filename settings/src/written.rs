@@ -12,8 +12,9 @@
 //! settings compare equal ([`Written`]'s `PartialEq`), so a call site's settings match a
 //! breaker's whichever way each was written.
 
+use crate::breaker::Settings;
+use crate::policies::{HalfOpenPolicy, WindowKind};
 use crate::raw::RawSettings;
-use crate::types::{HalfOpenPolicy, Settings, WindowKind};
 
 pub(crate) const FAILURE_RATE: u32 = 1 << 0;
 pub(crate) const WINDOW: u32 = 1 << 1;

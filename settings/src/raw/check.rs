@@ -194,9 +194,9 @@ impl RawSettings {
                 .filter(|p| *p < open_for_max)),
         };
         let probes_back_off = self.probe_every.is_none() && probe_every != 0;
-        let derived = u8::from(probes_back_off) * crate::types::PROBES_BACK_OFF
-            + u8::from(given_rule.is_none() && slow.is_some()) * crate::types::REFUSALS_COUNT
-            + u8::from(trials_answer) * crate::types::TRIALS_PASS_BY_ANSWERING;
+        let derived = u8::from(probes_back_off) * crate::breaker::PROBES_BACK_OFF
+            + u8::from(given_rule.is_none() && slow.is_some()) * crate::breaker::REFUSALS_COUNT
+            + u8::from(trials_answer) * crate::breaker::TRIALS_PASS_BY_ANSWERING;
         let ramp =
             ns(opt_positive(Key::Ramp, self.ramp)?.or(recovery.map(|_| defaults::DERIVED_RAMP)));
         Ok(Settings {

@@ -1,9 +1,11 @@
-//! The validated settings of one breaker and the small types they are made of.
+//! The validated settings of one breaker ([`Settings`]); the small types they are made of are
+//! in `policies.rs`, their JSON form in `json.rs`.
 
 use crate::written::Written;
 use std::time::Duration;
 
 use crate::defaults;
+use crate::policies::{HalfOpenPolicy, SlowRule, WindowKind};
 
 /// [`Settings`]' derived bit: the probes were derived from `timeout` and back off.
 pub(crate) const PROBES_BACK_OFF: u8 = 1;
@@ -13,103 +15,6 @@ pub(crate) const REFUSALS_COUNT: u8 = 2;
 /// [`Settings`]' derived bit: `half_open_slow` was derived (the trial timeout), so trials pass
 /// by answering, except after an opening on slowness alone (the runtime's slow episode).
 pub(crate) const TRIALS_PASS_BY_ANSWERING: u8 = 4;
-
-/// How the closed-state window remembers calls.
-///
-/// ```
-/// use std::time::Duration;
-/// use fusebox::settings::{Settings, WindowKind};
-/// use fusebox::Breaker;
-/// assert_eq!(Settings::default().window(), WindowKind::Time(Duration::from_secs(30)));
-/// let config = Breaker::builder("window-doc").window_calls(20).config().unwrap();
-/// assert_eq!(config.settings().window(), WindowKind::Calls(20));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case")
-)]
-pub enum WindowKind {
-    /// The calls of the last `Duration`, kept in ten slots.
-    Time(Duration),
-    /// The last `n` calls.
-    Calls(u32),
-}
-
-/// When a call counts as slow, and which share of slow calls opens the breaker.
-///
-/// ```
-/// use std::time::Duration;
-/// use fusebox::settings::SlowRule;
-/// // trip_p95 = "500ms": open when *more* than 5 % of calls are slower than 500 ms.
-/// let p95 = SlowRule { bound: Duration::from_millis(500), rate: 5, strict: true };
-/// assert!(!p95.trips(5, 100));
-/// assert!(p95.trips(6, 100));
-/// assert!(!p95.is_slow(Duration::from_millis(500)), "p95 at the bound does not exceed it");
-/// // slow = "500ms", slow_rate = 5: a call of 500 ms or longer is slow, 5 % of them open.
-/// let slow = SlowRule { strict: false, ..p95 };
-/// assert!(slow.is_slow(Duration::from_millis(500)) && slow.trips(5, 100));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct SlowRule {
-    /// A call taking at least this long is slow (also while still in flight); under a
-    /// percentile rule (`strict`), one taking longer than it ([`is_slow`](Self::is_slow)).
-    pub bound: Duration,
-    /// Percent of slow calls in the window that opens the breaker.
-    pub rate: u8,
-    /// `trip_pNN` opens only when *more* than `100 - NN` percent are slower than the bound
-    /// (p95 > bound); `slow` + `slow_rate` opens at or above the rate, counting calls at
-    /// least as long as the bound.
-    pub strict: bool,
-}
-
-impl SlowRule {
-    /// Whether a call of `latency` is slow: at least the bound, or under a percentile rule
-    /// longer than it (so calls all at the bound give a p95 *at* it, which does not open).
-    pub fn is_slow(&self, latency: Duration) -> bool {
-        latency > self.bound || (!self.strict && latency == self.bound)
-    }
-
-    /// Whether `slow` slow calls out of `calls` open the breaker.
-    pub fn trips(&self, slow: u64, calls: u64) -> bool {
-        let lhs = slow * 100;
-        let rhs = u64::from(self.rate) * calls;
-        if self.strict {
-            lhs > rhs
-        } else {
-            lhs >= rhs
-        }
-    }
-}
-
-/// How a half-open breaker tests the dependency.
-///
-/// ```
-/// use fusebox::settings::HalfOpenPolicy;
-/// use fusebox::Breaker;
-/// let config = Breaker::builder("half-open-doc").half_open_calls(3).config().unwrap();
-/// assert_eq!(config.settings().half_open(), HalfOpenPolicy::Calls(3));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case")
-)]
-pub enum HalfOpenPolicy {
-    /// Admit `pct` percent of calls (evenly spread, the first admitted) for `window`, then close
-    /// when the trials' failure rate is below the breaker's threshold, else open again.
-    Share {
-        /// Percent of calls admitted as trials.
-        pct: u8,
-        /// How long to sample before judging.
-        window: Duration,
-    },
-    /// Admit exactly this many trial calls; close when all succeed, open at the first failure.
-    Calls(u32),
-}
 
 /// The validated settings of one breaker: made by [`RawSettings::check`](crate::RawSettings::check)
 /// (or [`Default`], the documented defaults), so a `Settings` is always one the runtime honours.
@@ -393,97 +298,6 @@ impl Settings {
             Duration::from_secs_f64(secs)
         } else {
             self.open_for_max
-        }
-    }
-}
-
-/// `Settings` in fusebox's JSON form (see its rustdoc): seconds under `_s` names, nothing of
-/// the internal layout (nanosecond fields, bits).
-#[cfg(feature = "serde")]
-impl serde::Serialize for Settings {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let secs = |d: Duration| d.as_secs_f64();
-        let opt = |d: Option<Duration>| d.map(secs);
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("failure_rate", &self.failure_rate)?;
-        m.serialize_entry("window", &WindowJson::from(self.window))?;
-        m.serialize_entry("min_calls", &self.min_calls)?;
-        m.serialize_entry("slow", &self.slow.map(SlowJson::from))?;
-        m.serialize_entry("timeout_s", &opt(self.timeout))?;
-        m.serialize_entry("half_open_timeout_s", &opt(self.half_open_timeout()))?;
-        m.serialize_entry("half_open_slow_s", &opt(self.half_open_slow()))?;
-        m.serialize_entry("open_for_s", &secs(self.open_for))?;
-        m.serialize_entry("backoff", &self.backoff)?;
-        m.serialize_entry("open_for_max_s", &secs(self.open_for_max))?;
-        m.serialize_entry("half_open", &HalfOpenJson::from(self.half_open))?;
-        m.serialize_entry("alert_after_s", &secs(self.alert_after))?;
-        m.serialize_entry("max_keys", &self.max_keys)?;
-        m.serialize_entry("probe_every_s", &opt(self.probe_every()))?;
-        m.serialize_entry("ramp_s", &opt(self.ramp()))?;
-        m.end()
-    }
-}
-
-/// The window in the JSON form: `{"calls":100}` or `{"time_s":30.0}`.
-#[cfg(feature = "serde")]
-#[derive(serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-enum WindowJson {
-    Calls(u32),
-    #[serde(rename = "time_s")]
-    Time(f64),
-}
-
-#[cfg(feature = "serde")]
-impl From<WindowKind> for WindowJson {
-    fn from(w: WindowKind) -> Self {
-        match w {
-            WindowKind::Calls(n) => WindowJson::Calls(n),
-            WindowKind::Time(d) => WindowJson::Time(d.as_secs_f64()),
-        }
-    }
-}
-
-/// The half-open policy in the JSON form: `{"share":{"pct":5,"window_s":30.0}}` or
-/// `{"calls":3}`.
-#[cfg(feature = "serde")]
-#[derive(serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-enum HalfOpenJson {
-    Share { pct: u8, window_s: f64 },
-    Calls(u32),
-}
-
-#[cfg(feature = "serde")]
-impl From<HalfOpenPolicy> for HalfOpenJson {
-    fn from(h: HalfOpenPolicy) -> Self {
-        match h {
-            HalfOpenPolicy::Share { pct, window } => HalfOpenJson::Share {
-                pct,
-                window_s: window.as_secs_f64(),
-            },
-            HalfOpenPolicy::Calls(n) => HalfOpenJson::Calls(n),
-        }
-    }
-}
-
-/// A slow rule in the JSON form: `{"bound_s":0.5,"rate":5,"strict":true}`.
-#[cfg(feature = "serde")]
-#[derive(serde::Serialize)]
-struct SlowJson {
-    bound_s: f64,
-    rate: u8,
-    strict: bool,
-}
-
-#[cfg(feature = "serde")]
-impl From<SlowRule> for SlowJson {
-    fn from(r: SlowRule) -> Self {
-        SlowJson {
-            bound_s: r.bound.as_secs_f64(),
-            rate: r.rate,
-            strict: r.strict,
         }
     }
 }
