@@ -293,10 +293,7 @@ impl Core {
         };
         Reading {
             state,
-            // Not `clamp`: a transition on another thread after this reader's `now` (or on a
-            // clock ahead of it) leaves `since` past `now`, and `clamp` panics when its bounds
-            // cross. Then the state began "now" for this reader: zero time in it.
-            since: due.max(since).min(now.max(since)),
+            since: dated(due, since, now),
             reopened: state == State::Open && w.state() == State::HalfOpen,
         }
     }
@@ -384,4 +381,12 @@ impl Core {
     pub(crate) fn full_behind_slow(&self, pool: usize) -> bool {
         u64::from(self.slow_in_flight.load(Relaxed)) >= pool as u64 || self.ended_slow.load(Relaxed)
     }
+}
+
+/// When a due transition is dated for a reader at `now`: `due`, kept between the state's start
+/// `since` and `now`. Not `clamp`: a transition on another thread after the reader's `now` (or
+/// on a clock ahead of it) leaves `since` past `now`, and `clamp` panics when its bounds cross;
+/// then the state began "now" for this reader (`since`: zero time in it).
+pub(crate) fn dated(due: u64, since: u64, now: u64) -> u64 {
+    due.max(since).min(now.max(since))
 }

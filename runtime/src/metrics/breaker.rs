@@ -2,7 +2,7 @@
 //! `Breaker::metrics` report for it, and `RejectedByReason`.
 
 use crate::breaker::admit::{trip_reason, Judged};
-use crate::breaker::core::{pct, Core, Reading};
+use crate::breaker::core::{dated, pct, Core, Reading};
 use crate::metrics::shadow::ShadowMetrics;
 use crate::settings::SettingInForce;
 use crate::state::State;
@@ -264,8 +264,7 @@ impl BreakerMetrics {
             if closed && matches!(trip_reason(core.code_config(), totals), Judged::Trips(_)) {
                 reading = Reading {
                     state: State::Open,
-                    // Not `clamp`: `reading.since` may be past `now` (`Core::reading_at`).
-                    since: at.max(reading.since).min(now.max(reading.since)),
+                    since: dated(at, reading.since, now),
                     reopened: true,
                 };
             }

@@ -220,7 +220,10 @@ impl Core {
     pub(crate) fn live_seen_at<R>(&self, now: u64, f: impl FnOnce(LiveSeen<'_>) -> R) -> R {
         let cur = self.live.get();
         let mut at = cur.clone();
+        // When the last layer walked past lapsed: the code's settings return then if none is left.
+        let mut lapsed_at = None;
         while let Some(l) = at.as_ref().filter(|l| l.until <= now) {
+            lapsed_at = Some(l.until);
             at = l.below.clone();
         }
         let settings = match &at {
@@ -228,19 +231,7 @@ impl Core {
             None => in_force::of_code(self.code_config().settings()),
         };
         let expires_in = expires_in(&at, now);
-        // The code's settings return at the end of the last layer to lapse.
-        let code_returns = match (&cur, &at) {
-            (Some(_), None) => {
-                let mut l = cur.clone();
-                let mut end = now;
-                while let Some(x) = l {
-                    end = x.until;
-                    l = x.below.clone();
-                }
-                Some(end)
-            }
-            _ => None,
-        };
+        let code_returns = lapsed_at.filter(|_| at.is_none());
         let window_of = |l: &Option<Arc<Layer>>| l.as_ref().and_then(|l| l.window.clone());
         let (now_w, at_w) = (window_of(&cur), window_of(&at));
         let fresh;
