@@ -27,6 +27,16 @@ pub(crate) fn write<T>(l: &std::sync::RwLock<T>) -> std::sync::RwLockWriteGuard<
     l.write().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Whether two optional shared values are the same one (by address), or both absent: which
+/// layer of settings is in force, whether a window was kept.
+pub(crate) fn same<T>(a: Option<&std::sync::Arc<T>>, b: Option<&std::sync::Arc<T>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 /// A shared value replaced whole (read-copy-update): readers load it without waiting on a
 /// writer. `arc-swap` in a normal build; under loom a mutex, so the model sees every swap.
 pub(crate) struct Swap<T>(

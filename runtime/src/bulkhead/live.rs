@@ -205,11 +205,7 @@ impl Bulkhead {
         while let Some(l) = at.as_ref().filter(|l| l.until.is_some_and(|u| now >= u)) {
             at = l.below.clone();
         }
-        let lapsed = !match (&cur, &at) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        };
+        let lapsed = !crate::sync::same(cur.as_ref(), at.as_ref());
         let pool = match (&at, self.0.config.limit) {
             (Some(l), PoolLimit::Fixed) if lapsed => l.config.pool,
             (None, PoolLimit::Fixed) if lapsed => self.0.config.pool,

@@ -38,7 +38,7 @@ use crate::settings::in_force::{self, SettingInForce};
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
 use crate::sync::atomic::{AtomicBool, Ordering::*};
-use crate::sync::lock;
+use crate::sync::{lock, same};
 use crate::window::Window;
 
 /// The settings in force over the code's, and where each came from.
@@ -288,22 +288,12 @@ impl Core {
     fn install(&self, expected: Option<&Arc<Layer>>, next: Option<Arc<Layer>>, now: u64) -> bool {
         let _rare = lock(&self.rare);
         let cur = self.live.get();
-        let same = match (&cur, expected) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        };
-        if !same {
+        if !same(cur.as_ref(), expected) {
             return false;
         }
         let window_of = |l: &Option<Arc<Layer>>| l.as_ref().and_then(|l| l.window.clone());
         let (old, new) = (window_of(&cur), window_of(&next));
-        let kept = match (&old, &new) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        };
-        if !kept {
+        if !same(old.as_ref(), new.as_ref()) {
             // A new window kind or size starts a new window.
             if new.is_none() {
                 self.window.reset(now);
