@@ -248,6 +248,59 @@ async fn a_retry_still_running_at_the_deadline_is_dropped_there() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_total_or_a_hint_past_the_clocks_range_is_no_deadline_not_a_panic() {
+    // A review: `total(Duration::MAX)` was accepted (as a breaker's `timeout` of that length
+    // is), then the first retry panicked adding it to the call's start; a wait and an attempt
+    // bound summed past the clock's range panicked too.
+    let endless = Retry::builder("retry-huge-total")
+        .attempts(3)
+        .backoff(Backoff::new(10 * MS, 10 * MS))
+        .total(Duration::MAX)
+        .unbudgeted()
+        .build()
+        .unwrap();
+    let mut n = 0;
+    let r = endless
+        .run(|| {
+            n += 1;
+            async { Err::<(), _>(Error::Failed(Down)) }
+        })
+        .await;
+    assert_eq!(
+        (r, n),
+        (Err(Error::Failed(Down)), 3),
+        "no deadline: every attempt"
+    );
+    let hour = Retry::builder("retry-huge-total")
+        .total(Duration::from_secs(3600))
+        .attempt_timeout(Duration::from_secs(1))
+        .unbudgeted()
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let r: Result<(), Error<Down>> = hour
+        .run_with(
+            || async { Err(Error::Failed(Down)) },
+            |_| true,
+            |_| Some(Duration::MAX),
+        )
+        .await;
+    assert_eq!(
+        r,
+        Err(Error::Failed(Down)),
+        "a retry after that wait never fits"
+    );
+    assert_eq!(started.elapsed(), Duration::ZERO, "returned at once");
+    for total in ["18446744073709551615ns", "5124095h"] {
+        let r = Retry::from_settings("retry-huge-total", [("total", total), ("attempts", "2")]);
+        assert!(
+            r.is_ok(),
+            "{total}: accepted, as a `timeout` as long is: {r:?}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn retry_after_is_honoured() {
     let retry = Retry::builder("retry-after").attempts(3).build().unwrap();
     let log = Rc::new(RefCell::new(Vec::new()));

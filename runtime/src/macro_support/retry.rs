@@ -97,9 +97,9 @@ impl RetrySite {
 pub type Attempted<T, E> = Result<Result<T, E>, Error<E>>;
 
 /// A call of a `#[retry]` function starts: the budget's deposit, and the clock only for a
-/// deadline. The generated code then awaits the first attempt itself, inline, so a first
-/// success costs this and one branch more than the same call without a retry; the retries
-/// are [`retry_rest`]'s, boxed, on the failure path.
+/// deadline, returned for [`retry_rest`]. The generated code then awaits the first attempt
+/// itself, inline, so a first success costs this and one branch more than the same call
+/// without a retry; the retries are [`retry_rest`]'s, boxed, on the failure path.
 #[inline]
 pub fn retry_begin(retry: Option<&Retry>) -> Option<tokio::time::Instant> {
     retry.and_then(Retry::begin)
@@ -115,7 +115,7 @@ pub fn retry_rest<'a, T, E, F, Fut, R, A>(
     retry: Option<&'a Retry>,
     breaker: Option<&'a Breaker>,
     counted_only: bool,
-    started: Option<tokio::time::Instant>,
+    deadline: Option<tokio::time::Instant>,
     err: Error<E>,
     mut attempt: F,
     retry_on: R,
@@ -140,7 +140,7 @@ where
         let judge = r.judge(retry_on, retry_after);
         let hold = |d| breaker.is_some_and(|b| b.hold_open(d));
         let refusing = |wait| breaker.is_some_and(|b| b.refuses_for(wait));
-        r.resume(started, err, again, judge, hold, refusing).await
+        r.resume(deadline, err, again, judge, hold, refusing).await
     })
 }
 
@@ -148,7 +148,7 @@ where
 /// refusal can come back).
 pub fn retry_rest_plain<'a, T, E, F, Fut, R, A>(
     retry: Option<&'a Retry>,
-    started: Option<tokio::time::Instant>,
+    deadline: Option<tokio::time::Instant>,
     err: E,
     attempt: F,
     retry_on: R,
@@ -167,7 +167,7 @@ where
             return Err(err);
         };
         let judge = move |e: &E| (retry_on(e), retry_after(e));
-        r.resume(started, err, attempt, judge, |_| false, |_| false)
+        r.resume(deadline, err, attempt, judge, |_| false, |_| false)
             .await
     })
 }

@@ -147,7 +147,8 @@ impl RetryBuilder {
     /// could not finish inside it (with [`attempt_timeout`](Self::attempt_timeout) known, a
     /// retry starts only if its wait and its timeout fit in what is left), and one still
     /// running at the deadline is dropped there, the call returning the error it retried.
-    /// The first attempt always starts and runs under its breaker's timeout alone.
+    /// The first attempt always starts and runs under its breaker's timeout alone. A total
+    /// too long for the clock (centuries) is no deadline, as a `timeout` that long is none.
     pub fn total(mut self, d: Duration) -> Self {
         self.raw = self.raw.total(d);
         self

@@ -184,25 +184,29 @@ impl Retry {
         H: FnMut(Duration) -> bool,
         G: Fn(Duration) -> bool,
     {
-        let started = self.begin();
+        let deadline = self.begin();
         let err = match attempt().await {
             Ok(v) => return Ok(v),
             Err(e) => e,
         };
         // Boxed: the waits and the next attempts' state stay out of every call's future, so
         // a first success moves and drops less; the one allocation is on the failure path.
-        Box::pin(self.resume(started, err, attempt, judge, on_hint, refusing)).await
+        Box::pin(self.resume(deadline, err, attempt, judge, on_hint, refusing)).await
     }
 
     /// A call starts: it deposits into the budget, and reads the clock only for a deadline
-    /// (which counts from here). No lock, no allocation: what a first success pays.
+    /// (`total` from now), which it returns. No lock, no allocation: what a first success
+    /// pays.
     #[inline]
     pub(crate) fn begin(&self) -> Option<Instant> {
         self.budget.deposit();
-        self.total.map(|_| Instant::now())
+        // A total past the clock's range is no total (`Instant + Duration` would panic), as a
+        // breaker's `timeout` that long is no timeout.
+        self.total.and_then(|t| Instant::now().checked_add(t))
     }
 
-    /// The retries after a first attempt failed with `err` (the call began at `started`).
+    /// The retries after a first attempt failed with `err` (`deadline`: what
+    /// [`begin`](Self::begin) returned).
     ///
     /// A retry still running at the deadline is dropped there (its breaker counts it
     /// cancelled, not failed) and the call returns the error it was retrying: whatever one
@@ -216,7 +220,7 @@ impl Retry {
     /// got after its wait), so an open breaker costs a retrying caller no time.
     pub(crate) async fn resume<T, X, F, Fut, J, H, G>(
         &self,
-        started: Option<Instant>,
+        deadline: Option<Instant>,
         mut err: X,
         mut attempt: F,
         judge: J,
@@ -242,7 +246,7 @@ impl Retry {
                 return Err(err);
             }
             let wait = self.backoff.delay(retries).max(hint.unwrap_or_default());
-            if !self.fits(started, wait) {
+            if !self.fits(deadline, wait) {
                 return Err(err);
             }
             if refusing(wait) {
@@ -264,8 +268,8 @@ impl Retry {
             std::mem::forget(unmade);
             retries += 1;
             let next = attempt();
-            let ended = match self.total.zip(started) {
-                Some((total, started)) => match timeout_at(started + total, next).await {
+            let ended = match deadline {
+                Some(deadline) => match timeout_at(deadline, next).await {
                     Ok(ended) => ended,
                     Err(_) => return Err(err),
                 },
@@ -299,14 +303,18 @@ impl Retry {
     }
 
     /// Whether an attempt after `wait` could finish before the deadline.
-    fn fits(&self, started: Option<Instant>, wait: Duration) -> bool {
-        let (Some(total), Some(started)) = (self.total, started) else {
+    fn fits(&self, deadline: Option<Instant>, wait: Duration) -> bool {
+        let Some(deadline) = deadline else {
             return true;
         };
-        let ends = started.elapsed() + wait + self.attempt_timeout.unwrap_or_default();
-        match self.attempt_timeout {
-            Some(_) => ends <= total,
-            None => ends < total,
+        let ends = Instant::now()
+            .checked_add(wait)
+            .and_then(|t| t.checked_add(self.attempt_timeout.unwrap_or_default()));
+        match (ends, self.attempt_timeout) {
+            // Past the clock's range (a hint or a bound that long): past any deadline in it.
+            (None, _) => false,
+            (Some(ends), Some(_)) => ends <= deadline,
+            (Some(ends), None) => ends < deadline,
         }
     }
 }
