@@ -175,6 +175,37 @@ fn the_sender_holds_its_override_at_once_and_keeps_it_when_the_link_drops() {
 }
 
 #[test]
+fn a_ttl_past_an_hour_is_refused_at_join_and_the_longest_one_still_resets() {
+    // A review: any `ttl` was accepted; then `reset` (an override of two TTLs) panicked at
+    // `Duration::MAX`, and past 3.5 days failed on an expiry the caller never gave.
+    let _turn = turn();
+    runtime().block_on(async {
+        for ttl in [Duration::MAX, secs(4.0 * 86_400.0), secs(3601.0)] {
+            let r = fleet::join(FleetConfig::new(refused_url(), "lttl", "pod-1").ttl(ttl)).await;
+            match r {
+                Err(FleetError::BadDuration {
+                    field: "ttl",
+                    expected,
+                }) => assert!(expected.contains("at most 1h"), "{expected}"),
+                other => panic!("{ttl:?}: {:?}", other.map(|_| ())),
+            }
+        }
+    });
+    let Some(redis) = RedisServer::start("link-ttl") else {
+        return;
+    };
+    runtime().block_on(async {
+        let b = Breaker::builder("link-ttl-pay").build().unwrap();
+        b.force_open();
+        let config = FleetConfig::new(redis.url(), "lttl", "pod-1").ttl(secs(3600.0));
+        let fleet = fleet::join(config).await.unwrap();
+        assert_eq!(fleet.status().link, LinkState::Up);
+        assert_eq!(fleet.reset("link-ttl-pay", "alice").await, Ok(()));
+        assert_eq!(b.state(), fusebox::State::Closed, "reset here at once");
+    });
+}
+
+#[test]
 fn a_refused_connection_is_link_down_with_the_refusal_as_its_cause() {
     let _turn = turn();
     runtime().block_on(async {

@@ -58,6 +58,10 @@ impl QuorumRule {
 
 const MAX_HEARTBEAT: Duration = Duration::from_secs(60);
 
+/// The longest `ttl`: an hour of silence is an instance gone for any purpose, and a reset's
+/// override, which lasts two TTLs, stays far inside an override's longest expiry (7 days).
+const MAX_TTL: Duration = Duration::from_secs(3600);
+
 impl FleetConfig {
     /// `url`: `redis://[:password@]host[:port][/db]`, `rediss://` for TLS (user names too, as
     /// `redis://user:password@host`); `service`: the key namespace shared by the fleet;
@@ -98,7 +102,8 @@ impl FleetConfig {
         self
     }
 
-    /// How long a silent instance stays in the view (default five heartbeats).
+    /// How long a silent instance stays in the view (default five heartbeats; more than two
+    /// heartbeats, at most 1 h).
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = Some(ttl);
         self
@@ -143,7 +148,8 @@ impl FleetConfig {
 
     /// The heartbeat's TTL in Redis.
     pub(crate) fn ttl_or_default(&self) -> Duration {
-        self.ttl.unwrap_or(self.heartbeat * 5)
+        // Saturating: `validate` bounds both, but this is read before it too.
+        self.ttl.unwrap_or(self.heartbeat.saturating_mul(5))
     }
 
     /// Each check with its own typed error; the URL is checked by the client in `join`.
@@ -156,10 +162,11 @@ impl FleetConfig {
                 expected: "10ms..=60s",
             });
         }
-        if self.ttl_or_default() <= self.heartbeat * 2 {
+        let ttl = self.ttl_or_default();
+        if ttl <= self.heartbeat.saturating_mul(2) || ttl > MAX_TTL {
             return Err(FleetError::BadDuration {
                 field: "ttl",
-                expected: "more than two heartbeats",
+                expected: "more than two heartbeats, at most 1h",
             });
         }
         if self.warm_start_wait > Duration::from_secs(10) {
@@ -263,6 +270,20 @@ mod tests {
         assert!(matches!(
             e(cfg().ttl(Duration::from_secs(2))),
             FleetError::BadDuration { field: "ttl", .. }
+        ));
+        for ttl in [MAX_TTL + Duration::from_millis(1), Duration::MAX] {
+            assert!(matches!(
+                e(cfg().ttl(ttl)),
+                FleetError::BadDuration { field: "ttl", .. }
+            ));
+        }
+        assert!(cfg().ttl(MAX_TTL).validate().is_ok());
+        assert!(matches!(
+            e(cfg().heartbeat(Duration::MAX)),
+            FleetError::BadDuration {
+                field: "heartbeat",
+                ..
+            }
         ));
         assert!(matches!(
             e(cfg().quorum("p", 0, 3)),

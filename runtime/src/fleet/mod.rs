@@ -234,7 +234,8 @@ impl Fleet {
     /// # Ok(()) }
     /// ```
     pub async fn reset(&self, breaker: &str, by: &str) -> Result<(), FleetError> {
-        let ttl = self.shared.config.ttl_or_default() * 2;
+        // `join` bounds the TTL; saturating all the same, so no config can make this panic.
+        let ttl = self.shared.config.ttl_or_default().saturating_mul(2);
         self.send(breaker, Action::Reset, ttl, by).await
     }
 

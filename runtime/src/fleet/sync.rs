@@ -25,7 +25,8 @@ pub(crate) async fn sync(shared: &Shared, conn: &mut MultiplexedConnection) -> R
     let keys = &shared.keys;
     let me = shared.config.instance.as_str();
     let own = serde_json::to_string(&shared.own_report()).map_err(|e| e.to_string())?;
-    let ttl_ms = shared.config.ttl_or_default().as_millis() as u64;
+    // `join` bounds the TTL; saturating all the same, where `as` would wrap.
+    let ttl_ms = u64::try_from(shared.config.ttl_or_default().as_millis()).unwrap_or(u64::MAX);
 
     let (members, names, settings): (Vec<String>, Vec<String>, Vec<String>) = bounded(
         t,
