@@ -224,3 +224,39 @@ async fn on_expiry_the_codes_values_return() {
         other => panic!("the code's timeout after expiry: {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newline_or_an_ansi_escape_in_by_never_reaches_the_log_verbatim() {
+    // A review (issue 18 item 1): `by` went into the WARN line as given, so a request could
+    // forge a log line or drive the operator's terminal. Encoded as a key from a request is.
+    let log = log::log();
+    let _b = fusebox::Breaker::builder("live-by").build().unwrap();
+    let base = serve().await;
+    let evil = "eve%0A2026-01-01T00:00:00Z%20INFO%20forged%1B%5B2J";
+    for (method, path) in [
+        (Method::POST, "settings/breaker/live-by?failure_rate=60"),
+        (Method::DELETE, "settings/breaker/live-by"),
+        (Method::POST, "shadow/set/live-by?failure_rate=20"),
+        (Method::POST, "shadow/drop/live-by"),
+    ] {
+        let and = if path.contains('?') { '&' } else { '?' };
+        let url = format!("{base}/{path}{and}by={evil}");
+        let (status, body) = send(method, &url, true).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    }
+    for message in [
+        "admin changed settings while running",
+        "admin ended a settings change",
+        "admin action on a breaker's shadow settings",
+    ] {
+        let lines = log.fields(message, "live-by");
+        assert!(!lines.is_empty(), "{message}: not logged");
+        for fields in lines {
+            assert!(
+                fields.contains("by=eve%0A2026-01-01T00:00:00Z INFO forged%1B[2J"),
+                "{message}: {fields}"
+            );
+            assert!(!fields.contains(['\n', '\u{1b}']), "{message}: {fields:?}");
+        }
+    }
+}

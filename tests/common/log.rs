@@ -11,14 +11,23 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 
-/// Every event: (level, the `breaker` or `bulkhead` field it is about, message).
+/// Every event kept.
 #[derive(Clone, Default)]
-pub struct Log(Arc<Mutex<Vec<(Level, String, String)>>>);
+pub struct Log(Arc<Mutex<Vec<Kept>>>);
+
+/// One event: its level, then its fields.
+struct Kept {
+    level: Level,
+    fields: Fields,
+}
 
 #[derive(Default)]
 struct Fields {
+    /// The `breaker` or `bulkhead` field: what the event is about.
     owner: String,
     message: String,
+    /// The other fields as a formatter writes them (` name=value` each).
+    rest: String,
 }
 
 impl Visit for Fields {
@@ -27,17 +36,18 @@ impl Visit for Fields {
             // A `&str` field recorded through `Debug` comes quoted.
             "breaker" | "bulkhead" => self.owner = format!("{value:?}").trim_matches('"').into(),
             "message" => self.message = format!("{value:?}"),
-            _ => {}
+            // A `%`-field's `Debug` is its `Display`: what reaches a log line as it is.
+            name => self.rest.push_str(&format!(" {name}={value:?}")),
         }
     }
 }
 
 impl<S: Subscriber> Layer<S> for Log {
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        let mut f = Fields::default();
-        event.record(&mut f);
+        let mut fields = Fields::default();
+        event.record(&mut fields);
         let level = *event.metadata().level();
-        self.0.lock().unwrap().push((level, f.owner, f.message));
+        self.0.lock().unwrap().push(Kept { level, fields });
     }
 }
 
@@ -60,7 +70,8 @@ impl Log {
         let events = self.0.lock().unwrap();
         events
             .iter()
-            .filter(|(l, o, m)| *l == level && o == owner && m.contains(needle))
+            .filter(|e| e.level == level && e.fields.owner == owner)
+            .filter(|e| e.fields.message.contains(needle))
             .count()
     }
 
@@ -70,8 +81,21 @@ impl Log {
         let events = self.0.lock().unwrap();
         events
             .iter()
-            .filter(|(_, o, _)| o == owner)
-            .map(|(l, _, m)| (*l, m.clone()))
+            .filter(|e| e.fields.owner == owner)
+            .map(|e| (e.level, e.fields.message.clone()))
+            .collect()
+    }
+
+    /// The other fields (` name=value` each) of every event whose message contains `needle`
+    /// and whose owner or fields contain `about`.
+    pub fn fields(&self, needle: &str, about: &str) -> Vec<String> {
+        let events = self.0.lock().unwrap();
+        events
+            .iter()
+            .map(|e| &e.fields)
+            .filter(|f| f.message.contains(needle))
+            .filter(|f| f.owner == about || f.rest.contains(about))
+            .map(|f| f.rest.clone())
             .collect()
     }
 }

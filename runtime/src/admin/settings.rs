@@ -17,6 +17,7 @@ use fusebox_settings::{parse_duration, Source};
 
 use super::handlers::{json, not_found};
 use super::query::Query;
+use crate::registry::key_name::loggable;
 use crate::registry::registry;
 use crate::settings::GuardKind;
 
@@ -34,13 +35,14 @@ fn target(path: &str) -> Option<(GuardKind, &str)> {
     (!name.is_empty()).then_some((kind, name))
 }
 
-/// Who asked: `by` if given, and the peer address when the server has `ConnectInfo`.
+/// Who asked, for the WARN line: `by` if given (encoded where it needs to be, so a request
+/// cannot forge a log line), and the peer address when the server has `ConnectInfo`.
 fn who(q: &Query, ext: &Extensions) -> String {
     let peer = ext
         .get::<ConnectInfo<SocketAddr>>()
         .map_or_else(|| "unknown".to_owned(), |c| c.0.to_string());
     match q.get("by") {
-        Some(by) => format!("{by} ({peer})"),
+        Some(by) => format!("{} ({peer})", loggable(by)),
         None => peer,
     }
 }

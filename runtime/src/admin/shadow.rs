@@ -21,6 +21,7 @@ use axum::response::{IntoResponse, Response};
 use super::handlers::{json, not_found};
 use super::query::Query;
 use crate::breaker::Breaker;
+use crate::registry::key_name::loggable;
 use crate::registry::registry;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +85,7 @@ fn perform(name: &str, verb: Verb, query: &Query, ext: &Extensions) -> Response 
     let Some(b) = registry().breaker(name) else {
         return (StatusCode::NOT_FOUND, "not found\n").into_response();
     };
-    let by = query.get("by").unwrap_or("admin router");
+    let by = loggable(query.get("by").unwrap_or("admin router"));
     let peer = ext
         .get::<ConnectInfo<SocketAddr>>()
         .map_or_else(|| "unknown".to_owned(), |c| c.0.to_string());

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use super::publish::{rfc3339, OverrideStatus};
 use crate::breaker::Breaker;
+use crate::registry::key_name::loggable;
 use crate::state::State;
 
 /// What a fleet override does to a breaker on every instance.
@@ -115,7 +116,7 @@ impl Table {
         tracing::warn!(
             breaker = %record.breaker,
             action = record.action.as_str(),
-            by = %record.by,
+            by = %loggable(&record.by),
             until = %rfc3339(record.until_unix_ms),
             remaining = ?remaining,
             id = %record.id,
@@ -148,7 +149,7 @@ impl Table {
                 tracing::info!(
                     breaker = %a.record.breaker,
                     action = a.record.action.as_str(),
-                    by = %a.record.by,
+                    by = %loggable(&a.record.by),
                     "fleet override expired; the breaker is back to its own judgement"
                 );
             }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::publish::{rfc3339, unix_ms};
 use super::shared::{Shared, MAX_OVERRIDE};
 use super::{FleetError, LinkFault};
+use crate::registry::key_name::loggable;
 use crate::registry::registry;
 use crate::settings::{GuardKind, Overrides};
 use fusebox_settings::Source;
@@ -72,7 +73,7 @@ impl Applied {
                     kind = %r.target,
                     name = %r.name,
                     settings = ?r.pairs,
-                    by = %r.by,
+                    by = %loggable(&r.by),
                     until = %rfc3339(r.until_unix_ms),
                     remaining = ?remaining,
                     "fleet settings change applied"
@@ -81,7 +82,7 @@ impl Applied {
                     kind = %r.target,
                     name = %r.name,
                     settings = ?r.pairs,
-                    by = %r.by,
+                    by = %loggable(&r.by),
                     error = %e,
                     "fleet settings change refused here; this instance keeps its settings"
                 ),
@@ -218,7 +219,7 @@ impl Shared {
                     %kind,
                     name,
                     settings = ?record.pairs,
-                    by = %record.by,
+                    by = %loggable(&record.by),
                     until = %rfc3339(until_unix_ms),
                     "fleet settings change sent to every instance"
                 );
@@ -279,7 +280,7 @@ impl Shared {
         tracing::warn!(
             %kind,
             name,
-            by = %by.trim(),
+            by = %loggable(by.trim()),
             listed,
             ended_here = here,
             "fleet settings change ended on every instance"

@@ -12,6 +12,7 @@ use super::overrides::{Action, Record, Table};
 use super::publish::{rfc3339, unix_ms, BreakerReport, InstanceReport, Keys, Sees};
 use super::quorum::Tracker;
 use super::{FleetError, FleetStatus, FleetView, LinkFault, LinkState};
+use crate::registry::key_name::loggable;
 use crate::registry::registry;
 use crate::state::State;
 
@@ -242,7 +243,7 @@ impl Shared {
                 tracing::warn!(
                     breaker,
                     action = action.as_str(),
-                    by = %record.by,
+                    by = %loggable(&record.by),
                     until = %rfc3339(until_unix_ms),
                     "fleet override sent to every instance"
                 );

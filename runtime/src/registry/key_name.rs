@@ -9,6 +9,7 @@
 //!
 //! Keys that need none of this (ids, shard numbers, host names) are used as they are.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use super::key_form::KeyForm;
@@ -151,6 +152,18 @@ pub(crate) fn encode(raw: &str, out: &mut String) -> bool {
     true
 }
 
+/// `raw`, a value from a request other than a key (an admin's `by`), as a log line may hold
+/// it: encoded as a key is when it needs to be, so a newline or an ANSI escape in a request
+/// never reaches the logs verbatim.
+pub(crate) fn loggable(raw: &str) -> Cow<'_, str> {
+    let mut out = String::new();
+    if encode(raw, &mut out) {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(raw)
+    }
+}
+
 /// A fixed hash (FNV-1a, 64 bits): the same long key gets the same name in every process.
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
@@ -189,6 +202,18 @@ mod tests {
         assert_eq!(name("ünï"), "ünï", "non-ASCII letters are fine");
         // Encoding is injective: `%` itself is encoded, so no two keys share a name.
         assert_ne!(name("%0A"), name("\n"));
+    }
+
+    #[test]
+    fn a_loggable_value_is_the_key_form_borrowed_when_plain() {
+        assert!(matches!(
+            loggable("alice@ops team"),
+            Cow::Borrowed("alice@ops team")
+        ));
+        assert_eq!(
+            loggable("eve\nINFO forged\u{1b}[2J"),
+            "eve%0AINFO forged%1B[2J"
+        );
     }
 
     #[test]
