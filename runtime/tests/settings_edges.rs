@@ -4,7 +4,8 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use fusebox_runtime::{Breaker, BreakerBuilder, ConfigError};
+use fusebox_runtime::retry::Retry;
+use fusebox_runtime::{Breaker, BreakerBuilder, BulkheadBuilder, ConfigError};
 
 fn vars(list: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
     list.iter()
@@ -27,6 +28,28 @@ fn whitespace_around_keys_and_values_is_trimmed() {
         b.unwrap().config().unwrap().timeout(),
         Some(Duration::from_secs(1))
     );
+}
+
+#[test]
+fn a_bulkheads_and_a_retrys_text_is_trimmed_as_a_breakers_is() {
+    // A review: `pool = " 5 "` and `DB_POOL="5 "` were out of range while a breaker's and a
+    // retry's values were trimmed.
+    let b = BulkheadBuilder::from_settings(
+        "edges-trim-pool",
+        [(" pool ", " 5 "), ("max_wait", "10ms\n")],
+    )
+    .unwrap();
+    let c = b.config().unwrap();
+    assert_eq!((c.pool(), c.max_wait()), (5, Duration::from_millis(10)));
+    let b = BulkheadBuilder::from_vars("edges-trim-pool", "DB", vars(&[("DB_POOL", "5 ")]));
+    assert_eq!(b.unwrap().config().unwrap().pool(), 5);
+    let again = BulkheadBuilder::from_settings("edges-trim-pool", [("pool", "5"), ("pool ", "6")]);
+    assert!(
+        matches!(again, Err(ConfigError::Conflict { .. })),
+        "{again:?}"
+    );
+    let r = Retry::from_settings("edges-trim-retry", [(" attempts", "4\t"), ("total", " 2s")]);
+    assert_eq!(r.unwrap().attempts(), 4);
 }
 
 #[test]

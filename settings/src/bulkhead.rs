@@ -119,7 +119,8 @@ impl RawBulkheadSettings {
         self.max_pool = count(n);
         self
     }
-    /// Sets a bulkhead key from text, as [`RawSettings::set_text`](crate::RawSettings::set_text).
+    /// Sets a bulkhead key from text, as [`RawSettings::set_text`](crate::RawSettings::set_text)
+    /// does a breaker's (key and value trimmed first).
     ///
     /// ```
     /// use fusebox_settings::{PoolLimit, RawBulkheadSettings};
@@ -131,8 +132,12 @@ impl RawBulkheadSettings {
     /// raw.set_text("max_pool", "40").unwrap();
     /// assert_eq!(raw.check().unwrap().limit(), PoolLimit::Adaptive { min_pool: 1, max_pool: 40 });
     /// assert!(raw.set_text("limit", "elastic").is_err());
+    /// let mut spaced = RawBulkheadSettings::new();
+    /// spaced.set_text(" pool ", "5\n").unwrap();
+    /// assert_eq!(spaced.check().unwrap().pool(), 5);
     /// ```
     pub fn set_text(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
+        let (key, text) = keys::text_pair(key, text);
         let k = Key::from_name(key)
             .filter(|k| keys::BULKHEAD_KEYS.contains(&k.name()))
             .ok_or_else(|| ConfigError::UnknownSetting { key: key.into() })?;

@@ -279,7 +279,7 @@ impl BulkheadSettings {
     {
         let mut given = RawBulkheadSettings::new();
         for (k, v) in pairs {
-            given.set_text(k.as_ref().trim(), v.as_ref().trim())?;
+            given.set_text(k.as_ref(), v.as_ref())?;
         }
         let mut raw = RawBulkheadSettings::new()
             .pool(self.pool)

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::defaults;
-use crate::keys::{Key, Value, RETRY_KEYS};
+use crate::keys::{text_pair, Key, Value, RETRY_KEYS};
 use crate::ConfigError;
 
 /// The validated settings of one retry policy.
@@ -144,7 +144,7 @@ impl RawRetrySettings {
     /// assert!(matches!(factor, Err(ConfigError::BadDuration { .. })), "a duration, not the breaker's factor");
     /// ```
     pub fn set_text(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
-        let (key, text) = (key.trim(), text.trim());
+        let (key, text) = text_pair(key, text);
         let k = Key::retry_from_name(key)
             .ok_or_else(|| ConfigError::UnknownRetrySetting { key: key.into() })?;
         let index = RETRY_KEYS.iter().position(|n| *n == k.name());

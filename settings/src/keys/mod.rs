@@ -12,7 +12,7 @@ mod value;
 pub(crate) use names::written_as;
 pub use names::{BREAKER_KEYS, BULKHEAD_KEYS, KEYS, RETRY_KEYS};
 pub(crate) use rules::{conflict_reason, missing, needed_by, NEEDS};
-pub(crate) use value::Value;
+pub(crate) use value::{text_pair, Value};
 
 use std::time::Duration;
 

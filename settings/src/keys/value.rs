@@ -6,6 +6,14 @@ use std::time::Duration;
 use super::{Key, Kind};
 use crate::{parse_duration, ConfigError};
 
+/// A key and its value as text gives them, without the whitespace around each: in
+/// `pool = 5 ` or `DB_POOL=" 5"` the spaces are the file's or the shell's layout, not part of
+/// the value. The one trimming of every `set_text` (the breaker's, the bulkhead's, the
+/// retry's), so all text reads alike.
+pub(crate) fn text_pair<'a>(key: &'a str, text: &'a str) -> (&'a str, &'a str) {
+    (key.trim(), text.trim())
+}
+
 /// A value as parsed from text or given to a typed setter, before its range is checked.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Value {

@@ -201,7 +201,7 @@ impl RawSettings {
     /// raw.set_text(" timeout ", " 800ms ").unwrap();
     /// ```
     pub fn set_text(&mut self, key: &str, text: &str) -> Result<(), ConfigError> {
-        let (key, text) = (key.trim(), text.trim());
+        let (key, text) = keys::text_pair(key, text);
         let k = Key::from_name(key)
             .filter(|k| keys::BREAKER_KEYS.contains(&k.name()))
             .ok_or_else(|| ConfigError::UnknownSetting { key: key.into() })?;
