@@ -481,3 +481,41 @@ async fn a_module_pattern_and_a_path_written_without_the_crates_name_reach_defau
     assert_eq!((key("42").failure_rate(), key("42").min_calls()), (33, 9));
     assert_eq!((key("7").failure_rate(), key("7").min_calls()), (33, 20));
 }
+
+#[test]
+fn a_name_or_a_key_given_twice_in_a_json_file_is_refused_naming_it_as_toml_refuses_it() {
+    // A review: a JSON file kept the last of a repeated name (losing the first's settings)
+    // or key (hiding a bad value behind a good one), where TOML refuses both.
+    let refused = |text: &str, needle: &str| {
+        let e = serde_json::from_str::<Overrides>(text)
+            .map(|o| o.len())
+            .unwrap_err();
+        assert!(e.is_data(), "{e}");
+        assert!(e.to_string().contains(needle), "{needle:?} not in: {e}");
+    };
+    refused(
+        r#"{"breakers":{"ov-dup":{"failure_rate":30},"ov-dup":{"timeout":"2s"}}}"#,
+        "the breaker `ov-dup` is given twice",
+    );
+    refused(
+        r#"{"bulkheads":{"ov-dup-pool":{"pool":4},"ov-dup-pool":{"pool":5}}}"#,
+        "the bulkhead `ov-dup-pool` is given twice",
+    );
+    refused(
+        r#"{"breakers":{"ov-dup":{"timeout":"soon","timeout":"2s"}}}"#,
+        "`timeout` is given twice for the breaker `ov-dup`",
+    );
+    refused(
+        r#"{"breakers":{},"breakers":{}}"#,
+        "duplicate field `breakers`",
+    );
+    // The same names apart, and the same key for two names, are fine.
+    let o: Overrides = serde_json::from_str(
+        r#"{"breakers":{"ov-dup":{"timeout":"2s"},"ov-dup/*":{"timeout":"2s"}},
+            "bulkheads":{"ov-dup":{"pool":4}}}"#,
+    )
+    .unwrap();
+    assert_eq!(o.len(), 3);
+    let toml = toml::from_str::<Overrides>("[breakers.x]\ntimeout = \"soon\"\ntimeout = \"2s\"\n");
+    assert!(toml.is_err(), "TOML refuses it at the parse");
+}

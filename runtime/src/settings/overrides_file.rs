@@ -8,9 +8,10 @@ use super::overrides::{GuardKind, Overrides};
 
 /// Overrides from any format serde reads (feature `serde`), attributed to [`Source::File`]:
 /// a `breakers` and a `bulkheads` map from name or pattern to settings, values as text or as
-/// numbers. The shape is the format's to refuse; the settings are checked when applied, so a
-/// bad value is the typed [`OverrideError`](crate::OverrideError) of
-/// [`Registry::apply_overrides`](crate::Registry::apply_overrides), as from the environment.
+/// numbers. The shape is the format's to refuse, and so is a name or a key given twice (in
+/// any format, as TOML refuses them: JSON's would keep the last without a word); the settings
+/// are checked when applied, so a bad value is the typed [`OverrideError`](crate::OverrideError)
+/// of [`Registry::apply_overrides`](crate::Registry::apply_overrides), as from the environment.
 ///
 /// ```
 /// use fusebox::registry;
@@ -21,6 +22,8 @@ use super::overrides::{GuardKind, Overrides};
 /// ).unwrap();
 /// assert_eq!(o.len(), 2);
 /// assert!(serde_json::from_str::<Overrides>(r#"{ "breaker": {} }"#).is_err());
+/// let twice = serde_json::from_str::<Overrides>(r#"{ "breakers": { "x": { "timeout": "1s", "timeout": "2s" } } }"#);
+/// assert!(twice.unwrap_err().to_string().starts_with("`timeout` is given twice for the breaker `x`"));
 /// let bad: Overrides = serde_json::from_str(r#"{ "breakers": { "x": { "timeout": "soon" } } }"#).unwrap();
 /// let e = registry().apply_overrides(&bad).unwrap_err();
 /// assert_eq!((e.name.as_str(), e.key.as_str(), e.value.as_str(), e.source), ("x", "timeout", "soon", Source::File));
@@ -28,15 +31,13 @@ use super::overrides::{GuardKind, Overrides};
 #[cfg(feature = "serde")]
 impl<'de> serde::Deserialize<'de> for Overrides {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Overrides, D::Error> {
-        use std::collections::BTreeMap;
-        type Table = BTreeMap<String, BTreeMap<String, de::Text>>;
         #[derive(serde::Deserialize)]
         #[serde(deny_unknown_fields)]
         struct File {
-            #[serde(default)]
-            breakers: Table,
-            #[serde(default)]
-            bulkheads: Table,
+            #[serde(default, deserialize_with = "de::breakers")]
+            breakers: de::Table,
+            #[serde(default, deserialize_with = "de::bulkheads")]
+            bulkheads: de::Table,
         }
         let f = File::deserialize(d)?;
         let mut o = Overrides::new();
@@ -45,12 +46,7 @@ impl<'de> serde::Deserialize<'de> for Overrides {
             (GuardKind::Bulkhead, f.bulkheads),
         ] {
             for (name, pairs) in table {
-                o = o.entry(
-                    target,
-                    name,
-                    pairs.into_iter().map(|(k, v)| (k, v.0)),
-                    Source::File,
-                );
+                o = o.entry(target, name, pairs, Source::File);
             }
         }
         // Values are checked where every source's are, by `apply_overrides`, so a bad one in a
@@ -62,10 +58,86 @@ impl<'de> serde::Deserialize<'de> for Overrides {
 
 #[cfg(feature = "serde")]
 mod de {
+    use std::collections::BTreeMap;
     use std::fmt;
 
+    use serde::de::{DeserializeSeed, Error, MapAccess, Visitor};
+    use serde::Deserializer;
+
+    use super::GuardKind;
+
+    /// Names (or patterns) to their settings, each a key to its value as text.
+    pub(super) type Table = BTreeMap<String, BTreeMap<String, String>>;
+
+    /// The `breakers` table.
+    pub(super) fn breakers<'de, D: Deserializer<'de>>(d: D) -> Result<Table, D::Error> {
+        d.deserialize_map(Names(GuardKind::Breaker))
+    }
+
+    /// The `bulkheads` table.
+    pub(super) fn bulkheads<'de, D: Deserializer<'de>>(d: D) -> Result<Table, D::Error> {
+        d.deserialize_map(Names(GuardKind::Bulkhead))
+    }
+
+    /// A table of names, refusing one given twice: a format that keeps the last of a repeated
+    /// name (JSON does) would drop the first one's settings without a word, where TOML refuses.
+    struct Names(GuardKind);
+
+    impl<'de> Visitor<'de> for Names {
+        type Value = Table;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "a map from {} name or pattern to its settings", self.0)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Table, A::Error> {
+            let mut table = Table::new();
+            while let Some(name) = map.next_key::<String>()? {
+                if table.contains_key(&name) {
+                    return Err(A::Error::custom(format_args!(
+                        "the {} `{name}` is given twice",
+                        self.0
+                    )));
+                }
+                let pairs = map.next_value_seed(Pairs(self.0, &name))?;
+                table.insert(name, pairs);
+            }
+            Ok(table)
+        }
+    }
+
+    /// The settings of one name, refusing a key given twice (which would hide the first value,
+    /// a bad one included), as the environment's form and TOML refuse it.
+    struct Pairs<'a>(GuardKind, &'a str);
+
+    impl<'de> DeserializeSeed<'de> for Pairs<'_> {
+        type Value = BTreeMap<String, String>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Pairs<'_> {
+        type Value = BTreeMap<String, String>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a map from setting to value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut pairs = BTreeMap::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if pairs.contains_key(&key) {
+                    return Err(A::Error::custom(format_args!(
+                        "`{key}` is given twice for the {} `{}`",
+                        self.0, self.1
+                    )));
+                }
+                let Text(value) = map.next_value()?;
+                pairs.insert(key, value);
+            }
+            Ok(pairs)
+        }
+    }
+
     /// A setting's value as text, from a string or a number.
-    pub(super) struct Text(pub(super) String);
+    struct Text(String);
 
     impl<'de> serde::Deserialize<'de> for Text {
         fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
