@@ -105,3 +105,80 @@ async fn a_trial_dropped_before_the_slow_bound_is_only_cancelled() {
     // Every early drop freed its slot, so every caller got a trial.
     assert_eq!(let_through(&m), 40, "{m:?}");
 }
+
+/// Half-open for `d` (forced open, run out), callers giving up after 1 s: how long it stayed
+/// half-open, sampled at each caller's turn.
+async fn half_open_under_1s_callers(b: &Breaker, d: Duration) -> Duration {
+    b.force_open_for(MS);
+    advance(MS).await;
+    assert_eq!(b.state(), State::HalfOpen);
+    let mut half_open = Duration::ZERO;
+    for _ in 0..d.as_millis() / 50 {
+        let b2 = b.clone();
+        tokio::spawn(async move { timeout(Duration::from_secs(1), hang(&b2)).await });
+        tokio::task::yield_now().await;
+        step(50 * MS).await;
+        if b.state() == State::HalfOpen {
+            half_open += 50 * MS;
+        }
+    }
+    half_open
+}
+
+#[tokio::test(start_paused = true)]
+async fn trials_dropped_past_the_calls_timeout_are_judged_under_a_longer_trial_timeout() {
+    // The advice followed: `timeout` (800 ms) below the callers' 1 s deadline. Given alone,
+    // it derives trials of 4 × 800 ms for a provider back cold: every trial of a hung
+    // dependency was dropped before that, none was judged, and the share sampled for ever.
+    let derived = Breaker::builder("abandoned-derived")
+        .timeout(800 * MS)
+        .build_detached()
+        .unwrap();
+    let held = half_open_under_1s_callers(&derived, Duration::from_secs(30)).await;
+    assert!(
+        held <= Duration::from_secs(8),
+        "half-open {held:?} of 30 s: {:?}",
+        derived.metrics()
+    );
+    // The same with a trial timeout given, longer than the callers' deadline.
+    let given = Breaker::builder("abandoned-given")
+        .timeout(800 * MS)
+        .half_open_timeout(Duration::from_secs(3))
+        .failure_rate(50)
+        .window_calls(20)
+        .open_for(Duration::from_secs(5))
+        .half_open_pct(10)
+        .half_open_window(Duration::from_secs(2))
+        .build_detached()
+        .unwrap();
+    // Each 5 s open period is followed by a 2 s sample, judged once its trials are dropped.
+    let held = half_open_under_1s_callers(&given, Duration::from_secs(30)).await;
+    assert!(
+        held <= Duration::from_secs(12),
+        "half-open {held:?} of 30 s: {:?}",
+        given.metrics()
+    );
+    let m = given.metrics();
+    assert!(m.times_opened >= 3, "reopened on its dropped trials: {m:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_trial_dropped_within_the_calls_timeout_is_only_cancelled() {
+    // Callers giving up at 500 ms, inside the 800 ms timeout: cancelled, never judged.
+    let b = Breaker::builder("abandoned-within")
+        .timeout(800 * MS)
+        .half_open_calls(3)
+        .build_detached()
+        .unwrap();
+    b.force_open_for(MS);
+    advance(MS).await;
+    for _ in 0..20 {
+        let b2 = b.clone();
+        tokio::spawn(async move { timeout(500 * MS, hang(&b2)).await });
+        tokio::task::yield_now().await;
+        step(50 * MS).await;
+    }
+    step(500 * MS).await;
+    let m = b.metrics();
+    assert_eq!((m.state, m.failures()), (State::HalfOpen, 0), "{m:?}");
+}
