@@ -13,7 +13,13 @@
 //! own: a test that makes a call and then reads its receiver, or a recorder, finds the
 //! transition there whatever other tests' breakers were doing. It waits (no lock held) while
 //! another caller delivers it, or until the transitions before it were emitted; never on its
-//! own thread's delivery, which a subscriber's transition is queued behind.
+//! own thread's delivery, which a subscriber's transition is queued behind. "Delivered" is
+//! counted apart from "taken for delivery" ([`Queue::done`], [`Queue::next`]): a batch is
+//! taken, then logged, recorded and broadcast outside the lock.
+//!
+//! Logged as its emitter would have: whichever thread delivers, the log line goes to the
+//! emitter's subscriber (its thread's default, as a test's `set_default` captures), inside
+//! the emitter's current span ([`Origin`]).
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -270,8 +276,9 @@ impl Events {
             Sink::Live(live) => live,
             Sink::Shadow(s) => return s.note(&t),
         };
+        let origin = Origin::here();
         let mut q = crate::sync::lock_std(&live.queue);
-        q.waiting.insert(seq, t);
+        q.waiting.insert(seq, (t, origin));
         if q.delivering && DELIVERING.get() {
             // A subscriber's transition: this thread's turn delivers it next.
             return;
@@ -281,7 +288,7 @@ impl Events {
         }
         // Delivered by another caller's turn, or by the turn of whoever emits the ones made
         // before it.
-        while q.next <= seq {
+        while q.done <= seq {
             q = live
                 .delivered
                 .wait(q)
@@ -322,10 +329,12 @@ impl Live {
                 return q;
             }
             drop(q);
-            for t in batch {
-                self.deliver(t);
+            for (t, origin) in batch {
+                self.deliver(t, &origin);
             }
             q = crate::sync::lock_std(&self.queue);
+            // Only the deliverer moves `next`, so the batch taken ends there.
+            q.done = q.next;
             self.delivered.notify_all();
         }
     }
@@ -345,7 +354,10 @@ impl Drop for Turn<'_> {
     fn drop(&mut self) {
         DELIVERING.set(self.was_delivering);
         if !self.done {
-            crate::sync::lock_std(&self.live.queue).delivering = false;
+            let mut q = crate::sync::lock_std(&self.live.queue);
+            q.delivering = false;
+            // The batch a panicking subscriber cut short is given up, not waited for.
+            q.done = q.next;
             self.live.delivered.notify_all();
         }
     }
@@ -354,10 +366,13 @@ impl Drop for Turn<'_> {
 /// The transitions of a registry emitted and not yet delivered.
 #[derive(Default)]
 struct Queue {
-    /// The place of the next transition to deliver.
+    /// The place of the next transition to take for delivery.
     next: u64,
+    /// Every place before this one was delivered (logged, recorded, broadcast): what an
+    /// emitter waits for. Behind `next` while a batch is being delivered.
+    done: u64,
     /// Emitted ahead of their turn, by place.
-    waiting: BTreeMap<u64, Transition>,
+    waiting: BTreeMap<u64, (Transition, Origin)>,
     /// A caller is delivering: the others only queue.
     delivering: bool,
 }
@@ -380,11 +395,30 @@ impl Drop for Pending {
     }
 }
 
+/// Where a transition was emitted, for its log line: the emitter's subscriber and span.
+struct Origin {
+    dispatch: tracing::Dispatch,
+    span: tracing::Span,
+}
+
+impl Origin {
+    fn here() -> Origin {
+        Origin {
+            dispatch: tracing::dispatcher::get_default(Clone::clone),
+            span: tracing::Span::current(),
+        }
+    }
+}
+
 impl Live {
-    /// Logs `t` at the level its seriousness deserves, records and broadcasts it.
-    fn deliver(&self, t: Transition) {
+    /// Logs `t` at the level its seriousness deserves, as its emitter would have (`origin`),
+    /// records and broadcasts it.
+    fn deliver(&self, t: Transition, origin: &Origin) {
         let live = self;
-        log(&t);
+        tracing::dispatcher::with_default(&origin.dispatch, || {
+            let _in = origin.span.enter();
+            log(&t);
+        });
         #[cfg(feature = "testing")]
         crate::sync::lock_std(&live.taps).retain(|tap| {
             tap.upgrade()
