@@ -4,8 +4,9 @@
 //! clock of its own. A test that advances its clock by minutes and reads `metrics()` (or
 //! `stuck_breakers()`, the Prometheus text) reads every breaker on that clock: a timed live
 //! settings change of another test must not end there, early for that test's own calls, as
-//! forced states, open periods and time windows already do not. Each test below plays the
-//! other test on a thread of its own, deterministically.
+//! forced states, open periods and time windows already do not; nor a ramp, nor a shadow's
+//! window; nor may it date a fresh breaker on the clock of whichever test came first. Each
+//! test below plays the other test on a thread of its own, deterministically.
 
 use std::time::Duration;
 
@@ -158,5 +159,130 @@ fn the_codes_threshold_returning_is_judged_on_the_breakers_clock_not_a_readers()
         tokio::time::advance(Duration::from_secs(60)).await;
         // The code's 50 % returns, judged at once on the window: three of the last four failed.
         assert_eq!(b.state(), State::Open);
+    });
+}
+
+#[breaker(
+    name = "foreign-read-ramp",
+    window_calls = 2,
+    min_calls = 2,
+    open_for = "10s",
+    half_open_calls = 1,
+    ramp = "60s",
+    backoff = 2.0,
+    open_for_max = "5m"
+)]
+async fn ramped(up: bool) -> Result<(), Down> {
+    if up {
+        Ok(())
+    } else {
+        Err(Down(Rejection::Full {
+            name: "dependency".into(),
+            pool: 0,
+        }))
+    }
+}
+
+#[test]
+fn a_ramp_and_its_episode_outlive_another_tests_metrics_read() {
+    let rt = paused();
+    rt.block_on(async {
+        let _ = ramped(false).await;
+        let _ = ramped(false).await;
+        tokio::time::advance(Duration::from_secs(10)).await;
+        ramped(true).await.unwrap(); // the one trial passes: closed, ramping for 60 s
+    });
+    another_test_reads_metrics_after(Duration::from_secs(3600));
+    rt.block_on(async {
+        let b = registry().breaker("foreign-read-ramp").unwrap();
+        let share = b
+            .ramp_share()
+            .expect("0 s into a 60 s ramp on this test's clock");
+        assert!(share < 0.1, "{share}");
+        let mut refused = 0;
+        for _ in 0..100 {
+            if let Err(Down(r)) = ramped(true).await {
+                assert!(r.is_ramp(), "{r:?}");
+                refused += 1;
+            }
+        }
+        assert!(
+            refused >= 80,
+            "the ramp admits its share only: {refused} of 100 refused"
+        );
+        // A relapse while ramping goes on with the episode: the open period has grown.
+        while b.state() == State::Closed {
+            let _ = ramped(false).await;
+        }
+        let m = b.metrics();
+        assert_eq!(m.state, State::Open);
+        match ramped(true).await {
+            Err(Down(Rejection::Open { retry_in, .. })) => {
+                assert_eq!(retry_in, Some(Duration::from_secs(20)))
+            }
+            other => panic!("{other:?}"),
+        }
+    });
+}
+
+#[breaker(name = "foreign-read-shadow", window_calls = 100, min_calls = 100)]
+async fn shadowed() -> Result<(), Down> {
+    Err(Down(Rejection::Full {
+        name: "dependency".into(),
+        pool: 0,
+    }))
+}
+
+#[test]
+fn a_shadows_time_window_outlives_another_tests_metrics_read() {
+    let rt = paused();
+    rt.block_on(async {
+        let b = registry().breaker("foreign-read-shadow").unwrap();
+        b.set_shadow([
+            ("window", "10s"),
+            ("min_calls", "4"),
+            ("failure_rate", "50"),
+        ])
+        .unwrap();
+        for _ in 0..3 {
+            let _ = shadowed().await;
+        }
+    });
+    another_test_reads_metrics_after(Duration::from_secs(3600));
+    rt.block_on(async {
+        let _ = shadowed().await; // the fourth failure within 10 s on this test's clock
+        let s = registry()
+            .breaker("foreign-read-shadow")
+            .unwrap()
+            .shadow()
+            .unwrap();
+        assert_eq!((s.state, s.window_calls), (State::Open, 4));
+    });
+}
+
+#[breaker(name = "foreign-read-fresh")]
+async fn fresh() -> Result<(), Down> {
+    Ok(())
+}
+
+#[test]
+fn a_fresh_breakers_time_in_state_counts_on_the_clock_of_its_calls() {
+    let rt = paused(); // this test's runtime, made first: its clock is behind the other's
+    std::thread::spawn(|| {
+        paused().block_on(async {
+            // Another test, an hour ahead, is the first to touch the registry.
+            tokio::time::advance(Duration::from_secs(3600)).await;
+            let _ = registry().breakers();
+        })
+    })
+    .join()
+    .unwrap();
+    rt.block_on(async {
+        fresh().await.unwrap();
+        let b = registry().breaker("foreign-read-fresh").unwrap();
+        assert!(b.state_since() <= tokio::time::Instant::now());
+        let before = b.metrics().time_in_state;
+        tokio::time::advance(Duration::from_secs(10)).await;
+        assert_eq!(b.metrics().time_in_state - before, Duration::from_secs(10));
     });
 }

@@ -23,7 +23,11 @@ pub fn static_breaker(
     if registry().is_scoped() {
         return Site::Scoped(registry().register(config()));
     }
-    Site::Cached(cell.get_or_init(|| registry().register(config())))
+    Site::Cached(cell.get_or_init(|| {
+        let b = registry().register(config());
+        b.0.first_used();
+        b
+    }))
 }
 
 /// A call site's bulkhead, cached like [`static_breaker`].

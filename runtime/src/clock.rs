@@ -109,6 +109,17 @@ impl Clock {
     pub(crate) fn instant(&self, nanos: u64) -> Instant {
         self.base + Duration::from_nanos(nanos)
     }
+
+    /// Whether the caller's clock is a paused (virtual) one, as far as can be told: tokio's
+    /// time apart from the real time by more than a millisecond. Every paused runtime
+    /// (`#[tokio::test(start_paused = true)]`) has a time of its own, so what a reader on
+    /// one may do to a breaker whose calls run on another is less than a reader on the real
+    /// clock may (`Core::stuck_seen`). A paused clock read within a millisecond of its
+    /// runtime's start, and never advanced, reads as real: it is then not ahead of anyone.
+    pub(crate) fn reads_virtual_time() -> bool {
+        let (virt, real) = (Instant::now().into_std(), std::time::Instant::now());
+        virt.max(real) - virt.min(real) > Duration::from_millis(1)
+    }
 }
 
 /// A duration in nanoseconds, saturating: the settings crate's, so settings and deadlines agree.

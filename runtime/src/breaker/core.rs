@@ -108,6 +108,9 @@ pub(super) struct Rare {
     /// Openings since the breaker was last healthy: grows the open period under `backoff`.
     /// Kept through a ramp, so a relapse during one backs off as a failed half-open does.
     pub(super) opened_in_a_row: u32,
+    /// The thread that made the last transition (`stuck::this_thread`): a snapshot taken on
+    /// it may log the stuck alert (`Core::stuck_seen`).
+    pub(super) moved_on: u32,
 }
 
 /// What a snapshot reads of the state (`Core::reading_at`).
@@ -191,6 +194,7 @@ impl Core {
             rare: Mutex::new(Rare {
                 episode: Episode::default(),
                 opened_in_a_row: 0,
+                moved_on: 0,
             }),
             counters: Counters::default(),
             usual: Usual::default(),
@@ -295,6 +299,17 @@ impl Core {
             state,
             since: dated(due, since, now),
             reopened: state == State::Open && w.state() == State::HalfOpen,
+        }
+    }
+
+    /// An annotated site's first call reached this breaker: if it never changed state, its
+    /// closed state counts from now. Every annotated breaker is made when the registry is
+    /// first used, on that caller's clock, which may be another test's paused clock, far
+    /// from this caller's: `time_in_state` then counts on the clock of the calls it serves.
+    pub(crate) fn first_used(&self) {
+        let rare = lock(&self.rare);
+        if rare.moved_on == 0 {
+            self.state_since.store(self.clock().now(), Relaxed);
         }
     }
 

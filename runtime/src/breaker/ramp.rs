@@ -145,15 +145,22 @@ impl Core {
         self.ramp_share_at(now)
     }
 
-    /// `ramp_share` as a reader sees it who reports `seen` (`state_at`): a half-open whose
-    /// passed trials are due to close it is reported closed, so it is reported ramping from
-    /// the ramp's first share too, as its next caller will make it, not as fully open.
+    /// `ramp_share` as a reader sees it who reports `seen` (`state_at`), changing nothing: a
+    /// half-open whose passed trials are due to close it is reported closed, so it is
+    /// reported ramping from the ramp's first share too, as its next caller will make it, not
+    /// as fully open. A ramp over at `now` reads as over, and is left for the breaker's next
+    /// call to end: a metrics snapshot taken on a clock ahead of the breaker's (a parallel
+    /// test's) must not end its ramp, nor forget its open periods' growth with it.
     pub(crate) fn ramp_share_seen(&self, seen: State, now: u64) -> Option<f64> {
-        if seen == State::Closed && self.word().state() == State::HalfOpen {
+        let w = self.word();
+        if seen == State::Closed && w.state() == State::HalfOpen {
             self.config().ramp()?;
             return Some(self.config().settings().ramp_start());
         }
-        self.ramp_share(now)
+        if !w.ramping() {
+            return None;
+        }
+        self.ramp_share_at(now)
     }
 }
 

@@ -146,13 +146,15 @@ impl Shadow {
         }
     }
 
-    /// What the shadow would have done so far.
+    /// What the shadow would have done so far. Only reads: taken on another runtime's clock
+    /// (a parallel test's metrics snapshot, ahead of this breaker's), expiring the window's
+    /// slots would drop the calls the breaker's own clock still counts.
     pub(crate) fn report(&self) -> ShadowReport {
         let core = &self.core;
         let now = core.clock().now();
         let c = &core.counters;
         let times = *lock_std(&self.sightings.times);
-        let totals = core.window.totals(now);
+        let totals = core.window.totals_view(now);
         ShadowReport {
             settings: core.config().clone(),
             state: core.state(),

@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use super::core::{Core, NEVER};
-use crate::clock::nanos;
+use crate::clock::{nanos, Clock};
 use crate::state::State;
 use crate::sync::atomic::{AtomicU64, Ordering::*};
 
@@ -65,7 +65,41 @@ impl Stuck {
     }
 }
 
+/// A number of this thread's own, from 1 (0: none), for `Rare::moved_on`. Std atomics: one
+/// process-wide counter, not part of any breaker's state.
+pub(super) fn this_thread() -> u32 {
+    use std::sync::atomic::{AtomicU32 as StdU32, Ordering::Relaxed as R};
+    static NEXT: StdU32 = StdU32::new(1);
+    thread_local! {
+        static MARK: u32 = NEXT.fetch_add(1, R);
+    }
+    MARK.with(|m| *m)
+}
+
 impl Core {
+    /// What a metrics snapshot reports as `stuck`, at a reader's `now`: away from closed
+    /// longer than `alert_after`. It logs the episode's one ERROR too (a breaker no call
+    /// reaches is stuck all the same, and a scrape is then what tells) only where the reader
+    /// shares the breaker's clock: on the real clock, or on the thread that made its last
+    /// transition (a paused test reading its own breaker). A parallel test's snapshot on a
+    /// paused clock of its own, ahead of this breaker's, sees it stuck long before its own
+    /// clock does: it must not take the episode's ERROR from the test whose breaker it is
+    /// (logged to that reader's subscriber, with a wrong `unhealthy_for`).
+    pub(crate) fn stuck_seen(&self, now: u64) -> bool {
+        let since = self.stuck.since.load(Relaxed);
+        if since == NEVER || now.saturating_sub(since) < nanos(self.config().alert_after()) {
+            return false;
+        }
+        if !self.stuck.alerted() && self.reader_shares_clock() {
+            self.check_stuck(now);
+        }
+        true
+    }
+
+    fn reader_shares_clock(&self) -> bool {
+        crate::sync::lock(&self.rare).moved_on == this_thread() || !Clock::reads_virtual_time()
+    }
+
     /// After an opening on slowness, the learned usual latency and the bound it sets, when that
     /// bound is shorter than the rule's own: what holds the breaker open (`usual.rs`).
     fn held_by_usual_latency(&self) -> Option<(Duration, Duration)> {

@@ -45,6 +45,7 @@ impl Core {
         reason: Reason,
         now: u64,
     ) -> Pending {
+        rare.moved_on = super::stuck::this_thread();
         let next = self.enter(rare, cur, to, &reason, now);
         self.publish(cur, next, reason, now)
     }

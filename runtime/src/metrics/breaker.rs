@@ -320,7 +320,7 @@ impl BreakerMetrics {
             p99,
             times_opened: load(&c.times_opened) + u64::from(reading.reopened),
             // A half-open whose passed trials close it is healthy, however long ago that was due.
-            stuck: state != State::Closed && core.check_stuck(now),
+            stuck: state != State::Closed && core.stuck_seen(now),
             force_expires_in: matches!(state, State::ForcedOpen | State::ForcedClosed)
                 .then(|| core.force_expires_in(now))
                 .flatten(),

@@ -143,6 +143,14 @@ impl Window {
         }
     }
 
+    /// The totals a reader at `now` sees, expiring nothing (`TimeWindow::totals_view`).
+    pub(crate) fn totals_view(&self, now: u64) -> Totals {
+        match self {
+            Window::Count(w) => w.totals(),
+            Window::Time(w) => w.totals_view(now),
+        }
+    }
+
     /// The totals and latencies a reader at `now` sees, expiring nothing (a metrics snapshot:
     /// `TimeWindow::totals_view`).
     pub(crate) fn view(&self, now: u64) -> (Totals, Counts) {
