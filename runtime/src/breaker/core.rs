@@ -107,10 +107,12 @@ pub(super) struct Rare {
     pub(super) episode: Episode,
     /// Openings since the breaker was last healthy: grows the open period under `backoff`.
     /// Kept through a ramp, so a relapse during one backs off as a failed half-open does.
-    pub(super) opened_in_a_row: u32,
+    /// `u16`, saturating: the period reaches `open_for_max` long before, and the two halves
+    /// of a word keep `Rare` (and a keyed breaker) within its size.
+    pub(super) opened_in_a_row: u16,
     /// The thread that made the last transition (`stuck::this_thread`): a snapshot taken on
     /// it may log the stuck alert (`Core::stuck_seen`).
-    pub(super) moved_on: u32,
+    pub(super) moved_on: u16,
 }
 
 /// What a snapshot reads of the state (`Core::reading_at`).

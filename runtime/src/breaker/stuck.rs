@@ -66,12 +66,14 @@ impl Stuck {
 }
 
 /// A number of this thread's own, from 1 (0: none), for `Rare::moved_on`. Std atomics: one
-/// process-wide counter, not part of any breaker's state.
-pub(super) fn this_thread() -> u32 {
+/// process-wide counter, not part of any breaker's state. Past 65 535 threads numbers are
+/// reused: two threads sharing one can each log the other's alert from a snapshot, as
+/// before there were marks.
+pub(super) fn this_thread() -> u16 {
     use std::sync::atomic::{AtomicU32 as StdU32, Ordering::Relaxed as R};
-    static NEXT: StdU32 = StdU32::new(1);
+    static NEXT: StdU32 = StdU32::new(0);
     thread_local! {
-        static MARK: u32 = NEXT.fetch_add(1, R);
+        static MARK: u16 = (NEXT.fetch_add(1, R) % u32::from(u16::MAX)) as u16 + 1;
     }
     MARK.with(|m| *m)
 }

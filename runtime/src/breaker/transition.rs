@@ -71,7 +71,7 @@ impl Core {
                     // A new episode: the last one's growth is forgotten.
                     rare.opened_in_a_row = 0;
                 }
-                let period = self.config().open_period(rare.opened_in_a_row);
+                let period = self.config().open_period(u32::from(rare.opened_in_a_row));
                 rare.opened_in_a_row = rare.opened_in_a_row.saturating_add(1);
                 self.enter_open(period, now);
                 bump(&self.counters.times_opened);
