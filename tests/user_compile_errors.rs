@@ -61,13 +61,20 @@ fn cached(_: &Order, _: &u32, _: Error<MyError>) -> Option<u32> {
 
 /// A user's crate in the test's scratch directory, depending on this workspace's facade.
 fn user_crate() -> PathBuf {
+    user_crate_as("user-crate", "fusebox = { path = PATH }")
+}
+
+/// A user's crate in `name`, depending on the facade by `dependency`, a `Cargo.toml` line
+/// whose `PATH` is the facade's (a renamed dependency: `fb = { package = "fusebox", .. }`).
+fn user_crate_as(name: &str, dependency: &str) -> PathBuf {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("user-crate");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     std::fs::create_dir_all(dir.join("src")).unwrap();
+    let path = format!("{:?}", workspace.display().to_string());
     let manifest = format!(
         "[package]\nname = \"user-crate\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
-         [dependencies]\nfusebox = {{ path = {:?} }}\n\n[workspace]\n",
-        workspace.display().to_string()
+         [dependencies]\n{}\n\n[workspace]\n",
+        dependency.replace("PATH", &path)
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
     std::fs::copy(workspace.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
@@ -134,4 +141,32 @@ fn a_fallback_of_the_wrong_return_type_is_one_error_in_a_users_crate() {
             "{case}: {errors:#?}"
         );
     }
+}
+
+/// trybuild links the facade as `fusebox`, so `tests/ui/fail/bad_crate.rs` can only give a wrong
+/// `crate = ".."`; a dependency renamed in `Cargo.toml` and no `crate =` is checked here: one
+/// error, at the attribute, whose note says to name the crate with `crate =`.
+#[test]
+fn a_renamed_dependency_without_crate_is_one_error_in_a_users_crate() {
+    let dir = user_crate_as(
+        "user-crate-renamed",
+        r#"fb = { package = "fusebox", path = PATH }"#,
+    );
+    let source = r#"
+use fb::{breaker, bulkhead, Rejection};
+#[breaker(name = "renamed", timeout = "1s")]
+#[bulkhead(pool = 2)]
+async fn lookup() -> Result<u32, Rejection> {
+    Ok(1)
+}
+fn main() {
+    let _ = lookup();
+}
+"#;
+    let errors = errors(&dir, source);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(
+        errors[0].contains("unresolved import `fusebox`"),
+        "{errors:#?}"
+    );
 }

@@ -40,20 +40,38 @@ impl Names {
 
 /// Expands a breaker, a bulkhead, or both (composed in DESIGN.md's order by `run`).
 pub fn expand(v: &Valid<'_>) -> TokenStream {
-    let pv = private_path(v);
+    let pv = quote!(__fusebox);
+    let import = import_private(v, &pv);
     let names = Names::new();
     let wrapped = wrapped_body(v, &names, &pv);
-    v.func.with_body(in_shape(&v.shape, wrapped))
+    v.func
+        .with_body(in_shape(&v.shape, quote!(#import #wrapped)))
 }
 
-/// Every generated path goes through the facade's hidden module (or a re-export's).
-fn private_path(v: &Valid<'_>) -> TokenStream {
+/// The one path to the facade's hidden module (or a re-export's), imported once as `alias`;
+/// every other generated path goes through the alias. A crate path that does not resolve is
+/// then one error, at this import: rustc binds a failed import to a placeholder and reports
+/// none of its uses (nor expands the macros reached through it, `site!`). It points at
+/// `crate = "..."` when given, else at the attribute. rustc's words cannot be chosen, but the
+/// macro an error comes from is named in its note: the import is written in a local macro
+/// whose name says what to do.
+fn import_private(v: &Valid<'_>, alias: &TokenStream) -> TokenStream {
     let krate = v.breaker.as_ref().and_then(|b| b.krate.as_ref());
     let krate = krate.or_else(|| v.bulkhead.as_ref().and_then(|b| b.krate.as_ref()));
     let krate = krate.or_else(|| v.retry.as_ref().and_then(|r| r.krate.as_ref()));
-    match krate {
-        Some(k) => quote!(#k::__private),
-        None => quote!(::fusebox::__private),
+    let (path, span) = match krate {
+        Some(k) => (quote!(#k), syn::spanned::Spanned::span(k)),
+        None => (quote!(::fusebox), Span::call_site()),
+    };
+    let hint = Ident::new(
+        "fusebox_is_not_at_this_path__if_renamed_in_cargo_toml_write_crate_eq_its_name",
+        span,
+    );
+    quote_spanned! {span=>
+        macro_rules! #hint {
+            () => { use #path::__private as #alias; };
+        }
+        #hint!();
     }
 }
 

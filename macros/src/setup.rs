@@ -29,9 +29,9 @@ pub fn breaker(
     // A default name is listed apart, so two functions that share one by accident are told.
     let default_named = match (&b.name, &b.key) {
         (None, None) => quote! {
-            #[#pv::linkme::distributed_slice(#pv::DEFAULT_NAMED_SITES)]
-            #[linkme(crate = #pv::linkme)]
-            static DEFAULT_NAMED: &str = NAME;
+            #pv::site!(DEFAULT_NAMED_SITES,
+                static DEFAULT_NAMED: &str = NAME;
+            );
         },
         _ => TokenStream::new(),
     };
@@ -46,9 +46,9 @@ pub fn breaker(
                     #config
                 }
                 // Listed in the registry from the start, before the first call.
-                #[#pv::linkme::distributed_slice(#pv::BREAKER_SITES)]
-                #[linkme(crate = #pv::linkme)]
-                static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
+                #pv::site!(BREAKER_SITES,
+                    static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
+                );
                 #default_named
                 static CELL: #pv::OnceCell<#pv::Breaker> =
                     #pv::OnceCell::new();
@@ -93,9 +93,9 @@ fn keyed(
             }
             // Known from the start, so overrides at start are checked against its keys'
             // template and count as declared (`name/*`).
-            #[#pv::linkme::distributed_slice(#pv::KEYED_BREAKER_SITES)]
-            #[linkme(crate = #pv::linkme)]
-            static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
+            #pv::site!(KEYED_BREAKER_SITES,
+                static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
+            );
             static TEMPLATE: #pv::KeyedSite = #pv::KeyedSite::new();
             #[allow(unused_imports)]
             use #pv::{KeyFormDisplay as _, KeyFormFast as _};
@@ -129,9 +129,9 @@ pub fn bulkhead(
                 #pv::BulkheadConfig::from_settings(NAME, SETTINGS)
             }
             // Listed in the registry from the start, before the first call.
-            #[#pv::linkme::distributed_slice(#pv::BULKHEAD_SITES)]
-            #[linkme(crate = #pv::linkme)]
-            static SITE: #pv::BulkheadSite = #pv::BulkheadSite { name: NAME, config };
+            #pv::site!(BULKHEAD_SITES,
+                static SITE: #pv::BulkheadSite = #pv::BulkheadSite { name: NAME, config };
+            );
             static CELL: #pv::OnceCell<#pv::Bulkhead> =
                 #pv::OnceCell::new();
             #pv::static_bulkhead(&CELL, config)

@@ -152,4 +152,6 @@ pub mod __private {
         SlowRule, WindowKind,
     };
     pub use linkme;
+
+    pub use crate::__fusebox_site as site;
 }

@@ -113,7 +113,9 @@ fn crate_paths(code: &str) -> Vec<(String, bool)> {
     while let Some(i) = rest.find("crate::") {
         let before = rest[..i].chars().last();
         rest = &rest[i + "crate::".len()..];
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+        // `$crate::` is a path of a macro's expansion in the user's crate (`__private::site!`
+        // names `$crate::__private`, the public path), not an import between layers.
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
             continue;
         }
         if let Some(group) = rest.strip_prefix('{') {

@@ -33,6 +33,22 @@ pub struct BulkheadSite {
     pub config: fn() -> BulkheadConfig,
 }
 
+/// Lists a call site's static in one of the slices below (generated code only, as
+/// `__private::site!(BREAKER_SITES, static SITE: .. = ..;)`). linkme is named here, through
+/// `$crate`, rather than in the expansion: its `#[linkme(crate = ..)]` helper would be one more
+/// error ("cannot find attribute `linkme`") when the user's `crate = ".."` path does not
+/// resolve, while a macro reached through that path is simply not expanded, leaving the
+/// unresolved path as the one error.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __fusebox_site {
+    ($slice:ident, $($item:tt)*) => {
+        #[$crate::__private::linkme::distributed_slice($crate::__private::$slice)]
+        #[linkme(crate = $crate::__private::linkme)]
+        $($item)*
+    };
+}
+
 /// Every `#[breaker]` site with a static name in the program.
 #[distributed_slice]
 pub static BREAKER_SITES: [BreakerSite];
