@@ -49,21 +49,13 @@ impl Permit<'_> {
     /// A trial its caller dropped: freed if it was dropped before it was late, judged if the
     /// caller gave up after the slow bound (slow) or the trial timeout (failed), so a
     /// dependency that hangs behind a caller's shorter deadline still reopens the breaker.
-    ///
-    /// Also failed once it ran past the call's own `timeout`, where the trial timeout is
-    /// longer (`half_open_timeout`, or the one derived from `timeout` for a provider back
-    /// cold): a caller whose deadline lies between the two, as the docs advise ("set `timeout`
-    /// below the caller's deadline"), drops every trial of a hung dependency before it is
-    /// late by the trial's bounds, and with none judged a share's half-open sampled for ever.
-    /// A closed call would have timed out by then.
     pub(super) fn abandoned_trial(&self) -> TrialEnd {
         let Some(start) = self.start else {
             return TrialEnd::Released;
         };
         let core = self.core;
         let ran = Instant::now().saturating_duration_since(start);
-        let past_timeout = self.config().timeout().is_some_and(|t| ran >= t);
-        let late = if past_timeout || ran >= core.trial_timeout_under(self.config()) {
+        let late = if ran >= core.trial_timeout_under(self.config()) {
             Late::TimedOut
         } else if core
             .trial_slow_bound(self.config())
