@@ -381,11 +381,10 @@ impl Model {
         self.counters.cancelled += 1;
         if t.trial {
             // A trial dropped when already late is judged as one that answered that late:
-            // past its timeout (or the call's own, when shorter) failed and slow, past the
-            // slow bound slow; dropped earlier it only frees its slot.
+            // past its timeout failed and slow, past the slow bound slow; dropped earlier it
+            // only frees its slot.
             let ran = self.now - t.start;
-            let past_call_timeout = self.cfg.timeout.is_some_and(|to| ran >= to);
-            let late = if past_call_timeout || ran >= self.trial_timeout() {
+            let late = if ran >= self.trial_timeout() {
                 Some((true, true))
             } else if self.slow_by_rule(ran) {
                 Some((false, true))
