@@ -94,10 +94,10 @@ async fn seed_002_a_timeout_alone_opens_on_answers_a_hundred_times_slower_and_cl
         }
     })
     .await;
-    // 20 calls a second: a quarter of the last 100 past five times the usual ~95 ms.
+    // 20 calls a second: half of the last 100 past five times the usual ~95 ms.
     let opened = first(&seen, State::Open, slow_at).expect("never opened");
     assert!(
-        opened - slow_at <= 2 * SEC,
+        opened - slow_at <= 3500 * MS,
         "opened {:?} in: {seen:?}",
         opened - slow_at
     );

@@ -14,10 +14,10 @@
 //! answer seen, and comes down to the percentile from there. A call is slow from [`FACTOR`] times it, never below
 //! [`FLOOR`] and never above the derived bound (half the timeout), once [`WARM`] calls have fed it.
 //!
-//! Why it cannot open a healthy breaker: the derived rule opens at a quarter of the last 100
-//! calls slow, and in a steady state only a tenth of the answers are above the estimate,
-//! whatever the shape of the latency (bimodal, heavy-tailed); a quarter of them past five
-//! times it is a change of the dependency, not noise. A slowdown below five times is learned as it comes (each
+//! Why it cannot open a healthy breaker: the derived rule opens at half of the last 100 calls
+//! slow, and in a steady state only a tenth of the answers are above the estimate, whatever the
+//! shape of the latency (bimodal, heavy-tailed); half of them past five times it is a change
+//! of the dependency, not noise. A slowdown below five times is learned as it comes (each
 //! answer above the estimate raises it), and one beyond it is not learned while it lasts (slow
 //! answers do not feed it), so the breaker stays open until the dependency is fast again: its
 //! trials and probes are judged by the same bound after an opening on slowness. A dependency

@@ -67,7 +67,7 @@ impl BreakerBuilder {
         /// A call at least `bound` long is slow; `rate` percent slow calls open the breaker.
         /// Default: none, except that a breaker given a `timeout` and none of `window`,
         /// `window_calls`, `min_calls`, `failure_rate` or a slow rule judges a call slow at half
-        /// its timeout, 25 % opening it (`defaults::DERIVED_SLOW_DIVISOR`, `DERIVED_SLOW_RATE`); once a
+        /// its timeout, 50 % opening it (`defaults::DERIVED_SLOW_DIVISOR`, seed 002); once a
         /// hundred answers have taught it the dependency's usual latency, also from five times
         /// that, if shorter (never under 100 ms): seed 002's 8 s answers, 80 ms usually, under a
         /// 30 s timeout. The config shows the rule's own bound; what a call starting now is
@@ -78,7 +78,7 @@ impl BreakerBuilder {
         /// use fusebox::Breaker;
         /// let cfg = Breaker::builder("slow-doc").timeout(Duration::from_secs(2)).config().unwrap();
         /// let rule = cfg.slow().unwrap();
-        /// assert_eq!((rule.bound, rule.rate), (Duration::from_secs(1), 25));
+        /// assert_eq!((rule.bound, rule.rate), (Duration::from_secs(1), 50));
         /// ```
         slow(bound: Duration, rate: u8);
         /// Open when the latency percentile `pct` (1..=99: 50, 90, 95, 99...) exceeds `bound`:
