@@ -372,7 +372,7 @@ struct Queue {
     /// emitter waits for. Behind `next` while a batch is being delivered.
     done: u64,
     /// Emitted ahead of their turn, by place.
-    waiting: BTreeMap<u64, (Transition, Origin)>,
+    waiting: BTreeMap<u64, (Transition, Option<Origin>)>,
     /// A caller is delivering: the others only queue.
     delivering: bool,
 }
@@ -402,23 +402,33 @@ struct Origin {
 }
 
 impl Origin {
-    fn here() -> Origin {
-        Origin {
-            dispatch: tracing::dispatcher::get_default(Clone::clone),
-            span: tracing::Span::current(),
+    /// `None` inside a subscriber's own callback (a layer that forces a breaker, or makes a
+    /// call, as it sees an event), where tracing hands out its no-op dispatcher: the line is
+    /// then logged by the deliverer, which delivers it once that callback has returned.
+    fn here() -> Option<Origin> {
+        let dispatch = tracing::dispatcher::get_default(Clone::clone);
+        if dispatch.is::<tracing::subscriber::NoSubscriber>() {
+            return None;
         }
+        Some(Origin {
+            dispatch,
+            span: tracing::Span::current(),
+        })
     }
 }
 
 impl Live {
     /// Logs `t` at the level its seriousness deserves, as its emitter would have (`origin`),
     /// records and broadcasts it.
-    fn deliver(&self, t: Transition, origin: &Origin) {
+    fn deliver(&self, t: Transition, origin: &Option<Origin>) {
         let live = self;
-        tracing::dispatcher::with_default(&origin.dispatch, || {
-            let _in = origin.span.enter();
-            log(&t);
-        });
+        match origin {
+            Some(o) => tracing::dispatcher::with_default(&o.dispatch, || {
+                let _in = o.span.enter();
+                log(&t);
+            }),
+            None => log(&t),
+        }
         #[cfg(feature = "testing")]
         crate::sync::lock_std(&live.taps).retain(|tap| {
             tap.upgrade()
