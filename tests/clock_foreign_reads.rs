@@ -286,3 +286,26 @@ fn a_fresh_breakers_time_in_state_counts_on_the_clock_of_its_calls() {
         assert_eq!(b.metrics().time_in_state - before, Duration::from_secs(10));
     });
 }
+
+#[breaker(name = "foreign-read-shared")]
+async fn shared_one() -> Result<(), Down> {
+    Ok(())
+}
+
+#[breaker(name = "foreign-read-shared")]
+async fn shared_two() -> Result<(), Down> {
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_second_function_of_the_same_name_does_not_restart_time_in_state() {
+    shared_one().await.unwrap();
+    tokio::time::advance(Duration::from_secs(60)).await;
+    shared_two().await.unwrap();
+    let m = registry().breaker("foreign-read-shared").unwrap().metrics();
+    assert!(
+        m.time_in_state >= Duration::from_secs(60),
+        "{:?}",
+        m.time_in_state
+    );
+}

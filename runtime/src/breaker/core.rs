@@ -308,9 +308,11 @@ impl Core {
     /// closed state counts from now. Every annotated breaker is made when the registry is
     /// first used, on that caller's clock, which may be another test's paused clock, far
     /// from this caller's: `time_in_state` then counts on the clock of the calls it serves.
+    /// Only the first site's: a second function of the same name (the same breaker) finds
+    /// calls counted and leaves it.
     pub(crate) fn first_used(&self) {
         let rare = lock(&self.rare);
-        if rare.moved_on == 0 {
+        if rare.moved_on == 0 && self.counters.calls() == 0 {
             self.state_since.store(self.clock().now(), Relaxed);
         }
     }
