@@ -40,7 +40,7 @@ impl Names {
 
 /// Expands a breaker, a bulkhead, or both (composed in DESIGN.md's order by `run`).
 pub fn expand(v: &Valid<'_>) -> TokenStream {
-    let pv = quote!(__fusebox);
+    let pv = quote!(__fusebox_private);
     let import = import_private(v, &pv);
     let names = Names::new();
     let wrapped = wrapped_body(v, &names, &pv);
