@@ -233,8 +233,13 @@ impl Settings {
     /// (a relapse while ramping back in keeps the episode what its first opening made it: cold
     /// answers after failures do not make it a slow one). Without it, 2 s answers under a 3 s
     /// timeout passed every trial and the breaker closed while slow again and again (issue
-    /// 26's "slow under the timeout"). A `half_open_slow` given is always the trials' bound,
-    /// and a recovery setting given keeps trials under the slow rule as before.
+    /// 26's "slow under the timeout"). "Answering": the first call of the opening to end
+    /// answered; if it timed out (a hung outage: calls are seen slow in flight at half the
+    /// timeout, before they time out), the dependency was down, and trials are those of an
+    /// outage, so a provider back cold passes them, until the episode relapses twice from its
+    /// ramp (answers slower than the timeout: a slowdown past it). A `half_open_slow` given is
+    /// always the trials' bound, and a recovery setting given keeps trials under the slow rule
+    /// as before.
     ///
     /// ```
     /// use std::time::Duration;

@@ -38,7 +38,7 @@ use super::usual::Usual;
 use crate::clock::Clock;
 use crate::settings::BreakerConfig;
 use crate::state::{State, Word};
-use crate::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::*};
 use crate::sync::{lock, Mutex};
 use crate::window::Window;
 
@@ -97,6 +97,22 @@ impl Counters {
     }
 }
 
+/// The codes of `Core::slow_episode`.
+pub(super) mod episode {
+    /// Not an episode of slowness (closed, or opened on failures).
+    pub(crate) const NONE: u8 = 0;
+    /// Opened on slowness; no call admitted before the opening has ended since.
+    pub(crate) const UNSEEN: u8 = 1;
+    /// Opened on slowness, and a call of it answered: the dependency answers, slowly.
+    pub(crate) const SLOW: u8 = 2;
+    /// Opened on slowness, and the first call of it to end timed out or failed: the calls
+    /// were only seen slow in flight; the dependency was down (a hung outage). Trials as
+    /// after failures.
+    pub(crate) const DOWN: u8 = 3;
+    /// As `DOWN`, and relapsed once from the ramp; a second relapse makes it `SLOW`.
+    pub(crate) const DOWN_RELAPSED: u8 = 4;
+}
+
 pub(crate) fn bump(c: &AtomicU64) {
     c.fetch_add(1, Relaxed);
 }
@@ -152,8 +168,10 @@ pub(crate) struct Core {
     /// judged by the slow bound (`Core::trial_slow_bound`). A relapse while ramping keeps it
     /// as it was: a provider back cold from failures still warms by its trials (seed 000).
     /// Written under `rare`'s lock as states are entered; read by a trial as it ends. In
-    /// what was `slow_in_flight`'s padding.
-    pub(super) slow_episode: AtomicBool,
+    /// what was `slow_in_flight`'s padding. One of [`episode`]'s codes: an opening on calls
+    /// seen slow in flight is slowness only once one of them answers; if the first to end
+    /// timed out instead, the dependency hung (`Core::episode_call_ended`).
+    pub(super) slow_episode: AtomicU8,
     /// Whether this breaker's last call to end was slow (or timed out); written only under
     /// the slow rule derived from `timeout`. A full bulkhead whose slots slow calls just
     /// handed on to fresh ones refuses for slowness too (issue 26). In the same padding.
@@ -202,7 +220,7 @@ impl Core {
             usual: Usual::default(),
             events,
             slow_in_flight: AtomicU32::new(0),
-            slow_episode: AtomicBool::new(false),
+            slow_episode: AtomicU8::new(episode::NONE),
             ended_slow: AtomicBool::new(false),
             waiting: AtomicU16::new(0),
             shadow: ShadowSlot::default(),
@@ -380,7 +398,29 @@ impl Core {
 
     /// Whether the breaker opened on slowness alone and has not closed (nor ended a ramp) since.
     pub(crate) fn slow_episode(&self) -> bool {
-        self.slow_episode.load(Relaxed)
+        matches!(
+            self.slow_episode.load(Relaxed),
+            episode::UNSEEN | episode::SLOW
+        )
+    }
+
+    /// A call admitted before the breaker opened ended during the episode (derived settings,
+    /// whose trials pass by answering after failures). An opening on slowness that no call
+    /// of it has ended yet is decided by the first to end: answered, the dependency is slow
+    /// (trials judged by the slow bound, seed 002); timed out or failed, it is down, and the
+    /// calls were only seen slow in flight before their timeout: trials get the long timeout
+    /// a provider back cold needs (seed 000). A hung outage opens on slowness (calls are seen
+    /// slow at half the timeout, before they time out), and its trials were cut at the call's
+    /// timeout: a provider back cold never passed one.
+    pub(crate) fn episode_call_ended(&self, answered: bool) {
+        let to = if answered {
+            episode::SLOW
+        } else {
+            episode::DOWN
+        };
+        let _ = self
+            .slow_episode
+            .compare_exchange(episode::UNSEEN, to, Relaxed, Relaxed);
     }
 
     /// This breaker's last call to end was slow or not (derived slow rule only). Written

@@ -5,7 +5,7 @@
 //! the word (Release) and stamps `state_since`. The caller emits the returned `Transition`
 //! once the lock is released (`core.rs` gives the invariants).
 
-use super::core::{bump, Core, Rare};
+use super::core::{bump, episode, Core, Rare};
 use super::events::{Pending, Reason, Transition};
 use super::half_open::Episode;
 use crate::clock::nanos;
@@ -83,10 +83,23 @@ impl Core {
                 // that pass by answering; one that began on slowness keeps judging them by
                 // the slow bound.
                 match reason {
+                    // A dependency found down after an opening on slowness (a hung outage)
+                    // relapsing twice from its ramp answers, but slower than its calls'
+                    // timeout: a slowdown past the timeout (seed 002's 8 s answers under a
+                    // 2 s timeout), not a provider warming. Its trials are held to the slow
+                    // bound from then on, rather than closing it every few seconds.
+                    _ if goes_on && cur.state() == State::Closed => {
+                        let code = match self.slow_episode.load(Relaxed) {
+                            episode::DOWN => episode::DOWN_RELAPSED,
+                            episode::DOWN_RELAPSED => episode::SLOW,
+                            same => same,
+                        };
+                        self.slow_episode.store(code, Relaxed);
+                    }
                     _ if goes_on => {}
-                    Reason::SlowRate { .. } => self.slow_episode.store(true, Relaxed),
+                    Reason::SlowRate { .. } => self.slow_episode.store(episode::UNSEEN, Relaxed),
                     Reason::FailureRate { .. } | Reason::Quorum { .. } => {
-                        self.slow_episode.store(false, Relaxed)
+                        self.slow_episode.store(episode::NONE, Relaxed)
                     }
                     _ => {}
                 }
@@ -102,7 +115,7 @@ impl Core {
                 self.stuck.end();
                 if !ramps {
                     // Kept through a ramp (see `Open` above); the ramp's end clears it.
-                    self.slow_episode.store(false, Relaxed);
+                    self.slow_episode.store(episode::NONE, Relaxed);
                 }
             }
             // A forced state is an operator's override: held past `alert_after` it is stuck too,
@@ -111,7 +124,7 @@ impl Core {
         }
         if *reason == Reason::Reset {
             rare.opened_in_a_row = 0;
-            self.slow_episode.store(false, Relaxed);
+            self.slow_episode.store(episode::NONE, Relaxed);
             // An operator's reset also forgets the usual latency: a dependency that became
             // slower for good is learned anew rather than held open by what it used to be.
             self.usual.forget();

@@ -131,8 +131,9 @@ impl BreakerBuilder {
         /// bound; under the slow rule derived from `timeout`, or a given one (`trip_p95`) with
         /// `timeout` and no recovery setting, the trial timeout: a trial that
         /// answers passes, so a dependency that warms by serving requests recovers, except
-        /// after the breaker opened on slowness alone, when trials are judged by the rule's own
-        /// bound: that dependency was answering, only slowly, and would pass them while slow).
+        /// after the breaker opened on slowness alone and a call of it answered, when trials
+        /// are judged by the rule's own bound: that dependency was answering, only slowly, and
+        /// would pass them while slow; one whose calls timed out was down, hung).
         /// Half-open judges trials by the whole rule, slow calls included; a dependency that warms
         /// up by serving requests answers slowly at first, so a looser bound here lets it recover
         /// while a still-slow one keeps the breaker open. Needs a slow rule (`slow`, `trip_pNN`).

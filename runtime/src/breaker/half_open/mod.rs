@@ -166,7 +166,8 @@ impl Core {
     /// trial bound (`half_open_slow`, else the slow rule's), except that trials that pass by
     /// answering (a `half_open_slow` derived from `timeout`, for a provider that warms by
     /// serving) are judged by the slow rule's bound after an opening on slowness alone: that
-    /// dependency was answering, only slowly, and would pass every trial while as slow.
+    /// dependency was answering, only slowly, and would pass every trial while as slow
+    /// (`Core::slow_episode`: not once the opening's first call to end timed out).
     pub(crate) fn trial_slow_bound(&self, c: &BreakerConfig) -> Option<Duration> {
         let s = c.settings();
         if s.trials_pass_by_answering() && self.slow_episode() {

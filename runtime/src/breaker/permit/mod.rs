@@ -310,6 +310,13 @@ impl<'a> Permit<'a> {
             }
         }
         if !self.is_current() {
+            if self.config().settings().trials_pass_by_answering() {
+                match outcome {
+                    Outcome::Success | Outcome::Excluded => core.episode_call_ended(true),
+                    Outcome::Failure | Outcome::TimedOut => core.episode_call_ended(false),
+                    _ => {}
+                }
+            }
             return;
         }
         let failed = outcome.failed();
