@@ -278,11 +278,15 @@ async fn slow_after_recovery(timeout: Duration) -> u32 {
 #[tokio::test(start_paused = true)]
 async fn a_dependency_slow_soon_after_its_ramp_is_not_let_back_while_slow() {
     // A review: the slowness was taken for the ramp's relapse, so trials passed by answering
-    // and all traffic was let back ten times in two minutes onto 2 s answers.
-    for timeout in [800 * MS, 3 * S] {
+    // and all traffic was let back ten times in two minutes onto 2 s answers. Under a 3 s
+    // timeout the 2 s answers end answered: never. Under 800 ms they time out, as a hung
+    // dependency's calls do: a provider back cold after a hang answers so too, and gets one
+    // chance (its trials pass by answering); the relapse from its ramp says it is slow, not
+    // warming, and it is held to the slow bound from then on (tests/defaults_hung_outage.rs).
+    for (timeout, most) in [(800 * MS, 1), (3 * S, 0)] {
         let let_back = slow_after_recovery(timeout).await;
-        assert_eq!(
-            let_back, 0,
+        assert!(
+            let_back <= most,
             "timeout {timeout:?}: let back {let_back} times"
         );
     }

@@ -107,10 +107,8 @@ pub(super) mod episode {
     pub(crate) const SLOW: u8 = 2;
     /// Opened on slowness, and the first call of it to end timed out or failed: the calls
     /// were only seen slow in flight; the dependency was down (a hung outage). Trials as
-    /// after failures.
+    /// after failures, until a relapse from the ramp makes it `SLOW`.
     pub(crate) const DOWN: u8 = 3;
-    /// As `DOWN`, and relapsed once from the ramp; a second relapse makes it `SLOW`.
-    pub(crate) const DOWN_RELAPSED: u8 = 4;
 }
 
 pub(crate) fn bump(c: &AtomicU64) {

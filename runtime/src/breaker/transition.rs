@@ -84,17 +84,18 @@ impl Core {
                 // the slow bound.
                 match reason {
                     // A dependency found down after an opening on slowness (a hung outage)
-                    // relapsing twice from its ramp answers, but slower than its calls'
-                    // timeout: a slowdown past the timeout (seed 002's 8 s answers under a
-                    // 2 s timeout), not a provider warming. Its trials are held to the slow
-                    // bound from then on, rather than closing it every few seconds.
+                    // that relapses from its ramp answers, but slower than its calls' timeout:
+                    // a slowdown past the timeout (2 s answers under 800 ms: indistinguishable
+                    // from a provider back cold until then), not a provider that warmed. Its
+                    // trials are held to the slow bound from then on, rather than closing it
+                    // every few seconds onto answers its calls cannot wait for.
                     _ if goes_on && cur.state() == State::Closed => {
-                        let code = match self.slow_episode.load(Relaxed) {
-                            episode::DOWN => episode::DOWN_RELAPSED,
-                            episode::DOWN_RELAPSED => episode::SLOW,
-                            same => same,
-                        };
-                        self.slow_episode.store(code, Relaxed);
+                        let _ = self.slow_episode.compare_exchange(
+                            episode::DOWN,
+                            episode::SLOW,
+                            Relaxed,
+                            Relaxed,
+                        );
                     }
                     _ if goes_on => {}
                     Reason::SlowRate { .. } => self.slow_episode.store(episode::UNSEEN, Relaxed),
