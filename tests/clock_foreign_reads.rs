@@ -309,3 +309,38 @@ async fn a_second_function_of_the_same_name_does_not_restart_time_in_state() {
         m.time_in_state
     );
 }
+
+#[breaker(name = "foreign-read-looked-up")]
+async fn looked_up() -> Result<(), Down> {
+    Ok(())
+}
+
+#[test]
+fn a_fresh_breaker_looked_up_by_name_counts_on_the_clock_of_its_test() {
+    let rt = paused(); // this test's runtime, made first: its clock is behind the other's
+    std::thread::spawn(|| {
+        paused().block_on(async {
+            tokio::time::advance(Duration::from_secs(3600)).await;
+            let _ = registry().breakers();
+            let _ = fusebox::metrics();
+        })
+    })
+    .join()
+    .unwrap();
+    rt.block_on(async {
+        let b = registry().breaker("foreign-read-looked-up").unwrap();
+        assert!(b.state_since() <= tokio::time::Instant::now());
+        let before = b.metrics().time_in_state;
+        tokio::time::advance(Duration::from_secs(10)).await;
+        assert_eq!(
+            registry()
+                .breaker("foreign-read-looked-up")
+                .unwrap()
+                .metrics()
+                .time_in_state
+                - before,
+            Duration::from_secs(10)
+        );
+        let _ = looked_up;
+    });
+}

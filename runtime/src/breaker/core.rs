@@ -320,15 +320,16 @@ impl Core {
         }
     }
 
-    /// An annotated site's first call reached this breaker: if it never changed state, its
-    /// closed state counts from now. Every annotated breaker is made when the registry is
-    /// first used, on that caller's clock, which may be another test's paused clock, far
-    /// from this caller's: `time_in_state` then counts on the clock of the calls it serves.
-    /// Only the first site's: a second function of the same name (the same breaker) finds
-    /// calls counted and leaves it.
+    /// A caller's first use of this breaker (an annotated site's first call, or a lookup by
+    /// name in the registry): if it was never used nor changed state, its closed state counts
+    /// from now. Every annotated breaker is made when the registry is first used, on that
+    /// caller's clock, which may be another test's paused clock, far from this caller's:
+    /// `time_in_state` then counts on the clock of the test (or service) that uses it. Once
+    /// only: a second function of the same name, or a second lookup, leaves it.
     pub(crate) fn first_used(&self) {
-        let rare = lock(&self.rare);
+        let mut rare = lock(&self.rare);
         if rare.moved_on == 0 && self.counters.calls() == 0 {
+            rare.moved_on = super::stuck::FIRST_USED;
             self.state_since.store(self.clock().now(), Relaxed);
         }
     }

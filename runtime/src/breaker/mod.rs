@@ -121,8 +121,8 @@ impl Breaker {
     /// When the breaker entered its current state, on `tokio::time`'s clock (virtual under a
     /// paused clock). With [`state`](Breaker::state) it tells apart a breaker that stayed in a
     /// state from one that left it and came back, e.g. open again after a failed half-open.
-    /// A breaker that never changed state: when its annotated function was first called, else
-    /// when it was made.
+    /// A breaker that never changed state: when it was first used (its annotated function
+    /// called, or its name looked up in the registry), else when it was made.
     ///
     /// ```
     /// use fusebox::{Breaker, State};

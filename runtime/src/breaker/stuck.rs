@@ -66,17 +66,20 @@ impl Stuck {
 }
 
 /// A number of this thread's own, from 1 (0: none), for `Rare::moved_on`. Std atomics: one
-/// process-wide counter, not part of any breaker's state. Past 65 535 threads numbers are
+/// process-wide counter, not part of any breaker's state. Past 65 534 threads numbers are
 /// reused: two threads sharing one can each log the other's alert from a snapshot, as
 /// before there were marks.
 pub(super) fn this_thread() -> u16 {
     use std::sync::atomic::{AtomicU32 as StdU32, Ordering::Relaxed as R};
     static NEXT: StdU32 = StdU32::new(0);
     thread_local! {
-        static MARK: u16 = (NEXT.fetch_add(1, R) % u32::from(u16::MAX)) as u16 + 1;
+        static MARK: u16 = (NEXT.fetch_add(1, R) % u32::from(FIRST_USED - 1)) as u16 + 1;
     }
     MARK.with(|m| *m)
 }
+
+/// `Rare::moved_on` of a breaker used (`Core::first_used`) and never moved: no thread's mark.
+pub(super) const FIRST_USED: u16 = u16::MAX;
 
 impl Core {
     /// What a metrics snapshot reports as `stuck`, at a reader's `now`: away from closed

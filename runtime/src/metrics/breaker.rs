@@ -35,8 +35,9 @@ pub struct BreakerMetrics {
     /// Time since the last transition: for a state reported before it is applied (an open
     /// period that ended, a forced state that ran out, a half-open whose verdict is due,
     /// applied by the breaker's next call or [`Breaker::state`](crate::Breaker::state)),
-    /// since it fell due. A breaker that never changed state: since the first call of its
-    /// annotated function (on that caller's clock), else since it was made.
+    /// since it fell due. A breaker that never changed state: since its first use (the first
+    /// call of its annotated function, or its first lookup by name in the registry, on that
+    /// caller's clock), else since it was made.
     pub time_in_state: Duration,
     /// Every call that asked to go through: the sum of the outcomes below plus `rejected`
     /// and `rejected_by_bulkhead` (a call the breaker let through that a full bulkhead then
