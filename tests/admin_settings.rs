@@ -260,3 +260,25 @@ async fn a_newline_or_an_ansi_escape_in_by_never_reaches_the_log_verbatim() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_cr_or_lf_around_a_shadow_setting_never_reaches_the_log_verbatim() {
+    // A review: values are trimmed, so `trip_p95=500ms%0D%0A` is accepted, and the shadow's
+    // WARN line wrote the value as given, CR/LF included.
+    let log = log::log();
+    let _b = fusebox::Breaker::builder("live-shadow-crlf")
+        .build()
+        .unwrap();
+    let base = serve().await;
+    let url = format!("{base}/shadow/set/live-shadow-crlf?trip_p95=500ms%0D%0A&by=alice");
+    let (status, body) = send(Method::POST, &url, true).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let lines = log.fields(
+        "admin action on a breaker's shadow settings",
+        "live-shadow-crlf",
+    );
+    assert!(!lines.is_empty(), "not logged");
+    for fields in lines {
+        assert!(!fields.contains(['\r', '\n']), "{fields:?}");
+    }
+}

@@ -98,3 +98,19 @@ async fn each_scope_has_its_own_retry_budgets() {
     );
     assert!(fusebox::retry::budget("scoped-retry").is_none());
 }
+
+#[breaker(name = "scoped-fresh", timeout = "1s")]
+async fn scoped_fresh() -> Result<u32, DepError> {
+    Ok(1)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_scoped_breaker_counts_time_in_state_from_its_first_call() {
+    // A review: in a scope, `time_in_state` of a fresh annotated breaker counted from the
+    // scope's start, not from its first call as outside one.
+    let _scope = testing::scope();
+    tokio::time::advance(std::time::Duration::from_secs(10)).await;
+    scoped_fresh().await.unwrap();
+    let m = registry().breaker("scoped-fresh").unwrap().metrics();
+    assert_eq!(m.time_in_state, std::time::Duration::ZERO);
+}

@@ -21,7 +21,9 @@ pub fn static_breaker(
 ) -> Site<'static, Breaker> {
     #[cfg(feature = "testing")]
     if registry().is_scoped() {
-        return Site::Scoped(registry().register(config()));
+        let b = registry().register(config());
+        b.0.first_used();
+        return Site::Scoped(b);
     }
     Site::Cached(cell.get_or_init(|| {
         let b = registry().register(config());

@@ -236,10 +236,10 @@ impl Settings {
     /// 26's "slow under the timeout"). "Answering": the first call of the opening to end
     /// answered; if it timed out (a hung outage: calls are seen slow in flight at half the
     /// timeout, before they time out), the dependency was down, and trials are those of an
-    /// outage, so a provider back cold passes them, until the episode relapses from its
-    /// ramp (answers slower than the timeout: a slowdown past it). A `half_open_slow` given is
-    /// always the trials' bound, and a recovery setting given keeps trials under the slow rule
-    /// as before.
+    /// outage, so a provider back cold passes them (answers past the timeout look the same:
+    /// such a dependency is let back at growing intervals, as after a refusing outage). A
+    /// `half_open_slow` given is always the trials' bound, and a recovery setting given keeps
+    /// trials under the slow rule as before.
     ///
     /// ```
     /// use std::time::Duration;

@@ -124,9 +124,10 @@ fn perform(name: &str, verb: Verb, query: &Query, ext: &Extensions) -> Response 
     };
     match answer {
         Ok(done) => {
+            // Accepted values are trimmed, not cleaned: a CR/LF around one is still in it.
             let text = settings
                 .iter()
-                .map(|(k, v)| format!("{k}={v}"))
+                .map(|(k, v)| format!("{}={}", loggable(k), loggable(v)))
                 .collect::<Vec<_>>()
                 .join(" ");
             tracing::warn!(

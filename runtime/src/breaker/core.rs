@@ -107,7 +107,7 @@ pub(super) mod episode {
     pub(crate) const SLOW: u8 = 2;
     /// Opened on slowness, and the first call of it to end timed out or failed: the calls
     /// were only seen slow in flight; the dependency was down (a hung outage). Trials as
-    /// after failures, until a relapse from the ramp makes it `SLOW`.
+    /// after failures, relapses from the ramp included.
     pub(crate) const DOWN: u8 = 3;
 }
 

@@ -83,20 +83,9 @@ impl Core {
                 // that pass by answering; one that began on slowness keeps judging them by
                 // the slow bound.
                 match reason {
-                    // A dependency found down after an opening on slowness (a hung outage)
-                    // that relapses from its ramp answers, but slower than its calls' timeout:
-                    // a slowdown past the timeout (2 s answers under 800 ms: indistinguishable
-                    // from a provider back cold until then), not a provider that warmed. Its
-                    // trials are held to the slow bound from then on, rather than closing it
-                    // every few seconds onto answers its calls cannot wait for.
-                    _ if goes_on && cur.state() == State::Closed => {
-                        let _ = self.slow_episode.compare_exchange(
-                            episode::DOWN,
-                            episode::SLOW,
-                            Relaxed,
-                            Relaxed,
-                        );
-                    }
+                    // A hung outage's episode (`DOWN`) relapsing from its ramp stays one: a
+                    // provider back cold that needs more than a ramp's traffic to warm relapses
+                    // as it does after refusing, and answers past the timeout look the same.
                     _ if goes_on => {}
                     Reason::SlowRate { .. } => self.slow_episode.store(episode::UNSEEN, Relaxed),
                     Reason::FailureRate { .. } | Reason::Quorum { .. } => {
