@@ -1,8 +1,8 @@
 //! A key as it appears in a keyed breaker's name (`name/key`): checked like a name, because a
 //! key usually comes from a request (`key = host`) and ends up in logs, metrics and admin paths.
 //!
-//! - Control characters (a newline, an ANSI escape `ESC [`), bidirectional overrides, `/`, `%`
-//!   and a leading `_` are percent-encoded (`a/b` becomes `a%2Fb`), so a key never reaches a log
+//! - Control characters (a newline, an ANSI escape `ESC [`), the line and paragraph separators,
+//!   bidirectional overrides, `/`, `%` and a leading `_` are percent-encoded (`a/b` becomes `a%2Fb`), so a key never reaches a log
 //!   verbatim, never adds a path segment to `/breakers/{name}`, and never spells `_overflow`.
 //! - A key longer than [`MAX_KEY_LEN`] bytes is cut at a character boundary and ends in `~` and 16
 //!   hex digits of a hash of the whole key, so long keys stay apart and bounded.
@@ -120,8 +120,9 @@ fn needs_escape(c: char, first: bool) -> bool {
     c.is_control()
         || matches!(c, '/' | '%')
         || (first && c == '_')
-        // Bidirectional overrides and isolates reorder what a terminal shows.
-        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        // Bidirectional overrides and isolates reorder what a terminal shows; the line and
+        // paragraph separators break a line in log viewers and JavaScript.
+        || matches!(c, '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Writes the name form of `raw` into `out` (cleared first); returns false when `raw` was
@@ -198,6 +199,8 @@ mod tests {
         assert_eq!(name("a/open"), "a%2Fopen");
         assert_eq!(name("100%"), "100%25");
         assert_eq!(name(OVERFLOW_KEY), "%5Foverflow");
+        // A line separator breaks a line in log viewers (a review found it in `by=`).
+        assert_eq!(name("a\u{2028}b"), "a%E2%80%A8b");
         assert_eq!(name("\u{202E}txt"), "%E2%80%AEtxt");
         assert_eq!(name("ünï"), "ünï", "non-ASCII letters are fine");
         // Encoding is injective: `%` itself is encoded, so no two keys share a name.
