@@ -91,14 +91,22 @@ impl Core {
     /// clock does: it must not take the episode's ERROR from the test whose breaker it is
     /// (logged to that reader's subscriber, with a wrong `unhealthy_for`).
     pub(crate) fn stuck_seen(&self, now: u64) -> bool {
-        let since = self.stuck.since.load(Relaxed);
-        if since == NEVER || now.saturating_sub(since) < nanos(self.config().alert_after()) {
+        if self.stuck_since(now).is_none() {
             return false;
         }
         if !self.stuck.alerted() && self.reader_shares_clock() {
             self.check_stuck(now);
         }
         true
+    }
+
+    /// When the current episode began, if it has lasted `alert_after` at `now`. Every refusal
+    /// asks: raw nanoseconds, durations built only when stuck.
+    fn stuck_since(&self, now: u64) -> Option<u64> {
+        let since = self.stuck.since.load(Relaxed);
+        let stuck =
+            since != NEVER && now.saturating_sub(since) >= nanos(self.config().alert_after());
+        stuck.then_some(since)
     }
 
     fn reader_shares_clock(&self) -> bool {
@@ -117,12 +125,10 @@ impl Core {
 
     /// True when away from closed longer than `alert_after`; logs at ERROR once per episode.
     pub(crate) fn check_stuck(&self, now: u64) -> bool {
-        // Every refusal asks: compare raw nanoseconds first, build durations only when stuck.
-        let since = self.stuck.since.load(Relaxed);
-        let alert_after = self.config().alert_after();
-        if since == NEVER || now.saturating_sub(since) < nanos(alert_after) {
+        let Some(since) = self.stuck_since(now) else {
             return false;
-        }
+        };
+        let alert_after = self.config().alert_after();
         let alerted = &self.stuck.alerted;
         // A shadow's core (`shadow.rs`) is not the live breaker: its episodes log nothing.
         if alerted.load(Relaxed) != since
