@@ -8,13 +8,14 @@
 //! sink takes 300 ms a line, and this test trips its breaker 100 ms into it. One test in this
 //! binary: it captures logs with a subscriber of its thread.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fusebox::{breaker, registry, Rejection, State};
 use tokio::runtime::Builder;
-use tracing::field::{Field, Visit};
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
+#[path = "common/thread_log.rs"]
+mod thread_log;
+use thread_log::ThreadLog;
 
 #[derive(Debug)]
 struct Down(#[allow(dead_code)] Option<Rejection>);
@@ -22,27 +23,6 @@ struct Down(#[allow(dead_code)] Option<Rejection>);
 impl From<Rejection> for Down {
     fn from(r: Rejection) -> Self {
         Down(Some(r))
-    }
-}
-
-/// Every event of its thread's default subscriber, each taking `slow` to write.
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<String>>>, Duration);
-
-struct Line(String);
-
-impl Visit for Line {
-    fn record_debug(&mut self, f: &Field, v: &dyn std::fmt::Debug) {
-        self.0.push_str(&format!("{}={v:?} ", f.name()));
-    }
-}
-
-impl<S: tracing::Subscriber> Layer<S> for Logs {
-    fn on_event(&self, e: &tracing::Event<'_>, _: Context<'_, S>) {
-        let mut line = Line(String::new());
-        e.record(&mut line);
-        self.0.lock().unwrap().push(line.0);
-        std::thread::sleep(self.1);
     }
 }
 
@@ -76,19 +56,17 @@ async fn mine() -> Result<(), Down> {
 
 #[test]
 fn a_transition_is_received_when_its_call_returns_and_logged_to_its_own_thread() {
-    let my_logs = Logs::default();
-    let _g = tracing::subscriber::set_default(tracing_subscriber::registry().with(my_logs.clone()));
+    let my_log = ThreadLog::default();
+    let _g = my_log.install();
     let rt = paused();
     let mut rx = registry().subscribe();
     let theirs = std::thread::spawn(|| {
-        let logs = Logs(Arc::default(), Duration::from_millis(300));
-        let _g =
-            tracing::subscriber::set_default(tracing_subscriber::registry().with(logs.clone()));
+        let log = ThreadLog::slow(Duration::from_millis(300));
+        let _g = log.install();
         paused().block_on(async {
             let _ = other().await;
         });
-        let lines = logs.0.lock().unwrap().clone();
-        lines
+        log
     });
     // Its transition is being written to its slow sink.
     std::thread::sleep(Duration::from_millis(100));
@@ -108,10 +86,8 @@ fn a_transition_is_received_when_its_call_returns_and_logged_to_its_own_thread()
         "not received when the call returned: {received:?}"
     );
     let theirs = theirs.join().unwrap();
-    let count = |lines: &[String]| lines.iter().filter(|l| l.contains("delivery-mine")).count();
-    let mine_logged = count(&my_logs.0.lock().unwrap());
     assert_eq!(
-        (mine_logged, count(&theirs)),
+        (my_log.count("delivery-mine"), theirs.count("delivery-mine")),
         (1, 0),
         "this test's WARN on its own thread, not the other's"
     );

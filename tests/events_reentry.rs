@@ -4,38 +4,14 @@
 //! by the deliverer once the callback returns, to the same subscriber. One test in this
 //! binary: it captures logs with a subscriber of its thread.
 
-use std::sync::{Arc, Mutex};
-
 use fusebox::{registry, Breaker, State};
-use tracing::field::{Field, Visit};
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
+#[path = "common/thread_log.rs"]
+mod thread_log;
+use thread_log::ThreadLog;
 
 #[derive(Debug)]
 struct Down;
-
-struct Line(String);
-
-impl Visit for Line {
-    fn record_debug(&mut self, f: &Field, v: &dyn std::fmt::Debug) {
-        self.0.push_str(&format!("{}={v:?} ", f.name()));
-    }
-}
-
-/// Keeps every line; forces `reentry-b` open when it sees `reentry-a` open.
-#[derive(Clone, Default)]
-struct Automation(Arc<Mutex<Vec<String>>>);
-
-impl<S: tracing::Subscriber> Layer<S> for Automation {
-    fn on_event(&self, e: &tracing::Event<'_>, _: Context<'_, S>) {
-        let mut line = Line(String::new());
-        e.record(&mut line);
-        let opened_a = line.0.contains("reentry-a") && line.0.contains("opened");
-        self.0.lock().unwrap().push(line.0);
-        if opened_a {
-            registry().breaker("reentry-b").unwrap().force_open();
-        }
-    }
-}
 
 #[test]
 fn a_transition_made_inside_a_layer_is_logged_to_the_same_subscriber() {
@@ -45,8 +21,13 @@ fn a_transition_made_inside_a_layer_is_logged_to_the_same_subscriber() {
         .build()
         .unwrap();
     let b = Breaker::builder("reentry-b").build().unwrap();
-    let lines = Automation::default();
-    let _g = tracing::subscriber::set_default(tracing_subscriber::registry().with(lines.clone()));
+    // An operator's automation: seeing `reentry-a` open, it forces `reentry-b` open.
+    let log = ThreadLog::on_line(|line| {
+        if line.contains("reentry-a") && line.contains("opened") {
+            registry().breaker("reentry-b").unwrap().force_open();
+        }
+    });
+    let _g = log.install();
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -57,7 +38,7 @@ fn a_transition_made_inside_a_layer_is_logged_to_the_same_subscriber() {
             }
         });
     assert_eq!((a.state(), b.state()), (State::Open, State::ForcedOpen));
-    let lines = lines.0.lock().unwrap().clone();
+    let lines = log.lines();
     assert!(
         lines
             .iter()

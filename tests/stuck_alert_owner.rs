@@ -6,13 +6,14 @@
 //! it, to its own subscriber, when its own clock gets there. One test in this binary: it
 //! captures logs with a subscriber of its thread.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fusebox::{breaker, registry, Rejection, State};
 use tokio::runtime::{Builder, Runtime};
-use tracing::field::{Field, Visit};
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+
+#[path = "common/thread_log.rs"]
+mod thread_log;
+use thread_log::ThreadLog;
 
 #[derive(Debug)]
 struct Down(#[allow(dead_code)] Option<Rejection>);
@@ -20,28 +21,6 @@ struct Down(#[allow(dead_code)] Option<Rejection>);
 impl From<Rejection> for Down {
     fn from(r: Rejection) -> Self {
         Down(Some(r))
-    }
-}
-
-/// The ERROR lines of the thread whose default subscriber it is.
-#[derive(Clone, Default)]
-struct Errors(Arc<Mutex<Vec<String>>>);
-
-struct Line(String);
-
-impl Visit for Line {
-    fn record_debug(&mut self, f: &Field, v: &dyn std::fmt::Debug) {
-        self.0.push_str(&format!("{}={v:?} ", f.name()));
-    }
-}
-
-impl<S: tracing::Subscriber> Layer<S> for Errors {
-    fn on_event(&self, e: &tracing::Event<'_>, _: Context<'_, S>) {
-        if *e.metadata().level() == tracing::Level::ERROR {
-            let mut line = Line(String::new());
-            e.record(&mut line);
-            self.0.lock().unwrap().push(line.0);
-        }
     }
 }
 
@@ -66,8 +45,8 @@ async fn dep() -> Result<(), Down> {
 
 #[test]
 fn the_stuck_error_is_logged_by_the_breakers_own_test_not_a_readers_ahead() {
-    let errors = Errors::default();
-    let _g = tracing::subscriber::set_default(tracing_subscriber::registry().with(errors.clone()));
+    let log = ThreadLog::default();
+    let _g = log.install();
     let rt = paused();
     rt.block_on(async {
         let _ = dep().await;
@@ -97,7 +76,11 @@ fn the_stuck_error_is_logged_by_the_breakers_own_test_not_a_readers_ahead() {
             Err(Down(Some(Rejection::Open { .. })))
         ));
     });
-    let got = errors.0.lock().unwrap().clone();
+    let got: Vec<String> = log
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("ERROR"))
+        .collect();
     assert_eq!(
         got.len(),
         1,
