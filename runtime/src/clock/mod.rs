@@ -16,45 +16,24 @@
 //! `time_in_state` of a breaker that never changed state does: on a clock behind its
 //! creation it reads zero.)
 //!
-//! # Why the time window reads this clock, exactly, on every recorded call
+//! # The coarse clock (`coarse.rs`)
 //!
 //! A time window puts each call in the slot of the instant it ended, so the closed path
-//! reads the clock once per call (a call that answered in its first poll reads it only for
-//! this; `Permit::poll_drive` times nothing else). Issue 28 asked for a coarse clock for slot
-//! selection that stays virtual under a paused tokio clock. Designed, weighed twice, and not
-//! built, because no such clock exists without giving up one of the two:
+//! needs the time on every call. Issue 28 asked for a coarse clock for slot selection that
+//! stays virtual under a paused tokio clock. No clock outside tokio sees a paused one move,
+//! so the coarse clock is never used *as* the time: it only tells that a fact read on this
+//! clock (the head slot is current) still holds, by a lease taken at an exact read, and
+//! leases are off for good in a process once a paused clock was seen. `coarse.rs` has the
+//! design and what it leaves; `window/time.rs`'s `record_success` is its one user.
 //!
-//! - **Virtual.** Under `test-util`, `tokio::time::Instant::now()` asks the current runtime's
-//!   clock (through the runtime context, under the clock's mutex once any clock in the
-//!   process was ever paused). A paused clock moves only at `advance` and at auto-advance,
-//!   both inside tokio, and nothing outside tokio can observe that it moved except by reading
-//!   it. Any cache of the time (per thread, per window, refreshed every N calls or every real
-//!   millisecond) would, after `advance(31s)`, put the next call in a slot 31 s old: it
-//!   expires 31 s early and the next failure judges a window without it. That is a change of
-//!   behaviour every paused-clock test can see (`advance`, then call, then assert a trip:
-//!   `tests/slot_clock.rs` does, for calls that answer in their first poll), so a cache must
-//!   be off whenever a clock may be paused, and tokio does not say whether one is
-//!   (`DID_PAUSE_CLOCK` is private; `Handle::try_current` costs a reference count, more than
-//!   it saves, and says nothing about pausing). A cache shared between threads is wrong even
-//!   then: every paused runtime (one per `#[tokio::test]`, run in parallel) has a virtual
-//!   time of its own, and one breaker (a `static` site's) serves them all.
-//! - **Coarse.** The cheap real-time sources are `CLOCK_MONOTONIC_COARSE` (through `libc`, so
-//!   `unsafe` or a new dependency), the TSC (an `unsafe` intrinsic), or a thread that
-//!   updates an atomic every millisecond (a thread per process, real time only, so never
-//!   virtual, and late by however long the scheduler keeps it off a loaded core, so even
-//!   its real-time error has no bound). std's `Instant` is the exact clock and nothing
-//!   cheaper.
-//! - **What it would buy.** On the 2-core VM the benchmarks run on, `Instant::now()` costs
-//!   16 ns (a `clock_gettime` through the vDSO, `tsc` clock source) of the closed path's
-//!   ~100 ns, and recloser, the fastest peer, reads the same clock on its open path. The rest
-//!   of the gap was instructions (`BENCHMARKS.md`), which issue 28 went after instead.
-//!
-//! So slots come from the exact clock, and the cost is kept down elsewhere: the clock is read
-//! once per call, never when a call cannot be recorded, and slot selection is one multiply
-//! and compare on that reading (`window/time.rs`). A count window (`window_calls`) reads no
-//! clock at all on its closed path. Should tokio expose whether the current clock can be
-//! paused, a per-thread cache refreshed at each coarse tick, bypassed when it can, would fit
-//! behind `Clock::now` without touching a caller.
+//! Tried before and weighed against it: a per-thread or per-window cache of the time,
+//! refreshed every N calls or every real millisecond (after `advance(31s)` the next call
+//! lands in a slot 31 s old, and every paused runtime has a time of its own while one
+//! breaker serves them all); the TSC (an `unsafe` intrinsic, and no cheaper than the vDSO
+//! on the VM); a thread that updates an atomic (real time only, and late by however long
+//! the scheduler keeps it off a core).
+
+pub(crate) mod coarse;
 
 use std::sync::OnceLock;
 use std::time::Duration;
