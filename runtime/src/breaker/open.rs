@@ -19,6 +19,7 @@ use std::time::Duration;
 use super::core::{Admission, Core};
 use super::events::Reason;
 use super::half_open::{Episode, TrialEnd, TrialResult};
+use crate::clock::coarse::{self, Reading};
 use crate::clock::nanos;
 use crate::error::Rejection;
 use crate::state::State;
@@ -67,25 +68,42 @@ impl Core {
 
     /// The open refusal, the common case written out for `call.rs`: the word was plain `Open`
     /// (no live settings), the period has not ended and no probe is due. `None`: anything else,
-    /// which the general path (`admit`) decides. One clock read, the refusal counter, the
-    /// name's clone: nothing else that the general path would do for it is skipped (the stuck
-    /// check runs once the episode is old enough to be stuck).
+    /// which the general path (`admit`) decides. A coarse clock read when it settles that
+    /// (`clock/coarse.rs`), else an exact one; the refusal counter; the name's clone: nothing
+    /// else that the general path would do for it is skipped (the stuck check runs, on the
+    /// exact clock, once the episode is old enough to be stuck).
     #[inline]
     pub(crate) fn refuse_while_open(&self) -> Option<Rejection> {
-        let now = self.clock().now();
+        if let Some(at) = coarse::now() {
+            if let Some(refused) = self.refuse_within(at) {
+                return Some(refused);
+            }
+        }
+        self.refuse_within(Reading::exact(self.clock().now()))
+    }
+
+    /// The refusal, if the period surely lasts through all of `at` and no probe is due in it;
+    /// on a coarse reading, `None` also once the stuck alert may be due (the exact clock
+    /// checks it). `retry_in` counts from `at`'s earliest instant, and never exceeds the
+    /// period: at most a coarse margin more than an exact read would say.
+    #[inline]
+    fn refuse_within(&self, at: Reading) -> Option<Rejection> {
         let deadline = self.open.deadline();
-        if now >= deadline {
+        if at.latest >= deadline {
             return None;
         }
         let settings = self.code_config().settings();
-        if settings.probe_every().is_some() && now >= self.open.next_probe.load(Relaxed) {
+        if settings.probe_every().is_some() && at.latest >= self.open.next_probe.load(Relaxed) {
             return None;
         }
-        if self.stuck.unhealthy_nanos(now) >= Some(nanos(settings.alert_after())) {
-            self.check_stuck(now);
+        if self.stuck.unhealthy_nanos(at.latest) >= Some(nanos(settings.alert_after())) {
+            if !at.is_exact() {
+                return None;
+            }
+            self.check_stuck(at.latest);
         }
-        let retry = Duration::from_nanos(deadline - now);
-        Some(self.rejection(State::Open, Some(retry)))
+        let left = (deadline - at.earliest).min(deadline.saturating_sub(self.state_since()));
+        Some(self.rejection(State::Open, Some(Duration::from_nanos(left))))
     }
 
     /// Whether every call is surely refused from now until `at` (virtual nanos): forced open

@@ -12,10 +12,9 @@
 //! last judgement saw a rate at the threshold with fewer than `min_calls` calls (so the next
 //! success, by adding a call, may trip it). A success in a healthy window sums nothing.
 //!
-//! A success that answered at once (the closed path's common case) reads no exact clock while
-//! the window holds a lease on its head slot (`clock/coarse.rs`): the coarse clock tells that
-//! the head is still the current slot. The lease shares a word with the armed flag, so such a
-//! success is one coarse read, one load and one add.
+//! A success that answered at once (the closed path's common case) reads no exact clock when
+//! the coarse clock (`clock/coarse.rs`) surely falls in the head slot: one coarse read, two
+//! loads and one add. Near a slot's edge, and on a paused clock, it reads the exact one.
 //!
 //! Latencies go to two histograms of half a window each (not one per slot), which keeps a
 //! breaker under 1 KiB: percentiles cover the last half to the whole window, never older calls.
@@ -27,16 +26,13 @@ use std::time::Duration;
 use super::histogram::{bucket, Counts, Histogram};
 use super::{Sample, Ticket, Totals};
 use crate::clock::{coarse, Clock};
-use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 
 pub(crate) const SLOTS: u64 = 10;
 /// `origin` before the first write.
 const UNSET: u64 = u64::MAX;
 /// Slots per histogram generation.
 const PER_GEN: u64 = SLOTS / 2;
-/// `flags`' bit saying successes must be judged (see the module's header); the other bits
-/// are the head's lease, a coarse-clock reading (0: none).
-const ARMED: u64 = 1;
 
 /// Counts of one slot; which epoch it holds follows from `head` (slot `e % SLOTS` holds
 /// epoch `e` while `e + SLOTS > head`).
@@ -70,9 +66,8 @@ pub(crate) struct TimeWindow {
     origin: AtomicU64,
     store: Box<Store>,
     head: AtomicU64,
-    /// Whether a success must be judged too ([`ARMED`]), and until when on the coarse clock
-    /// the head is surely the current slot (the other bits): one load for a success.
-    flags: AtomicU64,
+    /// A success must be judged too (see the module's header).
+    armed: AtomicBool,
 }
 
 impl TimeWindow {
@@ -100,7 +95,7 @@ impl TimeWindow {
             origin: AtomicU64::new(UNSET),
             store,
             head: AtomicU64::new(head),
-            flags: AtomicU64::new(0),
+            armed: AtomicBool::new(false),
         }
     }
 
@@ -176,40 +171,8 @@ impl TimeWindow {
     /// Whether successes must be judged (the breaker's verdict on the last totals).
     pub(crate) fn arm(&self, on: bool) {
         // Read first: the flag rarely changes, and a plain load keeps the line shared.
-        if self.armed() != on {
-            if on {
-                self.flags.fetch_or(ARMED, Relaxed);
-            } else {
-                self.flags.fetch_and(!ARMED, Relaxed);
-            }
-        }
-    }
-
-    fn armed(&self) -> bool {
-        self.flags.load(Relaxed) & ARMED != 0
-    }
-
-    /// Takes a lease on head slot `head` for a call that read the exact clock at `now` (clock
-    /// nanoseconds) and `since` (from the origin), in it: until the slot's end, on the coarse
-    /// clock (`clock/coarse.rs`). Kept only if later than the lease there: the head only moves on.
-    fn lease_head(&self, clock: &Clock, now: u64, since: u64, head: u64) {
-        let end = head.saturating_add(1).saturating_mul(self.slot_nanos);
-        let Some(until) = end
-            .checked_sub(since)
-            .and_then(|left| coarse::lease(clock, now, left))
-        else {
-            return;
-        };
-        let until = until & !ARMED;
-        let mut cur = self.flags.load(Relaxed);
-        while cur & !ARMED < until {
-            match self
-                .flags
-                .compare_exchange_weak(cur, until | (cur & ARMED), Release, Relaxed)
-            {
-                Ok(_) => return,
-                Err(c) => cur = c,
-            }
+        if self.armed.load(Relaxed) != on {
+            self.armed.store(on, Relaxed);
         }
     }
 
@@ -269,40 +232,44 @@ impl TimeWindow {
                 h.add(b);
             }
         }
-        let judge = sample.failed || sample.slow || turned || self.armed();
+        let judge = sample.failed || sample.slow || turned || self.armed.load(Relaxed);
         (Ticket::Time(epoch), judge.then(|| self.totals_now()))
     }
 
     /// Records a success that answered at once (latency zero, not slow): `record` for it,
     /// written out for the closed path. The totals come back only when it must be judged.
-    /// Under a lease on the head (`clock/coarse.rs`) it reads no exact clock.
+    /// Reads the exact clock only when the coarse one cannot tell the slot (`clock/coarse.rs`).
     #[inline]
     pub(crate) fn record_success(&self, clock: &Clock) -> Option<Totals> {
-        if let Some(coarse) = coarse::now() {
-            let flags = self.flags.load(Acquire);
-            if coarse < flags & !ARMED {
-                // Acquire above: the head is at least the one the lease was taken on.
-                self.slot(self.head.load(Relaxed))
-                    .calls
-                    .fetch_add(1, Relaxed);
-                return (flags & ARMED != 0).then(|| self.totals_now());
-            }
+        if let Some(head) = self.surely_head(coarse::now()) {
+            self.slot(head).calls.fetch_add(1, Relaxed);
+            return self.armed.load(Relaxed).then(|| self.totals_now());
         }
         let now = clock.now();
         let since = self.since_origin(now);
         let head = self.head.load(Acquire);
         if since.wrapping_sub(head.wrapping_mul(self.slot_nanos)) >= self.slot_nanos {
             // A new slot (or an old one): the general path turns it over.
-            let totals = self.record(now, Sample::ANSWERED_AT_ONCE).1;
-            let head = self.head.load(Acquire);
-            if since / self.slot_nanos == head {
-                self.lease_head(clock, now, since, head);
-            }
-            return totals;
+            return self.record(now, Sample::ANSWERED_AT_ONCE).1;
         }
         self.slot(head).calls.fetch_add(1, Relaxed);
-        self.lease_head(clock, now, since, head);
-        self.armed().then(|| self.totals_now())
+        self.armed.load(Relaxed).then(|| self.totals_now())
+    }
+
+    /// The head slot, if all of coarse reading `at` falls in it (the exact time lies within
+    /// the reading): then it is the slot an exact read would give. `None` before the first
+    /// call (no origin yet), near the slot's edges, and without a reading.
+    #[inline]
+    fn surely_head(&self, at: Option<coarse::Reading>) -> Option<u64> {
+        let at = at?;
+        let origin = self.origin.load(Relaxed);
+        if origin == UNSET {
+            return None;
+        }
+        let head = self.head.load(Acquire);
+        let start = head.wrapping_mul(self.slot_nanos);
+        let (earliest, latest) = (at.earliest.checked_sub(origin)?, at.latest - origin);
+        (earliest >= start && latest < start.saturating_add(self.slot_nanos)).then_some(head)
     }
 
     /// Adds a call's final failure and moves its latency from the slow bound to the real one;
