@@ -250,6 +250,7 @@ impl Core {
         Clock::new()
     }
 
+    #[inline]
     pub(crate) fn word(&self) -> Word {
         Word(self.word.load(Acquire))
     }
@@ -334,6 +335,7 @@ impl Core {
         }
     }
 
+    #[inline]
     pub(crate) fn state_since(&self) -> u64 {
         self.state_since.load(Relaxed)
     }

@@ -38,6 +38,7 @@ pub(crate) struct Open {
 
 impl Open {
     /// When the open period ends.
+    #[inline]
     pub(super) fn deadline(&self) -> u64 {
         self.deadline.load(Acquire)
     }

@@ -53,6 +53,7 @@ impl Stuck {
     }
 
     /// Virtual nanos since the episode began, if the breaker is in one.
+    #[inline]
     pub(super) fn unhealthy_nanos(&self, now: u64) -> Option<u64> {
         let since = self.since.load(Relaxed);
         (since != NEVER).then(|| now.saturating_sub(since))

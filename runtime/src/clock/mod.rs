@@ -68,11 +68,13 @@ pub(crate) struct Clock {
 }
 
 impl Clock {
+    #[inline]
     pub(crate) fn new() -> Clock {
         Clock { base: base() }
     }
 
     /// Nanoseconds since the base; saturates at zero for instants before it.
+    #[inline]
     pub(crate) fn nanos(&self, at: Instant) -> u64 {
         // u64 arithmetic (no u128 multiply): saturates after ~584 years.
         let d = at.saturating_duration_since(self.base);
@@ -81,6 +83,7 @@ impl Clock {
             .saturating_add(u64::from(d.subsec_nanos()))
     }
 
+    #[inline]
     pub(crate) fn now(&self) -> u64 {
         self.nanos(Instant::now())
     }

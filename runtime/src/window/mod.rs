@@ -9,8 +9,6 @@ mod time;
 
 use std::time::Duration;
 
-use crate::clock::Clock;
-
 use crate::settings::WindowKind;
 pub(crate) use count::CountWindow;
 use histogram::Counts;
@@ -92,10 +90,10 @@ impl Window {
     /// Records [`Sample::ANSWERED_AT_ONCE`] (the closed path's common case); the totals come
     /// back only when there is something to judge.
     #[inline]
-    pub(crate) fn record_success(&self, clock: &Clock) -> Option<Totals> {
+    pub(crate) fn record_success(&self, now: impl FnOnce() -> u64) -> Option<Totals> {
         match self {
             Window::Count(w) => w.record(Sample::ANSWERED_AT_ONCE).1,
-            Window::Time(w) => w.record_success(clock),
+            Window::Time(w) => w.record_success(now),
         }
     }
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use super::histogram::{bucket, Counts, Histogram};
 use super::{Sample, Ticket, Totals};
-use crate::clock::{coarse, Clock};
+use crate::clock::coarse;
 use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 
 pub(crate) const SLOTS: u64 = 10;
@@ -240,12 +240,12 @@ impl TimeWindow {
     /// written out for the closed path. The totals come back only when it must be judged.
     /// Reads the exact clock only when the coarse one cannot tell the slot (`clock/coarse.rs`).
     #[inline]
-    pub(crate) fn record_success(&self, clock: &Clock) -> Option<Totals> {
+    pub(crate) fn record_success(&self, now: impl FnOnce() -> u64) -> Option<Totals> {
         if let Some(head) = self.surely_head(coarse::now()) {
             self.slot(head).calls.fetch_add(1, Relaxed);
             return self.armed.load(Relaxed).then(|| self.totals_now());
         }
-        let now = clock.now();
+        let now = now();
         let since = self.since_origin(now);
         let head = self.head.load(Acquire);
         if since.wrapping_sub(head.wrapping_mul(self.slot_nanos)) >= self.slot_nanos {

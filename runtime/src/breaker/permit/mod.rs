@@ -384,7 +384,7 @@ pub(super) fn record_at_once(core: &Core, window: &Window, layered: bool, gen: u
         };
         window.record(now, sample).1
     } else {
-        window.record_success(&core.clock())
+        window.record_success(now)
     };
     if let Some(t) = totals {
         judge_in(core, window, layered, gen, t);
