@@ -1,7 +1,8 @@
-//! A time window puts each call in the slot of the instant it ended, read from the exact
-//! clock, never a cached one (`runtime/src/clock.rs` says why): on a paused clock, a call right
-//! after an idle gap (`advance`) lands in the slot of the new time, to the nanosecond, including
-//! calls that answer in their first poll, which read the clock only for their slot.
+//! A time window puts each call in the slot of the instant it ended. On a paused clock that
+//! instant is read from the exact (virtual) clock, never the coarse real one
+//! (`runtime/src/clock/coarse.rs` says why): a call right after an idle gap (`advance`) lands
+//! in the slot of the new time, to the nanosecond, including calls that answer in their first
+//! poll, which read the clock only for their slot.
 
 mod common;
 use common::*;

@@ -244,7 +244,7 @@ impl Core {
         &self.config
     }
 
-    /// The breaker's clock: the process's one base (`clock.rs`), so no breaker keeps a copy.
+    /// The breaker's clock: the process's one base (`clock/mod.rs`), so no breaker keeps a copy.
     #[inline]
     pub(crate) fn clock(&self) -> Clock {
         Clock::new()

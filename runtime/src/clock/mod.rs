@@ -18,13 +18,14 @@
 //!
 //! # The coarse clock (`coarse.rs`)
 //!
-//! A time window puts each call in the slot of the instant it ended, so the closed path
-//! needs the time on every call. Issue 28 asked for a coarse clock for slot selection that
-//! stays virtual under a paused tokio clock. No clock outside tokio sees a paused one move,
-//! so the coarse clock is never used *as* the time: it only tells that a fact read on this
-//! clock (the head slot is current) still holds, by a lease taken at an exact read, and
-//! leases are off for good in a process once a paused clock was seen. `coarse.rs` has the
-//! design and what it leaves; `window/time.rs`'s `record_success` is its one user.
+//! A time window puts each call in the slot of the instant it ended, and an open breaker
+//! refuses until its deadline, so the closed path and the open refusal need the time on
+//! every call. Issue 28 asked for a coarse clock for slot selection that stays virtual under
+//! a paused tokio clock. No clock outside tokio sees a paused one move, so the coarse clock
+//! is only a reading of the real time in this clock's nanoseconds, with the span the exact
+//! time lies in; a caller whose answer is the same anywhere in it uses it, and no thread
+//! gets a reading while its clock is paused. `coarse.rs` has the design and what it leaves;
+//! its users are `window/time.rs`'s `record_success` and `breaker/open.rs`'s refusal.
 //!
 //! Tried before and weighed against it: a per-thread or per-window cache of the time,
 //! refreshed every N calls or every real millisecond (after `advance(31s)` the next call
