@@ -103,7 +103,15 @@ impl Core {
             }
             self.check_stuck(at.latest);
         }
-        let left = (deadline - at.earliest).min(deadline.saturating_sub(self.state_since()));
+        let mut left = deadline - at.earliest;
+        if !at.is_exact() {
+            // A coarse reading may begin before the period did: never more than the period.
+            // Not on an exact read: a period opened on another runtime's clock (a parallel
+            // test's, ahead) began after the caller's now, and the caller waits all it has left.
+            // A period begun since `deadline` was read is no bound (`None`).
+            let period = deadline.checked_sub(self.state_since()).filter(|p| *p > 0);
+            left = period.map_or(left, |p| left.min(p));
+        }
         Some(self.rejection(State::Open, Some(Duration::from_nanos(left))))
     }
 
