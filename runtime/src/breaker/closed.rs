@@ -94,10 +94,18 @@ pub(crate) fn success_at_once(core: &Core, gen: u64) {
         slow.is_some_and(|r| r.bound.is_zero())
     };
     if !w.plain_closed() || w.generation() != gen || zero_slow() {
-        return Permit::new(core, Admission::Normal(gen)).finish(Ended::Success);
+        return success_by_permit(core, gen);
     }
     bump(&core.counters.succeeded);
     record_at_once(core, &core.window, false, gen, false);
+}
+
+/// `success_at_once` when the word moved since admission: the permit's path, out of line so
+/// that the common case keeps a small frame.
+#[cold]
+#[inline(never)]
+fn success_by_permit(core: &Core, gen: u64) {
+    Permit::new(core, Admission::Normal(gen)).finish(Ended::Success);
 }
 
 /// Records a panic of a call polled without a permit (`call.rs`'s closed path), as the

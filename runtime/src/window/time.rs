@@ -245,6 +245,14 @@ impl TimeWindow {
             self.slot(head).calls.fetch_add(1, Relaxed);
             return self.armed.load(Relaxed).then(|| self.totals_now());
         }
+        self.record_success_exactly(now)
+    }
+
+    /// `record_success` on the exact clock: near a slot's edge, before the first call, on a
+    /// paused clock. Out of line, so that the common case above keeps a small frame.
+    #[cold]
+    #[inline(never)]
+    fn record_success_exactly(&self, now: impl FnOnce() -> u64) -> Option<Totals> {
         let now = now();
         let since = self.since_origin(now);
         let head = self.head.load(Acquire);
