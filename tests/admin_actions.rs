@@ -97,6 +97,26 @@ async fn a_keyed_breaker_whose_key_is_open_is_never_confused_with_its_base() {
     }
 }
 
+/// `?for=10m&for=1h` says two things: refused, naming the key, and nothing is done (it was
+/// read as its first value, silently).
+#[tokio::test]
+async fn a_query_key_given_twice_is_refused_naming_it() {
+    let b = Breaker::builder("act-twice").build().unwrap();
+    let base = serve(false).await;
+    for url in [
+        format!("{base}/actions/open/act-twice?for=10m&for=1h"),
+        format!("{base}/breakers/act-twice/open?for=1h&scope=local&for=10m"),
+        format!("{base}/actions/close/act-twice?record=false&record=true"),
+        format!("{base}/settings/breaker/act-twice?failure_rate=80&failure_rate=90"),
+    ] {
+        let (status, body) = post(&url).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {body}");
+        assert!(body.contains("given twice"), "{url}: {body}");
+    }
+    assert_eq!(b.state(), State::Closed, "refused requests change nothing");
+    assert_eq!(b.config().failure_rate(), 50);
+}
+
 #[tokio::test]
 async fn a_force_takes_an_optional_duration() {
     let b = Breaker::builder("act-for").build().unwrap();

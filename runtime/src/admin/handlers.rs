@@ -51,7 +51,10 @@ pub(super) async fn act(
     RawQuery(query): RawQuery,
     ext: Extensions,
 ) -> Response {
-    let query = Query::parse(query.as_deref());
+    let query = match Query::parse_once(query.as_deref()) {
+        Ok(q) => q,
+        Err(msg) => return (StatusCode::BAD_REQUEST, msg).into_response(),
+    };
     if let Some(answer) = super::shadow::on_breaker_path(&path, &query, &ext) {
         return answer;
     }
@@ -75,7 +78,10 @@ pub(super) async fn act_on(
     RawQuery(query): RawQuery,
     ext: Extensions,
 ) -> Response {
-    let query = Query::parse(query.as_deref());
+    let query = match Query::parse_once(query.as_deref()) {
+        Ok(q) => q,
+        Err(msg) => return (StatusCode::BAD_REQUEST, msg).into_response(),
+    };
     // The verb as written is needed only for a fleet override.
     #[cfg_attr(not(feature = "redis"), allow(unused_variables))]
     let Some((verb_text, name, verb)) = path

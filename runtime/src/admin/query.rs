@@ -1,6 +1,7 @@
 //! The few query parameters the admin routes take (`scope`, `for`, `by`), percent-decoded.
 
-/// `a=1&b=x%20y` as pairs; a key given twice keeps its first value.
+/// `a=1&b=x%20y` as pairs. The routes parse with `parse_once`, which refuses a key given twice;
+/// `parse` alone (its tests) keeps the first value.
 pub(super) struct Query(Vec<(String, String)>);
 
 impl Query {
@@ -25,6 +26,20 @@ impl Query {
     /// Every pair given, in order (a repeated key too).
     pub(super) fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The request's query, unless it gives a key twice: `?for=10m&for=1h` says two things,
+    /// and reading one of them would act on a guess. The error (a 400's body) names the key.
+    pub(super) fn parse_once(raw: Option<&str>) -> Result<Query, String> {
+        let q = Query::parse(raw);
+        let twice =
+            q.0.iter()
+                .enumerate()
+                .find(|(i, (k, _))| q.0[..*i].iter().any(|(seen, _)| seen == k));
+        match twice {
+            Some((_, (k, _))) => Err(format!("`{k}` is given twice: give each key once\n")),
+            None => Ok(q),
+        }
     }
 
     pub(super) fn get(&self, key: &str) -> Option<&str> {

@@ -66,7 +66,10 @@ pub(super) async fn change(
     RawQuery(query): RawQuery,
     ext: Extensions,
 ) -> Response {
-    let q = Query::parse(query.as_deref());
+    let q = match Query::parse_once(query.as_deref()) {
+        Ok(q) => q,
+        Err(msg) => return (StatusCode::BAD_REQUEST, msg).into_response(),
+    };
     let Some((kind, name)) = target(&path) else {
         return not_found().await;
     };
@@ -164,7 +167,10 @@ pub(super) async fn end(
     RawQuery(query): RawQuery,
     ext: Extensions,
 ) -> Response {
-    let q = Query::parse(query.as_deref());
+    let q = match Query::parse_once(query.as_deref()) {
+        Ok(q) => q,
+        Err(msg) => return (StatusCode::BAD_REQUEST, msg).into_response(),
+    };
     let Some((kind, name)) = target(&path) else {
         return not_found().await;
     };

@@ -62,7 +62,10 @@ pub(super) async fn act(
     else {
         return not_found().await;
     };
-    perform(name, verb, &Query::parse(query.as_deref()), &ext)
+    match Query::parse_once(query.as_deref()) {
+        Ok(q) => perform(name, verb, &q, &ext),
+        Err(msg) => (StatusCode::BAD_REQUEST, msg).into_response(),
+    }
 }
 
 /// `POST /breakers/{name}/shadow[/promote|/drop]`, when the path is not itself a breaker's
