@@ -2,7 +2,9 @@
 //! judging the closed window are `admit.rs`'s, the transitions themselves `transition.rs`'s. Each other state keeps its own
 //! fields and methods in a file of its own, each an `impl Core`: `open.rs` (the open period and its probes), `half_open/` (trials),
 //! `ramp.rs` (traffic ramped back in after half-open), `forced.rs` (operator overrides),
-//! `stuck.rs` (the `alert_after` alert).
+//! `stuck.rs` (the `alert_after` alert). Two concepts that span states have theirs too:
+//! `slowness.rs` (calls past the slow bound in flight, the slow bound, the episode of an opening
+//! on slowness) and `reading.rs` (what a snapshot sees of the state, changing nothing).
 //!
 //! Invariants:
 //! - `word` holds the state and a generation; every transition bumps the generation, under
@@ -24,11 +26,9 @@
 //! begin when their state does: `state_since`), and the clock's base is the process's, not
 //! copied into each breaker.
 
-use std::time::Duration;
-
 use super::events::{Events, Reason};
 use super::forced::Forced;
-use super::half_open::{Episode, Verdict};
+use super::half_open::Episode;
 use super::live::{Config, Live};
 use super::open::Open;
 use super::ramp::Ramp;
@@ -97,20 +97,6 @@ impl Counters {
     }
 }
 
-/// The codes of `Core::slow_episode`.
-pub(super) mod episode {
-    /// Not an episode of slowness (closed, or opened on failures).
-    pub(crate) const NONE: u8 = 0;
-    /// Opened on slowness; no call admitted before the opening has ended since.
-    pub(crate) const UNSEEN: u8 = 1;
-    /// Opened on slowness, and a call of it answered: the dependency answers, slowly.
-    pub(crate) const SLOW: u8 = 2;
-    /// Opened on slowness, and the first call of it to end timed out or failed: the calls
-    /// were only seen slow in flight; the dependency was down (a hung outage). Trials as
-    /// after failures, relapses from the ramp included.
-    pub(crate) const DOWN: u8 = 3;
-}
-
 pub(crate) fn bump(c: &AtomicU64) {
     c.fetch_add(1, Relaxed);
 }
@@ -127,18 +113,6 @@ pub(super) struct Rare {
     /// The thread that made the last transition (`stuck::this_thread`): a snapshot taken on
     /// it may log the stuck alert (`Core::stuck_seen`).
     pub(super) moved_on: u16,
-}
-
-/// What a snapshot reads of the state (`Core::reading_at`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Reading {
-    /// The state a reader sees (`Core::state_at`).
-    pub(crate) state: State,
-    /// When it began, or fell due (virtual nanos).
-    pub(crate) since: u64,
-    /// It is an opening that is due but not applied yet (a half-open's reopening, or the
-    /// code's settings back from a lapsed change and tripping): one more than counted.
-    pub(crate) reopened: bool,
 }
 
 /// In declaration order (`repr(C)`), so that what every call reads and what every call
@@ -160,7 +134,7 @@ pub(crate) struct Core {
     /// This breaker's calls in flight already past the slow bound (marked slow in flight):
     /// a full bulkhead whose every slot is one of them refuses for slowness (issue 26).
     /// Bounded by calls in flight, so `u32`.
-    slow_in_flight: AtomicU32,
+    pub(super) slow_in_flight: AtomicU32,
     /// Set from an opening on slowness alone until the breaker closes (through a ramp, until
     /// it ends): the dependency answered, slowly, so trials that would pass by answering are
     /// judged by the slow bound (`Core::trial_slow_bound`). A relapse while ramping keeps it
@@ -173,7 +147,7 @@ pub(crate) struct Core {
     /// Whether this breaker's last call to end was slow (or timed out); written only under
     /// the slow rule derived from `timeout`. A full bulkhead whose slots slow calls just
     /// handed on to fresh ones refuses for slowness too (issue 26). In the same padding.
-    ended_slow: AtomicBool,
+    pub(super) ended_slow: AtomicBool,
     /// Calls that waited (for a bulkhead slot, or pending after their first poll) and have not
     /// ended, modulo
     /// 2^16: a keyed breaker with any is not idle, however empty its window (the window
@@ -218,7 +192,7 @@ impl Core {
             usual: Usual::default(),
             events,
             slow_in_flight: AtomicU32::new(0),
-            slow_episode: AtomicU8::new(episode::NONE),
+            slow_episode: AtomicU8::new(super::slowness::episode::NONE),
             ended_slow: AtomicBool::new(false),
             waiting: AtomicU16::new(0),
             shadow: ShadowSlot::default(),
@@ -268,59 +242,6 @@ impl Core {
             && self.transition(Some(w), State::HalfOpen, Reason::OpenElapsed, now)
     }
 
-    /// The state a reader at `now` should see, changing nothing: a forced state past its
-    /// expiry reads as what it lapses into, an open period that ended as half-open, a
-    /// half-open whose verdict is due as that verdict.
-    /// What a metrics snapshot reports: taken on another runtime's clock (a parallel test's,
-    /// ahead of this breaker's), it must not apply a transition the breaker's own clock has
-    /// not reached. The breaker's next call, or `Breaker::state`, applies it.
-    pub(crate) fn state_at(&self, now: u64) -> State {
-        let w = self.word();
-        if let Some(to) = self.force_lapsed(w, now) {
-            return to;
-        }
-        if w.state() == State::Open && now >= self.open.deadline() {
-            return State::HalfOpen;
-        }
-        if w.state() == State::HalfOpen {
-            return match self.verdict_due(&lock(&self.rare), w, now) {
-                Some(Verdict::Close) => State::Closed,
-                Some(Verdict::Reopen) => State::Open,
-                None => self.state(),
-            };
-        }
-        w.state()
-    }
-
-    /// [`state_at`](Self::state_at) with when that state began, for a snapshot: a transition
-    /// that is due but not applied yet is dated when it fell due (a forced state's expiry, an
-    /// open period's end, a half-open's window or bound), not at the last applied one, and a
-    /// due reopening counts as an opening; so the snapshot's time in state and count of
-    /// openings agree with the state it reports. Changes nothing.
-    pub(crate) fn reading_at(&self, now: u64) -> Reading {
-        let w = self.word();
-        let since = self.state_since();
-        let state = self.state_at(now);
-        if state == w.state() {
-            return Reading {
-                state,
-                since,
-                reopened: false,
-            };
-        }
-        let due = match w.state() {
-            State::ForcedOpen | State::ForcedClosed => self.forced.expires(),
-            State::Open => self.open.deadline(),
-            State::HalfOpen => since.saturating_add(self.trial_rule().judged_after()),
-            _ => now,
-        };
-        Reading {
-            state,
-            since: dated(due, since, now),
-            reopened: state == State::Open && w.state() == State::HalfOpen,
-        }
-    }
-
     /// A caller's first use of this breaker (an annotated site's first call, or a lookup by
     /// name in the registry): if it was never used nor changed state, its closed state counts
     /// from now. Every annotated breaker is made when the registry is first used, on that
@@ -345,11 +266,6 @@ impl Core {
         now.saturating_sub(self.state_since())
     }
 
-    /// A call in flight went past the slow bound.
-    pub(super) fn slow_in_flight_added(&self) {
-        self.slow_in_flight.fetch_add(1, Relaxed);
-    }
-
     /// This breaker's identity while borrowed: its address (a call holding anything under
     /// this id borrows the core, so the address is not reused meanwhile).
     pub(crate) fn id(&self) -> usize {
@@ -370,83 +286,4 @@ impl Core {
     pub(crate) fn has_waiting_calls(&self) -> bool {
         self.waiting.load(Relaxed) != 0
     }
-
-    /// A call marked slow in flight ended.
-    pub(super) fn slow_in_flight_ended(&self) {
-        self.slow_in_flight.fetch_sub(1, Relaxed);
-    }
-
-    /// The slow bound of a normal call starting now under settings `c`: the rule's, or under a
-    /// rule derived from `timeout`, five times the dependency's usual latency when that is
-    /// shorter (`usual.rs`). `None`: no slow rule.
-    pub(crate) fn slow_bound(&self, c: &BreakerConfig) -> Option<Duration> {
-        let bound = c.slow()?.bound;
-        Some(if c.settings().slow_rule_derived() {
-            self.usual.bound(bound)
-        } else {
-            bound
-        })
-    }
-
-    /// The dependency's usual latency, once learned, under a slow rule derived from `timeout`
-    /// (`usual.rs`; `None` under any other rule): metrics show it, the stuck alert names it.
-    pub(crate) fn usual_latency(&self) -> Option<Duration> {
-        if !self.config().settings().slow_rule_derived() {
-            return None;
-        }
-        self.usual.latency()
-    }
-
-    /// Whether the breaker opened on slowness alone and has not closed (nor ended a ramp) since.
-    pub(crate) fn slow_episode(&self) -> bool {
-        matches!(
-            self.slow_episode.load(Relaxed),
-            episode::UNSEEN | episode::SLOW
-        )
-    }
-
-    /// A call admitted before the breaker opened ended during the episode (derived settings,
-    /// whose trials pass by answering after failures). An opening on slowness that no call
-    /// of it has ended yet is decided by the first to end: answered, the dependency is slow
-    /// (trials judged by the slow bound, seed 002); timed out or failed, it is down, and the
-    /// calls were only seen slow in flight before their timeout: trials get the long timeout
-    /// a provider back cold needs (seed 000). A hung outage opens on slowness (calls are seen
-    /// slow at half the timeout, before they time out), and its trials were cut at the call's
-    /// timeout: a provider back cold never passed one.
-    pub(crate) fn episode_call_ended(&self, answered: bool) {
-        let to = if answered {
-            episode::SLOW
-        } else {
-            episode::DOWN
-        };
-        let _ = self
-            .slow_episode
-            .compare_exchange(episode::UNSEEN, to, Relaxed, Relaxed);
-    }
-
-    /// This breaker's last call to end was slow or not (derived slow rule only). Written
-    /// only when it changes, so calls of a steady dependency only read it.
-    pub(super) fn ended_slow(&self, slow: bool) {
-        if self.ended_slow.load(Relaxed) != slow {
-            self.ended_slow.store(slow, Relaxed);
-        }
-    }
-
-    /// Whether a full bulkhead of `pool` slots refuses because of this breaker's slowness:
-    /// every slot holds one of its calls already past the slow bound, or its last call to
-    /// end was slow. The second covers the second after slow calls time out: their slots go
-    /// to fresh calls not yet past the bound, and the refusals then stopped counting, so
-    /// behind a pool of 5 the timeout alone opened at 2 s or a second later depending on a
-    /// few calls (3.1 s at 45 calls a second; issue 26's real run).
-    pub(crate) fn full_behind_slow(&self, pool: usize) -> bool {
-        u64::from(self.slow_in_flight.load(Relaxed)) >= pool as u64 || self.ended_slow.load(Relaxed)
-    }
-}
-
-/// When a due transition is dated for a reader at `now`: `due`, kept between the state's start
-/// `since` and `now`. Not `clamp`: a transition on another thread after the reader's `now` (or
-/// on a clock ahead of it) leaves `since` past `now`, and `clamp` panics when its bounds cross;
-/// then the state began "now" for this reader (`since`: zero time in it).
-pub(crate) fn dated(due: u64, since: u64, now: u64) -> u64 {
-    due.max(since).min(now.max(since))
 }

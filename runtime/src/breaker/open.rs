@@ -19,7 +19,7 @@ use std::time::Duration;
 use super::core::{Admission, Core};
 use super::events::Reason;
 use super::half_open::{Episode, TrialEnd, TrialResult};
-use crate::clock::coarse::{self, Reading};
+use crate::clock::coarse::{self, Span};
 use crate::clock::nanos;
 use crate::error::Rejection;
 use crate::state::State;
@@ -80,7 +80,7 @@ impl Core {
                 return Some(refused);
             }
         }
-        self.refuse_within(Reading::exact(self.clock().now()))
+        self.refuse_within(Span::exact(self.clock().now()))
     }
 
     /// The refusal, if the period surely lasts through all of `at` and no probe is due in it;
@@ -88,7 +88,7 @@ impl Core {
     /// checks it). `retry_in` counts from `at`'s earliest instant, and never exceeds the
     /// period: at most a coarse margin more than an exact read would say.
     #[inline]
-    fn refuse_within(&self, at: Reading) -> Option<Rejection> {
+    fn refuse_within(&self, at: Span) -> Option<Rejection> {
         let deadline = self.open.deadline();
         if at.latest >= deadline {
             return None;

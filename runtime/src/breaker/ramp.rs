@@ -113,7 +113,8 @@ impl Core {
                 self.with_window(|win| win.reset(now));
             } else {
                 rare.opened_in_a_row = 0;
-                self.slow_episode.store(super::core::episode::NONE, Relaxed);
+                self.slow_episode
+                    .store(super::slowness::episode::NONE, Relaxed);
             }
             drop(rare);
             if self.events.is_live() {

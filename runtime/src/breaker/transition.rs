@@ -5,9 +5,10 @@
 //! the word (Release) and stamps `state_since`. The caller emits the returned `Transition`
 //! once the lock is released (`core.rs` gives the invariants).
 
-use super::core::{bump, episode, Core, Rare};
+use super::core::{bump, Core, Rare};
 use super::events::{Pending, Reason, Transition};
 use super::half_open::Episode;
+use super::slowness::episode;
 use crate::clock::nanos;
 use crate::settings::WindowKind;
 use crate::state::{State, Word};

@@ -11,7 +11,7 @@
 //! (`CLOCK_MONOTONIC_COARSE`: the kernel's time at its last tick, a few loads, about a sixth
 //! of the exact read on the benchmarks' VM) answers them except within a tick of an edge.
 //!
-//! A [`Reading`] is the coarse clock turned into this module's clock (nanoseconds since the
+//! A [`Span`] is the coarse clock turned into this module's clock (nanoseconds since the
 //! process's base): the exact time lies within it, `earliest..=latest`. The coarse clock is
 //! the kernel's time at its last update, never ahead of the exact one, so `earliest` is it,
 //! and `latest` is a margin later: four of its ticks, at least 16 ms, where it lagged by 3
@@ -52,15 +52,15 @@ use super::Clock;
 /// Where the exact time lies, read from the coarse clock: `earliest..=latest`, in the
 /// nanoseconds of [`Clock::now`].
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Reading {
+pub(crate) struct Span {
     pub(crate) earliest: u64,
     pub(crate) latest: u64,
 }
 
-impl Reading {
+impl Span {
     /// An exact read: one instant.
-    pub(crate) fn exact(now: u64) -> Reading {
-        Reading {
+    pub(crate) fn exact(now: u64) -> Span {
+        Span {
             earliest: now,
             latest: now,
         }
@@ -100,7 +100,7 @@ const APART: Duration = Duration::from_millis(1);
 /// The coarse clock's reading: `None` once a paused clock was seen in the process, where
 /// there is no cheap coarse clock, or when this thread's clock is not a real one.
 #[inline]
-pub(crate) fn now() -> Option<Reading> {
+pub(crate) fn now() -> Option<Span> {
     if PAUSED_SEEN.load(Relaxed) {
         return None;
     }
@@ -110,7 +110,7 @@ pub(crate) fn now() -> Option<Reading> {
         checked = check(coarse)?;
     }
     let earliest = coarse.wrapping_add(checked.offset);
-    Some(Reading {
+    Some(Span {
         earliest,
         latest: earliest.saturating_add(checked.margin),
     })

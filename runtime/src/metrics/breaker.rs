@@ -2,7 +2,8 @@
 //! `Breaker::metrics` report for it, and `RejectedByReason`.
 
 use crate::breaker::admit::{trip_reason, Judged};
-use crate::breaker::core::{dated, pct, Core, Reading};
+use crate::breaker::core::{pct, Core};
+use crate::breaker::reading::{dated, Reading};
 use crate::metrics::shadow::ShadowMetrics;
 use crate::settings::SettingInForce;
 use crate::state::State;

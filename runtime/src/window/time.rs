@@ -268,7 +268,7 @@ impl TimeWindow {
     /// the reading): then it is the slot an exact read would give. `None` before the first
     /// call (no origin yet), near the slot's edges, and without a reading.
     #[inline]
-    fn surely_head(&self, at: Option<coarse::Reading>) -> Option<u64> {
+    fn surely_head(&self, at: Option<coarse::Span>) -> Option<u64> {
         let at = at?;
         let origin = self.origin.load(Relaxed);
         if origin == UNSET {

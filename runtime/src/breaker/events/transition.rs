@@ -140,28 +140,25 @@ pub struct Transition {
 
 /// Logs `t` at the level its seriousness deserves.
 pub(super) fn log(t: &Transition) {
+    // tracing fixes a line's level where it is written: one call per level, the fields once.
+    macro_rules! line {
+        ($level:ident, $message:literal) => {
+            tracing::$level!(
+                breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
+                $message
+            )
+        };
+    }
     match t.to {
-        State::Open => tracing::warn!(
-            breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
-            "circuit breaker opened"
-        ),
-        State::ForcedOpen => tracing::warn!(
-            breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
-            "circuit breaker forced open"
-        ),
-        State::HalfOpen => tracing::info!(
-            breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
-            "circuit breaker half-open, sending trial calls"
-        ),
+        State::Open => line!(warn, "circuit breaker opened"),
+        State::ForcedOpen => line!(warn, "circuit breaker forced open"),
+        State::HalfOpen => line!(info, "circuit breaker half-open, sending trial calls"),
         // Nothing protects the dependency while forced closed: worth a WARN, not an INFO.
-        State::ForcedClosed => tracing::warn!(
-            breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
+        State::ForcedClosed => line!(
+            warn,
             "circuit breaker forced closed: every call goes through, nothing trips"
         ),
-        State::Closed => tracing::info!(
-            breaker = %t.name, from = %t.from, to = %t.to, reason = %t.reason,
-            "circuit breaker closed"
-        ),
+        State::Closed => line!(info, "circuit breaker closed"),
     }
 }
 
