@@ -28,6 +28,8 @@
 mod clock;
 mod error;
 mod hashing;
+/// A thread's own copy of a name for the refusals it hands out (`local_name.rs`).
+mod local_name;
 #[cfg(feature = "testing")]
 mod scope_hook;
 mod state;

@@ -14,6 +14,7 @@ const STACK: &[(&str, &str)] = &[
     ("sync", "ground"),
     ("clock", "ground"),
     ("hashing", "ground"),
+    ("local_name", "ground"),
     ("state", "ground"),
     ("error", "ground"),
     ("scope_hook", "ground"),

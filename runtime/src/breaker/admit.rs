@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::core::{bump, Core};
+use super::core::Core;
 use super::events::Reason;
 use crate::error::Rejection;
 use crate::settings::BreakerConfig;
@@ -28,15 +28,9 @@ pub(crate) enum Admission {
 
 impl Core {
     pub(super) fn rejection(&self, state: State, retry_in: Option<Duration>) -> Rejection {
-        let c = &self.counters;
-        bump(match state {
-            State::ForcedOpen => &c.rejected_forced,
-            State::HalfOpen => &c.rejected_half_open,
-            State::Closed => &c.rejected_ramp,
-            _ => &c.rejected_open,
-        });
+        self.counters.refuse(state);
         Rejection::Open {
-            name: self.code_config().name.clone(),
+            name: crate::local_name::for_refusal(&self.code_config().name),
             state,
             retry_in,
         }

@@ -26,6 +26,7 @@
 //! begin when their state does: `state_since`), and the clock's base is the process's, not
 //! copied into each breaker.
 
+pub(crate) use super::counters::{bump, Counters};
 use super::events::{Events, Reason};
 use super::forced::Forced;
 use super::half_open::Episode;
@@ -46,60 +47,6 @@ pub(crate) use super::admit::{pct, Admission};
 
 /// A deadline that never comes, and `Stuck::since` of a healthy breaker.
 pub(super) const NEVER: u64 = u64::MAX;
-
-/// Lifetime counters, never reset (Prometheus counters must only grow): each outcome and each
-/// refusal bumps exactly one.
-#[derive(Default)]
-pub(crate) struct Counters {
-    /// Calls that succeeded: one relaxed add per success (measured against deriving them from
-    /// the window: BENCHMARKS.md).
-    pub(crate) succeeded: AtomicU64,
-    pub(crate) failed: AtomicU64,
-    /// Errors excluded by the failure predicate and calls classified ignored.
-    pub(crate) ignored: AtomicU64,
-    pub(crate) timeouts: AtomicU64,
-    pub(crate) panicked: AtomicU64,
-    pub(crate) cancelled: AtomicU64,
-    /// Refused while `Open`, `ForcedOpen`, or `HalfOpen` and not a trial: one counter per
-    /// reason, so the refusal path still bumps exactly one.
-    pub(crate) rejected_open: AtomicU64,
-    pub(crate) rejected_forced: AtomicU64,
-    pub(crate) rejected_half_open: AtomicU64,
-    /// Refused while closed and ramping traffic back in (issue 22).
-    pub(crate) rejected_ramp: AtomicU64,
-    pub(crate) rejected_full: AtomicU64,
-    pub(crate) slow: AtomicU64,
-    pub(crate) times_opened: AtomicU64,
-    pub(crate) conflicts: AtomicU64,
-    pub(crate) stale_served: AtomicU64,
-}
-
-impl Counters {
-    /// Every call that asked to go through, as `BreakerMetrics::calls` adds them up: each
-    /// outcome and each refusal. Only grows, and moves with every call that ends.
-    pub(crate) fn calls(&self) -> u64 {
-        [
-            &self.succeeded,
-            &self.failed,
-            &self.ignored,
-            &self.timeouts,
-            &self.panicked,
-            &self.cancelled,
-            &self.rejected_open,
-            &self.rejected_forced,
-            &self.rejected_half_open,
-            &self.rejected_ramp,
-            &self.rejected_full,
-        ]
-        .iter()
-        .map(|c| c.load(Relaxed))
-        .sum()
-    }
-}
-
-pub(crate) fn bump(c: &AtomicU64) {
-    c.fetch_add(1, Relaxed);
-}
 
 /// State only touched under the lock: transitions and half-open.
 pub(super) struct Rare {

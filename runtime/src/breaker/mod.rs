@@ -4,6 +4,7 @@ pub(crate) mod admit;
 mod call;
 mod closed;
 pub(crate) mod core;
+mod counters;
 pub(crate) mod events;
 mod forced;
 mod half_open;

@@ -162,9 +162,10 @@ impl Shadow {
             would_have_opened_at: times.opened_at,
             would_have_closed_at: times.closed_at,
             openings: c.times_opened.load(Relaxed),
-            would_have_refused: c.rejected_open.load(Relaxed)
-                + c.rejected_half_open.load(Relaxed)
-                + c.rejected_ramp.load(Relaxed),
+            would_have_refused: {
+                let r = c.refused();
+                r.open + r.half_open + r.ramp
+            },
             calls_seen: self.seen.load(Relaxed),
             window_calls: totals.calls,
             failure_rate: pct(totals.failures, totals.calls),

@@ -228,7 +228,7 @@ impl Bulkhead {
     pub(crate) fn full(&self) -> Rejection {
         self.0.rejected.fetch_add(1, Relaxed);
         Rejection::Full {
-            name: self.0.config.name.clone(),
+            name: crate::local_name::for_refusal(&self.0.config.name),
             pool: self.pool(),
         }
     }

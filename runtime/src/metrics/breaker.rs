@@ -279,11 +279,12 @@ impl BreakerMetrics {
         let (succeeded, failed, ignored) = (load(&c.succeeded), load(&c.failed), load(&c.ignored));
         let (timed_out, panicked, cancelled) =
             (load(&c.timeouts), load(&c.panicked), load(&c.cancelled));
+        let refused = c.refused();
         let by_reason = RejectedByReason {
-            open: load(&c.rejected_open),
-            forced_open: load(&c.rejected_forced),
-            half_open: load(&c.rejected_half_open),
-            ramp: load(&c.rejected_ramp),
+            open: refused.open,
+            forced_open: refused.forced_open,
+            half_open: refused.half_open,
+            ramp: refused.ramp,
             bulkhead_full: load(&c.rejected_full),
             timed_out,
         };
