@@ -13,9 +13,16 @@
 //!   takes lies between the totals at the start and the end of its read, as one counter's
 //!   would. (A thread with no free entry bumps the shared counter, as before.)
 //! - An entry is claimed for a breaker (by the address of its counters) by the slot's thread
-//!   while it holds the breaker, and freed only when the breaker is dropped
-//!   ([`forget`], from `Counters`'s `Drop`), before its memory can be reused: an address
-//!   found in an entry is always that live breaker's. A breaker has at most one entry per slot.
+//!   while it holds the breaker, and freed when the breaker is dropped ([`forget`], from
+//!   `Counters`'s `Drop`), before its memory can be reused: an address found in an entry is
+//!   always that live breaker's. A breaker has at most one entry per slot.
+//! - Breakers that never drop (every `#[breaker]`'s) would keep a thread's entries for good,
+//!   and a later outage's refusals would all go to the shared line again. So a breaker that
+//!   finds no entry free twice in a row on a thread takes one over ([`evict`]): the entry's
+//!   counts move to `All::moved` under the lock every read takes, so no read sees them twice
+//!   or not at all. Only the slot's thread evicts, so nothing counts in the entry meanwhile.
+//!   Breakers refused in turn, more than the entries, never evict (the shared line, as
+//!   before): the lock is taken at most once per two refusals, and only in that pattern.
 //! - A slot has one writer at a time: the thread it was handed to. A thread's slot goes back to
 //!   the free list when the thread exits, its counts kept (readers still find them); the next
 //!   thread that takes it counts on in them. Slots are never freed: one per thread alive at once.
@@ -26,6 +33,7 @@
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::Mutex;
 
@@ -50,16 +58,33 @@ struct Slot {
     entries: [Entry; ENTRIES],
 }
 
-/// Every slot ever made (what a reader adds up), and those whose thread has exited.
-static SLOTS: Mutex<Vec<&'static Slot>> = Mutex::new(Vec::new());
+/// What a read adds up, under one lock.
+struct All {
+    /// Every slot ever made.
+    slots: Vec<&'static Slot>,
+    /// Counts moved out of entries taken over by another breaker ([`evict`]), by owner, until
+    /// the owner drops.
+    moved: BTreeMap<usize, [u64; REASONS]>,
+}
+
+static ALL: Mutex<All> = Mutex::new(All {
+    slots: Vec::new(),
+    moved: BTreeMap::new(),
+});
+/// Slots whose thread has exited.
 static FREE: Mutex<Vec<&'static Slot>> = Mutex::new(Vec::new());
 
-/// This thread's slot, taken at its first refusal, given back as it exits.
-struct Mine(Cell<Option<&'static Slot>>);
+/// This thread's slot, taken at its first refusal and given back as it exits; the owner that
+/// last found no entry free, and the entry the next eviction takes (round robin).
+struct Mine {
+    slot: Cell<Option<&'static Slot>>,
+    last_miss: Cell<usize>,
+    next: Cell<usize>,
+}
 
 impl Drop for Mine {
     fn drop(&mut self) {
-        if let Some(slot) = self.0.get() {
+        if let Some(slot) = self.slot.get() {
             lock_std(&FREE).push(slot);
         }
     }
@@ -67,21 +92,23 @@ impl Drop for Mine {
 
 #[cfg(not(loom))]
 thread_local! {
-    static MINE: Mine = const { Mine(Cell::new(None)) };
+    static MINE: Mine = const {
+        Mine { slot: Cell::new(None), last_miss: Cell::new(0), next: Cell::new(0) }
+    };
 }
 
 /// Counts one refusal for `reason` of the breaker whose counters are at `owner`, in this
-/// thread's slot; `false` if it has no entry to spare (the caller bumps the shared counter).
+/// thread's slot; `false` if it has no entry to spare yet (the caller bumps the shared counter).
 #[inline]
 pub(crate) fn add(owner: usize, reason: usize) -> bool {
     #[cfg(not(loom))]
     {
         MINE.try_with(|mine| {
-            let slot = match mine.0.get() {
+            let slot = match mine.slot.get() {
                 Some(slot) => slot,
                 None => take_slot(mine),
             };
-            slot.add(owner, reason)
+            slot.add(owner, reason) || mine.missed(slot, owner, reason)
         })
         .unwrap_or(false)
     }
@@ -120,6 +147,35 @@ impl Slot {
     }
 }
 
+impl Mine {
+    /// No entry was free for `owner`: takes one over if it also found none last time.
+    #[cold]
+    fn missed(&self, slot: &Slot, owner: usize, reason: usize) -> bool {
+        if self.last_miss.replace(owner) != owner {
+            return false;
+        }
+        let at = self.next.get();
+        self.next.set((at + 1) % ENTRIES);
+        evict(&slot.entries[at], owner, reason);
+        true
+    }
+}
+
+/// Gives `entry` (of this thread's slot) to `owner`, counting one refusal for `reason`: its
+/// counts move to `All::moved` under the lock every read takes.
+#[cold]
+fn evict(entry: &Entry, owner: usize, reason: usize) {
+    let mut all = lock_std(&ALL);
+    let was = entry.owner.load(Relaxed);
+    let counts: [u64; REASONS] = std::array::from_fn(|i| entry.counts[i].swap(0, Relaxed));
+    if was != 0 && counts.iter().any(|c| *c > 0) {
+        let kept = all.moved.entry(was).or_default();
+        kept.iter_mut().zip(counts).for_each(|(k, c)| *k += c);
+    }
+    entry.counts[reason].store(1, Relaxed);
+    entry.owner.store(owner, Release);
+}
+
 #[cold]
 fn take_slot(mine: &Mine) -> &'static Slot {
     let slot = lock_std(&FREE).pop().unwrap_or_else(|| {
@@ -129,18 +185,19 @@ fn take_slot(mine: &Mine) -> &'static Slot {
                 counts: std::array::from_fn(|_| AtomicU64::new(0)),
             }),
         }));
-        lock_std(&SLOTS).push(slot);
+        lock_std(&ALL).slots.push(slot);
         slot
     });
-    mine.0.set(Some(slot));
+    mine.slot.set(Some(slot));
     slot
 }
 
 /// The refusals counted in every thread's slot for the breaker whose counters are at `owner`,
 /// by reason.
 pub(crate) fn sum(owner: usize) -> [u64; REASONS] {
-    let mut total = [0; REASONS];
-    for slot in lock_std(&SLOTS).iter() {
+    let all = lock_std(&ALL);
+    let mut total = all.moved.get(&owner).copied().unwrap_or_default();
+    for slot in &all.slots {
         for e in &slot.entries {
             if e.owner.load(Acquire) == owner {
                 for (t, c) in total.iter_mut().zip(&e.counts) {
@@ -154,7 +211,9 @@ pub(crate) fn sum(owner: usize) -> [u64; REASONS] {
 
 /// Frees every entry of the breaker whose counters are at `owner`, as they are dropped.
 pub(crate) fn forget(owner: usize) {
-    for slot in lock_std(&SLOTS).iter() {
+    let mut all = lock_std(&ALL);
+    all.moved.remove(&owner);
+    for slot in &all.slots {
         for e in &slot.entries {
             if e.owner.load(Relaxed) == owner {
                 for c in &e.counts {
@@ -163,5 +222,108 @@ pub(crate) fn forget(owner: usize) {
                 e.owner.store(0, Release);
             }
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Owners no live breaker has (counters are 8-aligned): odd addresses.
+    fn owners(first: usize, n: usize) -> Vec<usize> {
+        (0..n).map(|i| (first + i) * 2 + 1).collect()
+    }
+
+    #[test]
+    fn a_breaker_that_finds_no_entry_twice_in_a_row_takes_one_over_and_nothing_is_lost() {
+        std::thread::spawn(|| {
+            let kept = owners(1000, ENTRIES);
+            for (i, o) in kept.iter().enumerate() {
+                (0..=i).for_each(|_| assert!(add(*o, 0)));
+            }
+            let late = owners(2000, 1)[0];
+            assert!(!add(late, 0), "first miss: the shared counter");
+            assert!(add(late, 1), "second miss in a row: an entry taken over");
+            assert!(add(late, 1), "then counted here");
+            assert_eq!(sum(late), [0, 2, 0, 0]);
+            for (i, o) in kept.iter().enumerate() {
+                assert_eq!(
+                    sum(*o),
+                    [i as u64 + 1, 0, 0, 0],
+                    "owner {i} keeps its counts"
+                );
+            }
+            // The evicted owner counts on (in the entry taken over next), its moved share kept.
+            // (A `false` is the caller's to count on the shared line: not here.)
+            assert!(!add(kept[0], 0));
+            assert!(add(kept[0], 0));
+            assert_eq!(sum(kept[0]), [2, 0, 0, 0]);
+            kept.iter().chain([&late]).for_each(|o| forget(*o));
+            assert!(kept.iter().chain([&late]).all(|o| sum(*o) == [0; REASONS]));
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn breakers_in_turn_past_the_entries_never_evict() {
+        std::thread::spawn(|| {
+            let all = owners(3000, ENTRIES + 2);
+            let counted_here: Vec<bool> = (0..3)
+                .flat_map(|_| all.iter().map(|o| add(*o, 0)).collect::<Vec<_>>())
+                .collect();
+            // The first `ENTRIES` take the entries; the rest miss every time, never twice in a row.
+            let expected: Vec<bool> = (0..3)
+                .flat_map(|_| (0..all.len()).map(|i| i < ENTRIES))
+                .collect();
+            assert_eq!(counted_here, expected);
+            all.iter().for_each(|o| forget(*o));
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn reads_during_evictions_never_go_back() {
+        let owners = owners(4000, ENTRIES + 1);
+        let per_thread = 20_000u64;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let (owners, done) = (owners.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut last = vec![0; owners.len()];
+                while !done.load(Relaxed) {
+                    for (o, l) in owners.iter().zip(&mut last) {
+                        let now = sum(*o)[0];
+                        assert!(now >= *l, "{l} then {now}");
+                        *l = now;
+                    }
+                }
+            })
+        };
+        let shared: Vec<_> = owners.iter().map(|_| AtomicU64::new(0)).collect();
+        std::thread::scope(|s| {
+            for t in 0..2 {
+                let (owners, shared) = (&owners, &shared);
+                s.spawn(move || {
+                    for i in 0..per_thread {
+                        // Pairs of one owner, rotating: an eviction every other call.
+                        let k = ((i / 2) as usize + t) % owners.len();
+                        if !add(owners[k], 0) {
+                            shared[k].fetch_add(1, Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        done.store(true, Relaxed);
+        reader.join().unwrap();
+        let total: u64 = owners
+            .iter()
+            .zip(&shared)
+            .map(|(o, c)| sum(*o)[0] + c.load(Relaxed))
+            .sum();
+        assert_eq!(total, 2 * per_thread);
+        owners.iter().for_each(|o| forget(*o));
     }
 }
