@@ -9,10 +9,10 @@
 //! shared counter.
 //!
 //! Invariants:
-//! - A refusal is counted in exactly one place, and a count never moves: the sum a reader
-//!   takes lies between the totals at the start and the end of its read, as one counter's
-//!   would. (A refusal that finds no entry for its breaker, nor one to take, bumps the shared counter, as
-//!   before.)
+//! - A refusal is counted in exactly one place, and a count moves only under the lock every
+//!   read takes (an entry taken over, below): the sum a reader takes lies between the totals
+//!   at the start and the end of its read, as one counter's would. A refusal that finds no
+//!   entry for its breaker, nor one to take, bumps the shared counter, as before.
 //! - An entry is claimed for a breaker (by the address of its counters) by the slot's thread
 //!   while it holds the breaker, and freed when the breaker is dropped ([`forget`], from
 //!   `Counters`'s `Drop`), before its memory can be reused: an address found in an entry is
