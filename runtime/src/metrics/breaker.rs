@@ -288,8 +288,7 @@ impl BreakerMetrics {
             bulkhead_full: load(&c.rejected_full),
             timed_out,
         };
-        let rejected =
-            by_reason.open + by_reason.forced_open + by_reason.half_open + by_reason.ramp;
+        let rejected = refused.total();
         let rejected_full = by_reason.bulkhead_full;
         BreakerMetrics {
             name: core.config().name().to_owned(),
