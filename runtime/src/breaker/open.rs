@@ -72,8 +72,9 @@ impl Core {
     /// which the general path (`admit`) decides. A coarse clock read when it settles that
     /// (`clock/coarse.rs`), else an exact one; the refusal counter; the name's clone: nothing
     /// else that the general path would do for it is skipped (the stuck check runs, on the
-    /// exact clock, once the episode is old enough to be stuck).
-    #[inline]
+    /// exact clock, once the episode is old enough to be stuck). Inlined into the call's
+    /// `poll`, so its `Rejection` is built in place (see `rejection`).
+    #[inline(always)]
     pub(crate) fn refuse_while_open(&self) -> Option<Rejection> {
         if let Some(at) = coarse::now() {
             if let Some(refused) = self.refuse_within(at) {
@@ -87,7 +88,7 @@ impl Core {
     /// on a coarse reading, `None` also once the stuck alert may be due (the exact clock
     /// checks it). `retry_in` counts from `at`'s earliest instant, and never exceeds the
     /// period: at most a coarse margin more than an exact read would say.
-    #[inline]
+    #[inline(always)]
     fn refuse_within(&self, at: Span) -> Option<Rejection> {
         let deadline = self.open.deadline();
         if at.latest >= deadline {
