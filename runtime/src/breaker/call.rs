@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use super::closed::{closed_first_poll, Polled};
+use super::closed::closed_first_poll;
 use super::core::{Admission, Core};
 use super::outcome::Outcome;
 use super::permit::{Drive, Outcome as Ended, Permit};
@@ -113,7 +113,7 @@ type Waiting<'a> =
     Pin<Box<dyn Future<Output = Result<BulkheadPermit<'a>, Rejection>> + Send + Sync + 'a>>;
 
 /// Where a call is.
-enum Stage<'a> {
+pub(super) enum Stage<'a> {
     /// Not polled yet: admission comes at the first poll.
     Admit,
     /// Admitted by the breaker, waiting for a bulkhead slot (`max_wait`).
@@ -172,10 +172,15 @@ where
 {
     type Output = M::Output;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<M::Output> {
-        let mut this = self.project();
+    /// The two common cases are written out here and inlined into the caller's poll: a plain
+    /// closed breaker's call (`closed.rs`), and the refusal while open. A `Completion` an
+    /// out-of-line `poll` returned was written to memory field by field and read back whole by
+    /// the caller, a store-forwarding stall on every call (issue 28); inlined, a success and a
+    /// refusal come back in registers. Everything else is [`Call::poll_general`].
+    #[inline(always)]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<M::Output> {
+        let this = self.as_mut().project();
         let core = *this.core;
-        // The two common cases, written out: plain closed, and refused while open.
         if matches!(this.stage, Stage::Admit) {
             let w = core.word();
             if w.plain_closed() && this.bulkhead.is_none() {
@@ -183,18 +188,8 @@ where
                 // its panic was caught says so rather than running twice. (`Admit` holds
                 // nothing: forgotten, no drop glue.)
                 std::mem::forget(std::mem::replace(this.stage, Stage::Done));
-                let first = closed_first_poll(core, w.generation(), this.fut, this.classify, cx);
-                return match first {
-                    Polled::Answered(c) => Poll::Ready(M::finish(c)),
-                    Polled::Waits(permit, drive) => {
-                        *this.stage = Stage::Running {
-                            permit,
-                            slot: None,
-                            drive,
-                        };
-                        Poll::Pending
-                    }
-                };
+                let (gen, fut, classify) = (w.generation(), this.fut, this.classify);
+                return closed_first_poll(core, gen, fut, classify, this.stage, cx).map(M::finish);
             }
             if w.plain(State::Open) {
                 if let Some(r) = core.refuse_while_open() {
@@ -202,6 +197,21 @@ where
                 }
             }
         }
+        self.poll_general(cx)
+    }
+}
+
+impl<T, E, F, C, M> Call<'_, F, C, M>
+where
+    F: Future<Output = Result<T, E>>,
+    C: FnOnce(&Result<T, E>) -> Outcome,
+    M: Finish<T, E>,
+{
+    /// Every other poll: admission in any state, bulkhead slots, a call that waits.
+    #[inline(never)]
+    fn poll_general(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<M::Output> {
+        let mut this = self.project();
+        let core = *this.core;
         loop {
             // Polled in place, not moved out for the poll: a panic in the call leaves the
             // permit and the slot in the call, dropped after the call's future (field order).

@@ -12,31 +12,30 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::call::{settle, settle_classified, Completion};
+use super::call::{settle, settle_classified, Completion, Stage};
 use super::core::{bump, Admission, Core};
 use super::outcome::Outcome;
 use super::permit::{record_at_once, Drive, Outcome as Ended, Permit};
 
-/// How the first poll of a closed call went.
-pub(super) enum Polled<'a, T, E> {
-    /// It answered (or its timer ended it at once): recorded, and handed back.
-    Answered(Completion<T, E>),
-    /// It waits: its permit and timers, for the caller to keep beside the call.
-    Waits(Permit<'a>, Drive),
-}
-
 /// The closed path, the common case written out: a call admitted by a plain closed word of
 /// generation `gen` (one load), with no bulkhead. Polled first without a permit; one that
 /// answers then is settled without one (`success_at_once` for a success), and only a call that
-/// waits builds its permit and timers, as `Permit::poll_drive` would have at that point.
-#[inline]
+/// waits builds its permit and timers into `stage`, as `Permit::poll_drive` would have at that
+/// point.
+///
+/// Inlined into the call's `poll` (itself inlined into the caller's): a success comes back in
+/// registers. Everything else is out of line (`answered_otherwise`, `waits`), so a returned
+/// `Completion` is never written to memory and read back whole on the common path, which
+/// stalled every move of it.
+#[inline(always)]
 pub(super) fn closed_first_poll<'a, T, E, F, C>(
     core: &'a Core,
     gen: u64,
     mut fut: Pin<&mut Option<F>>,
     classify: &mut Option<C>,
+    stage: &mut Stage<'a>,
     cx: &mut Context<'_>,
-) -> Polled<'a, T, E>
+) -> Poll<Completion<T, E>>
 where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&Result<T, E>) -> Outcome,
@@ -48,34 +47,64 @@ where
     let guard = PanicGuard { core, gen };
     let polled = call.poll(cx);
     std::mem::forget(guard);
-    match polled {
-        Poll::Ready(result) => {
-            fut.set(None);
-            let Some(classify) = classify.take() else {
-                unreachable!("a call is classified once");
-            };
-            let outcome = classify(&result);
-            if let (Ok(_), Outcome::Success) = (&result, outcome) {
-                if core.shadow.watching().is_none() {
-                    success_at_once(core, gen);
-                    let Ok(v) = result else { unreachable!() };
-                    return Polled::Answered(Completion::Ok(v));
-                }
-            }
-            let permit = Permit::new(core, Admission::Normal(gen));
-            Polled::Answered(settle_classified(core, permit, result, outcome))
+    let Poll::Ready(result) = polled else {
+        return waits(core, gen, fut, classify, stage, cx);
+    };
+    fut.set(None);
+    let Some(classify) = classify.take() else {
+        unreachable!("a call is classified once");
+    };
+    let outcome = classify(&result);
+    match (result, outcome) {
+        (Ok(v), Outcome::Success) if core.shadow.watching().is_none() => {
+            success_at_once(core, gen);
+            Poll::Ready(Completion::Ok(v))
         }
+        (result, outcome) => Poll::Ready(answered_otherwise(core, gen, result, outcome)),
+    }
+}
+
+/// A first poll that answered with anything but a plain success: recorded by the permit.
+#[inline(never)]
+fn answered_otherwise<T, E>(
+    core: &Core,
+    gen: u64,
+    result: Result<T, E>,
+    outcome: Outcome,
+) -> Completion<T, E> {
+    let permit = Permit::new(core, Admission::Normal(gen));
+    settle_classified(core, permit, result, outcome)
+}
+
+/// A first poll that waits: its permit and timers go into `stage`, unless its timer ended it
+/// at once.
+#[inline(never)]
+fn waits<'a, T, E, F, C>(
+    core: &'a Core,
+    gen: u64,
+    mut fut: Pin<&mut Option<F>>,
+    classify: &mut Option<C>,
+    stage: &mut Stage<'a>,
+    cx: &mut Context<'_>,
+) -> Poll<Completion<T, E>>
+where
+    C: FnOnce(&Result<T, E>) -> Outcome,
+{
+    let mut permit = Permit::new(core, Admission::Normal(gen));
+    let mut drive = Drive::First;
+    match permit.waited::<std::convert::Infallible>(&mut drive, cx) {
+        Poll::Ready(Err(after)) => {
+            fut.set(None);
+            Poll::Ready(settle(core, permit, Err(after), classify.take()))
+        }
+        Poll::Ready(Ok(never)) => match never {},
         Poll::Pending => {
-            let mut permit = Permit::new(core, Admission::Normal(gen));
-            let mut drive = Drive::First;
-            match permit.waited::<std::convert::Infallible>(&mut drive, cx) {
-                Poll::Ready(Err(after)) => {
-                    fut.set(None);
-                    Polled::Answered(settle(core, permit, Err(after), classify.take()))
-                }
-                Poll::Ready(Ok(never)) => match never {},
-                Poll::Pending => Polled::Waits(permit, drive),
-            }
+            *stage = Stage::Running {
+                permit,
+                slot: None,
+                drive,
+            };
+            Poll::Pending
         }
     }
 }
