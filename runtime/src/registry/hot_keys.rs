@@ -130,8 +130,9 @@ fn holds(slot: &Option<Slot>, tag: u64, site: usize, generation: u64, key: Probe
 }
 
 /// The breaker this thread found last for `key` at `site`, if the family is still at
-/// `generation`.
-#[inline]
+/// `generation`. Inlined into the keyed lookup, so `key` is not passed through memory and read
+/// back in other widths (a store-forwarding stall on every keyed call; issue 28).
+#[inline(always)]
 pub(crate) fn get(site: usize, generation: u64, key: Probe<'_>) -> Option<Breaker> {
     let (tag, set) = place(site, key);
     HOT.try_with(|hot| {
