@@ -128,3 +128,95 @@ fn an_open_period_refuses_until_its_deadline_and_no_longer() {
         }
     });
 }
+
+/// A timed force open refused on the coarse clock (the forced-open fast path): never after it
+/// lapses, `retry_in` never more than the force nor less than what is left, and every refusal
+/// counted as forced open.
+#[test]
+fn a_timed_force_open_refuses_until_it_lapses_and_no_longer() {
+    const FORCED_FOR: Duration = Duration::from_millis(300);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let b = Breaker::builder("coarse-clock-forced")
+        .build_detached()
+        .unwrap();
+    rt.block_on(async {
+        for round in 0..3 {
+            let counted_before = b.metrics().rejected_by_reason.forced_open;
+            // The force starts within this gap: it lapses `FORCED_FOR` after some instant in it.
+            let start = Instant::now();
+            b.force_open_for(FORCED_FOR);
+            let gap = start.elapsed();
+            let mut refused = 0;
+            let let_in = loop {
+                let before = start.elapsed();
+                match ok_now(&b).await {
+                    Err(Error::Rejected(Rejection::Open {
+                        retry_in, state, ..
+                    })) => {
+                        let after = start.elapsed();
+                        assert_eq!(state, State::ForcedOpen, "round {round}");
+                        let retry_in = retry_in.expect("a timed force says when it lapses");
+                        assert!(
+                            retry_in <= FORCED_FOR,
+                            "round {round}: retry_in {retry_in:?}"
+                        );
+                        assert!(
+                            after + retry_in + gap >= FORCED_FOR,
+                            "round {round}: refused at {after:?}, retry_in {retry_in:?} ends early"
+                        );
+                        assert!(
+                            before < FORCED_FOR + gap,
+                            "round {round}: refused at {before:?}, after the lapse"
+                        );
+                        refused += 1;
+                    }
+                    _ => break (before, start.elapsed()),
+                }
+                std::thread::sleep(Duration::from_micros(300));
+            };
+            assert!(refused > 20, "round {round}: only {refused} refusals");
+            assert!(
+                let_in.1 >= FORCED_FOR,
+                "round {round}: let in {let_in:?} after the force"
+            );
+            assert_eq!(
+                b.metrics().rejected_by_reason.forced_open - counted_before,
+                refused,
+                "round {round}: every refusal counted as forced open"
+            );
+            b.reset();
+        }
+    });
+}
+
+/// A force open held until changed: refused with no `retry_in`, every refusal counted, and
+/// let in at once after a reset.
+#[test]
+fn a_held_force_open_refuses_without_retry_in_until_reset() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let b = Breaker::builder("coarse-clock-held")
+        .build_detached()
+        .unwrap();
+    rt.block_on(async {
+        b.force_open();
+        for _ in 0..1000 {
+            match ok_now(&b).await {
+                Err(Error::Rejected(Rejection::Open {
+                    retry_in: None,
+                    state: State::ForcedOpen,
+                    ..
+                })) => {}
+                other => panic!("held open, got {other:?}"),
+            }
+        }
+        assert_eq!(b.metrics().rejected_by_reason.forced_open, 1000);
+        b.reset();
+        ok_now(&b).await.expect("let in after a reset");
+    });
+}

@@ -177,8 +177,8 @@ where
 {
     type Output = M::Output;
 
-    /// The two common cases are written out here and inlined into the caller's poll: a plain
-    /// closed breaker's call (`closed.rs`), and the refusal while open. A `Completion` an
+    /// The common cases are written out here and inlined into the caller's poll: a plain
+    /// closed breaker's call (`closed.rs`), and the refusal while open or forced open. A `Completion` an
     /// out-of-line `poll` returned was written to memory field by field and read back whole by
     /// the caller, a store-forwarding stall on every call (issue 28); inlined, a success and a
     /// refusal come back in registers. Everything else is [`Call::poll_general`].
@@ -196,10 +196,15 @@ where
                 let (gen, fut, classify) = (w.generation(), this.fut, this.classify);
                 return closed_first_poll(core, gen, fut, classify, this.stage, cx).map(M::finish);
             }
-            if w.plain(State::Open) {
-                if let Some(r) = core.refuse_while_open() {
-                    return Poll::Ready(M::finish(refused(core, this.fut, r)));
-                }
+            let refused_now = if w.plain(State::Open) {
+                core.refuse_while_open()
+            } else if w.plain(State::ForcedOpen) {
+                core.refuse_while_forced_open()
+            } else {
+                None
+            };
+            if let Some(r) = refused_now {
+                return Poll::Ready(M::finish(refused(core, this.fut, r)));
             }
         }
         self.poll_general(cx)

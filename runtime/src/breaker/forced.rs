@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use super::core::{Core, NEVER};
 use super::events::Reason;
+use crate::clock::coarse;
 use crate::clock::nanos;
+use crate::error::Rejection;
 use crate::state::{State, Word};
 use crate::sync::atomic::{AtomicU64, Ordering::*};
 use crate::sync::lock;
@@ -107,5 +109,35 @@ impl Core {
         }
         let expires = self.forced.expires();
         (expires != NEVER).then(|| Duration::from_nanos(expires.saturating_sub(now)))
+    }
+
+    /// The forced-open refusal, the common case written out for `call.rs` as the open one is
+    /// (`refuse_while_open`): the word was plain `ForcedOpen` (no live settings). Held open and
+    /// already reported stuck: nothing to compare the clock with. Otherwise a coarse reading
+    /// (`clock/coarse.rs`) that surely lies before the lapse and before the stuck alert is due
+    /// settles it; `None` (anything else, or no coarse clock) leaves it to the general path,
+    /// which reads the exact clock, lapses the force and checks for stuck. `retry_in` counts
+    /// from the reading's earliest instant, never more than the forced period.
+    #[inline(always)]
+    pub(crate) fn refuse_while_forced_open(&self) -> Option<Rejection> {
+        let expires = self.forced.expires();
+        if expires == NEVER && self.stuck.alerted() {
+            return Some(self.rejection(State::ForcedOpen, None));
+        }
+        let at = coarse::now()?;
+        if at.latest >= expires {
+            return None;
+        }
+        let alert_after = nanos(self.code_config().settings().alert_after());
+        if self.stuck.unhealthy_nanos(at.latest) >= Some(alert_after) {
+            return None;
+        }
+        let retry_in = (expires != NEVER).then(|| {
+            let left = expires - at.earliest;
+            // A coarse reading may begin before the force did: never more than its period.
+            let period = expires.saturating_sub(self.state_since());
+            Duration::from_nanos(left.min(period))
+        });
+        Some(self.rejection(State::ForcedOpen, retry_in))
     }
 }
