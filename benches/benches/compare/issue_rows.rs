@@ -74,6 +74,8 @@ struct Cases {
     time: Breaker,
     timed: Breaker,
     open: Breaker,
+    /// Forced open (`force_open`), as an operator's switch or a quick benchmark opens one.
+    forced: Breaker,
     bulkhead: Bulkhead,
     recloser: Arc<recloser::AsyncRecloser>,
     recloser_open: Arc<recloser::AsyncRecloser>,
@@ -106,6 +108,11 @@ fn cases(tag: &str) -> Cases {
             .build_detached()
             .expect("valid"),
         open,
+        forced: {
+            let forced = fusebox_time(&format!("bench-rows-forced-{tag}"));
+            forced.force_open();
+            forced
+        },
         bulkhead: Bulkhead::builder(format!("bench-rows-bulkhead-{tag}"))
             .pool(BIG_POOL)
             .build_detached()
@@ -162,6 +169,9 @@ fn single(c: &mut Criterion) {
     g.bench_function("open: recloser refused", |b| {
         b.iter(|| block_on(k.recloser_open.call(dependency(next(), false))))
     });
+    g.bench_function("open: fusebox Breaker::call refused (forced open)", |b| {
+        b.iter(|| block_on(k.forced.call(dependency(next(), false))))
+    });
     g.bench_function("keyed: fusebox #[breaker(key = shard)], 8 shards", |b| {
         b.iter(|| {
             let x = next();
@@ -181,6 +191,7 @@ fn single(c: &mut Criterion) {
     });
     g.finish();
     assert_eq!(k.open.state(), State::Open);
+    assert_eq!(k.forced.state(), State::ForcedOpen);
 }
 
 fn contended(c: &mut Criterion) {
@@ -259,6 +270,14 @@ fn contended(c: &mut Criterion) {
                 .is_err())
         })
     });
+    g.bench_function("open: fusebox Breaker::call refused (forced open)", |b| {
+        b.iter_custom(|n| {
+            tasks!(rt, n, k.forced.clone(), |t, i| t
+                .call(dependency(i, false))
+                .await
+                .is_err())
+        })
+    });
     g.bench_function("keyed: fusebox #[breaker(key = shard)], 8 shards", |b| {
         b.iter_custom(|n| tasks!(rt, n, (), |_s, i| attr_keyed(i % 8, i).await.is_ok()))
     });
@@ -280,4 +299,5 @@ fn contended(c: &mut Criterion) {
     });
     g.finish();
     assert_eq!(k.open.state(), State::Open);
+    assert_eq!(k.forced.state(), State::ForcedOpen);
 }
