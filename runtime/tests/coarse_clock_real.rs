@@ -129,9 +129,9 @@ fn an_open_period_refuses_until_its_deadline_and_no_longer() {
     });
 }
 
-/// A timed force open refused on the coarse clock (the forced-open fast path): never after it
-/// lapses, `retry_in` never more than the force nor less than what is left, and every refusal
-/// counted as forced open.
+/// A timed force open on the real clock (judged on the exact clock: the forced-open fast path
+/// takes only held forces): refused until it lapses and no longer, `retry_in` never more than
+/// the force nor less than what is left, and every refusal counted as forced open.
 #[test]
 fn a_timed_force_open_refuses_until_it_lapses_and_no_longer() {
     const FORCED_FOR: Duration = Duration::from_millis(300);
@@ -192,8 +192,8 @@ fn a_timed_force_open_refuses_until_it_lapses_and_no_longer() {
     });
 }
 
-/// A force open held until changed: refused with no `retry_in`, every refusal counted, and
-/// let in at once after a reset.
+/// A force open held until changed (the forced-open fast path, on the coarse clock): refused
+/// with no `retry_in`, every refusal counted, and let in at once after a reset.
 #[test]
 fn a_held_force_open_refuses_without_retry_in_until_reset() {
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -111,33 +111,30 @@ impl Core {
         (expires != NEVER).then(|| Duration::from_nanos(expires.saturating_sub(now)))
     }
 
-    /// The forced-open refusal, the common case written out for `call.rs` as the open one is
-    /// (`refuse_while_open`): the word was plain `ForcedOpen` (no live settings). Held open and
-    /// already reported stuck: nothing to compare the clock with. Otherwise a coarse reading
-    /// (`clock/coarse.rs`) that surely lies before the lapse and before the stuck alert is due
-    /// settles it; `None` (anything else, or no coarse clock) leaves it to the general path,
-    /// which reads the exact clock, lapses the force and checks for stuck. `retry_in` counts
-    /// from the reading's earliest instant, never more than the forced period.
+    /// The refusal of a breaker forced open until changed (`force_open`, an operator's switch),
+    /// the common case written out for `call.rs` as the open one is (`refuse_while_open`): the
+    /// word was plain `ForcedOpen` (no live settings) and the force is held. Once reported
+    /// stuck there is nothing to compare the clock with; before, a coarse reading
+    /// (`clock/coarse.rs`) that surely lies before the stuck alert is due settles it. `None`:
+    /// anything else (the alert due, no coarse clock), which the general path decides.
+    ///
+    /// A force that lapses (`force_open_for`) always takes the general path, on the exact
+    /// clock: a test that pauses its clock mid-way and advances it past the lapse must be let
+    /// in at once, and a coarse reading taken before the coarse clock noticed the pause (within
+    /// one of its ticks, `clock/coarse.rs`) would still be before the lapse.
     #[inline(always)]
     pub(crate) fn refuse_while_forced_open(&self) -> Option<Rejection> {
-        let expires = self.forced.expires();
-        if expires == NEVER && self.stuck.alerted() {
+        if !self.forced.held() {
+            return None;
+        }
+        if self.stuck.alerted() {
             return Some(self.rejection(State::ForcedOpen, None));
         }
         let at = coarse::now()?;
-        if at.latest >= expires {
-            return None;
-        }
         let alert_after = nanos(self.code_config().settings().alert_after());
         if self.stuck.unhealthy_nanos(at.latest) >= Some(alert_after) {
             return None;
         }
-        let retry_in = (expires != NEVER).then(|| {
-            let left = expires - at.earliest;
-            // A coarse reading may begin before the force did: never more than its period.
-            let period = expires.saturating_sub(self.state_since());
-            Duration::from_nanos(left.min(period))
-        });
-        Some(self.rejection(State::ForcedOpen, retry_in))
+        Some(self.rejection(State::ForcedOpen, None))
     }
 }
