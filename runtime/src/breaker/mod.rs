@@ -3,6 +3,7 @@
 pub(crate) mod admit;
 mod call;
 mod closed;
+mod completion;
 pub(crate) mod core;
 mod counters;
 pub(crate) mod events;
