@@ -157,12 +157,22 @@ fn run_call(
     let bulkhead = some_or_none(bulkhead.map(|b| &b.handle));
     match breaker {
         Some(b) => {
-            let handle = &b.handle;
             let failure = failure_predicate(v.breaker.as_ref());
-            let Some(classify) = classifier(v.breaker.as_ref(), &failure, pv) else {
-                return quote!(#pv::run(#handle, #bulkhead, #call, #failure));
-            };
-            quote!(#pv::run_classified(#handle, #bulkhead, #call, #classify))
+            let classify = classifier(v.breaker.as_ref(), &failure, pv);
+            match (&b.keyed, classify) {
+                (None, None) => {
+                    let handle = &b.handle;
+                    quote!(#pv::run(#handle, #bulkhead, #call, #failure))
+                }
+                (None, Some(classify)) => {
+                    let handle = &b.handle;
+                    quote!(#pv::run_classified(#handle, #bulkhead, #call, #classify))
+                }
+                (Some(keyed), None) => quote!(#pv::run_keyed(#keyed, #bulkhead, #call, #failure)),
+                (Some(keyed), Some(classify)) => {
+                    quote!(#pv::run_keyed_classified(#keyed, #bulkhead, #call, #classify))
+                }
+            }
         }
         None => quote!(#pv::run_bulkhead(#bulkhead, #call)),
     }

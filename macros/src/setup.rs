@@ -12,6 +12,10 @@ use crate::bulkhead_args::BulkheadArgs;
 pub struct Handle {
     pub setup: TokenStream,
     pub handle: TokenStream,
+    /// A keyed breaker's `&KeyedBreaker`, which `run_keyed` takes: the key's breaker is found
+    /// when the call is first polled, and `handle` (`.breaker()`) looks it up for the stale
+    /// cache and retries.
+    pub keyed: Option<TokenStream>,
 }
 
 /// A static breaker, listed in the registry from the start, or one per key from a static
@@ -58,6 +62,7 @@ pub fn breaker(
         return Handle {
             setup,
             handle: quote!(&*#var),
+            keyed: None,
         };
     };
     keyed(key, &name, &settings, &config, var, pv)
@@ -105,7 +110,8 @@ fn keyed(
     };
     Handle {
         setup,
-        handle: quote!(&#var),
+        handle: quote!(#var.breaker()),
+        keyed: Some(quote!(&#var)),
     }
 }
 
@@ -140,5 +146,6 @@ pub fn bulkhead(
     Handle {
         setup,
         handle: quote!(&*#var),
+        keyed: None,
     }
 }

@@ -8,7 +8,7 @@ use once_cell::sync::OnceCell;
 
 use crate::breaker::{Breaker, Completion, Same};
 use crate::bulkhead::{Answer, Bulkhead, BulkheadCall, BulkheadConfig};
-use crate::registry::registry;
+use crate::registry::{registry, KeyedBreaker};
 use crate::settings::BreakerConfig;
 
 /// A call site's breaker: registered once and cached in the site's `static`, so a static
@@ -92,6 +92,36 @@ where
     C: FnOnce(&Result<T, E>) -> crate::breaker::Outcome,
 {
     crate::breaker::run_classified(&breaker.0, bulkhead, fut, classify)
+}
+
+/// Runs one call of an annotated function with a keyed breaker (`key = ...`): the key's
+/// breaker is found at the call's first poll, borrowed from this thread's recent keys for
+/// that poll, and kept in `breaker` only if the call goes on past it (`breaker/keyed_call.rs`).
+pub fn run_keyed<'a, T, E, F, C>(
+    breaker: &'a KeyedBreaker,
+    bulkhead: Option<&'a Bulkhead>,
+    fut: F,
+    is_failure: C,
+) -> impl Future<Output = Completion<T, E>> + use<'a, T, E, F, C>
+where
+    F: Future<Output = Result<T, E>>,
+    C: FnOnce(&E) -> bool,
+{
+    crate::breaker::run_keyed(breaker, bulkhead, fut, is_failure, Same)
+}
+
+/// [`run_keyed`] for results classified three ways (`ignore`, `failure_if_ok`).
+pub fn run_keyed_classified<'a, T, E, F, C>(
+    breaker: &'a KeyedBreaker,
+    bulkhead: Option<&'a Bulkhead>,
+    fut: F,
+    classify: C,
+) -> impl Future<Output = Completion<T, E>> + use<'a, T, E, F, C>
+where
+    F: Future<Output = Result<T, E>>,
+    C: FnOnce(&Result<T, E>) -> crate::breaker::Outcome,
+{
+    crate::breaker::run_keyed_classified(breaker, bulkhead, fut, classify, Same)
 }
 
 /// Runs one call of a function with a bulkhead and no breaker. Its own entry point, so the

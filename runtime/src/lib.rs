@@ -16,7 +16,9 @@
 //! assert_eq!(payments.state(), State::Closed);
 //! # }
 //! ```
-#![forbid(unsafe_code)]
+// One loan of a thread's own breaker to a call's first poll uses `unsafe`
+// (`registry/hot_keys/loan.rs`, `Lent`, its soundness argued there); nothing else may.
+#![deny(unsafe_code)]
 // docs.rs (`--cfg docsrs`, nightly) marks every feature-gated item with the feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
@@ -124,7 +126,8 @@ pub mod __private {
     pub use crate::breaker::{Breaker, Completion, Outcome};
     pub use crate::bulkhead::{Bulkhead, BulkheadConfig};
     pub use crate::call_site::{
-        run, run_bulkhead, run_classified, static_breaker, static_bulkhead, Site,
+        run, run_bulkhead, run_classified, run_keyed, run_keyed_classified, static_breaker,
+        static_bulkhead, Site,
     };
     pub use crate::error::Error;
     pub use crate::macro_support::{

@@ -165,170 +165,193 @@ where
     /// Every other poll: admission in any state, bulkhead slots, a call that waits.
     #[inline(never)]
     fn poll_general(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<M::Output> {
-        let mut this = self.project();
-        let core = *this.core;
-        loop {
-            // Polled in place, not moved out for the poll: a panic in the call leaves the
-            // permit and the slot in the call, dropped after the call's future (field order).
-            if let Stage::Running {
-                permit,
-                slot,
-                drive,
-            } = &mut *this.stage
+        let this = self.project();
+        poll_general::<T, E, F, C, M>(
+            this.core,
+            this.bulkhead,
+            this.fut,
+            this.classify,
+            this.stage,
+            cx,
+        )
+    }
+}
+
+/// A call's every other poll, on its parts (a [`Call`]'s, or a keyed call's once its breaker
+/// is kept, `keyed_call.rs`): admission in any state, bulkhead slots, a call that waits.
+#[inline(always)]
+pub(super) fn poll_general<'a, T, E, F, C, M>(
+    core: &'a Core,
+    bulkhead: &Option<&'a Bulkhead>,
+    mut fut: Pin<&mut Option<F>>,
+    classify: &mut Option<C>,
+    stage: &mut Stage<'a>,
+    cx: &mut Context<'_>,
+) -> Poll<M::Output>
+where
+    F: Future<Output = Result<T, E>>,
+    C: FnOnce(&Result<T, E>) -> Outcome,
+    M: Finish<T, E>,
+{
+    loop {
+        // Polled in place, not moved out for the poll: a panic in the call leaves the
+        // permit and the slot in the call, dropped after the call's future (field order).
+        if let Stage::Running {
+            permit,
+            slot,
+            drive,
+        } = &mut *stage
+        {
+            // Polled again after its panic was caught: as an `async fn` would, say so
+            // rather than poll the future that panicked.
+            assert!(
+                !permit.panicked(),
+                "a breaker call was polled after it panicked"
+            );
+            let first = matches!(drive, Drive::First);
+            let Some(call) = fut.as_mut().as_pin_mut() else {
+                unreachable!("a call's future is there until it ends");
+            };
+            let ended = match permit.poll_drive(call, drive, cx) {
+                Poll::Ready(ended) => ended,
+                Poll::Pending => {
+                    if let (true, Some(s)) = (first, &*slot) {
+                        // An adaptive pool times its slot from here, as the permit does.
+                        s.start();
+                    }
+                    return Poll::Pending;
+                }
+            };
+            let Stage::Running { permit, slot, .. } = std::mem::replace(stage, Stage::Done) else {
+                unreachable!("matched above");
+            };
+            fut.set(None);
+            let c = settle(core, permit, ended, classify.take());
+            drop(slot);
+            return Poll::Ready(M::finish(c));
+        }
+        if matches!(stage, Stage::Admit) {
+            // `Admit` holds nothing: forgotten, so no drop glue runs for it.
+            std::mem::forget(std::mem::replace(stage, Stage::Done));
             {
-                // Polled again after its panic was caught: as an `async fn` would, say so
-                // rather than poll the future that panicked.
-                assert!(
-                    !permit.panicked(),
-                    "a breaker call was polled after it panicked"
-                );
-                let first = matches!(drive, Drive::First);
-                let Some(fut) = this.fut.as_mut().as_pin_mut() else {
+                // Live settings (`live.rs`) go with the permit for the call; `None` on the
+                // plain closed path.
+                let (admission, live) = match core.admit() {
+                    Ok(a) => a.take_live(),
+                    Err(r) => return Poll::Ready(M::finish(refused(core, fut.as_mut(), r))),
+                };
+                let layer = if live { core.live.get() } else { None };
+                // A probe (one call at a time while open, spaced and backing off while
+                // probes hang) takes a free slot; a full pool that an earlier probe of this
+                // breaker holds a slot of lets it through without one (another breaker's
+                // or key's probe is any other call): while open only its probes enter, and
+                // probes started just before the healing held its slots (an adaptive
+                // limit the outage shrank to one), keeping every later probe out until
+                // they ended: 10 s after healing in a real run, 1 s without the pool. A
+                // pool full of other calls refuses (or queues) the probe as any call.
+                let probe = matches!(admission, Admission::Probe(_));
+                let mut permit = Permit::under(core, admission, layer);
+                // An open breaker returned above, so it never takes a bulkhead slot.
+                let slot = match bulkhead {
+                    None => None,
+                    Some(b) => match b.try_acquire_now() {
+                        Some(mut slot) => {
+                            if probe {
+                                slot.held_by_probe(core.id());
+                            }
+                            Some(slot)
+                        }
+                        None if probe && b.holds_a_probe_of(core.id()) => None,
+                        // A full fail-fast pool refuses at once: nothing boxed.
+                        None if !b.may_wait() => {
+                            fut.set(None);
+                            let r = b.full();
+                            refused_by_bulkhead(core, bulkhead, permit);
+                            return Poll::Ready(M::finish(Completion::Failed(Error::Rejected(r))));
+                        }
+                        None => {
+                            // A key whose call queues here is not idle (`Core::waiting`).
+                            permit.begins_waiting();
+                            *stage = Stage::Waiting(permit, Box::pin(b.acquire_untimed()));
+                            continue;
+                        }
+                    },
+                };
+                if slot.is_some() {
+                    // Polled in place from here, so that a panic in the call leaves the slot
+                    // with the call, released when the call is dropped, not before.
+                    *stage = Stage::Running {
+                        permit,
+                        slot,
+                        drive: Drive::First,
+                    };
+                    continue;
+                }
+                // Whole in this poll without a slot: nothing stored if it answers now.
+                let mut drive = Drive::First;
+                let Some(call) = fut.as_mut().as_pin_mut() else {
                     unreachable!("a call's future is there until it ends");
                 };
-                let ended = match permit.poll_drive(fut, drive, cx) {
-                    Poll::Ready(ended) => ended,
+                match permit.poll_drive(call, &mut drive, cx) {
+                    Poll::Ready(ended) => {
+                        if matches!(drive, Drive::First) {
+                            // Nothing to drop (no timer): skips the drop glue's call.
+                            std::mem::forget(drive);
+                        }
+                        fut.set(None);
+                        let c = settle(core, permit, ended, classify.take());
+                        return Poll::Ready(M::finish(c));
+                    }
                     Poll::Pending => {
-                        if let (true, Some(s)) = (first, &*slot) {
-                            // An adaptive pool times its slot from here, as the permit does.
-                            s.start();
-                        }
-                        return Poll::Pending;
-                    }
-                };
-                let Stage::Running { permit, slot, .. } =
-                    std::mem::replace(this.stage, Stage::Done)
-                else {
-                    unreachable!("matched above");
-                };
-                this.fut.set(None);
-                let c = settle(core, permit, ended, this.classify.take());
-                drop(slot);
-                return Poll::Ready(M::finish(c));
-            }
-            if matches!(this.stage, Stage::Admit) {
-                // `Admit` holds nothing: forgotten, so no drop glue runs for it.
-                std::mem::forget(std::mem::replace(this.stage, Stage::Done));
-                {
-                    // Live settings (`live.rs`) go with the permit for the call; `None` on the
-                    // plain closed path.
-                    let (admission, live) = match core.admit() {
-                        Ok(a) => a.take_live(),
-                        Err(r) => {
-                            return Poll::Ready(M::finish(refused(core, this.fut.as_mut(), r)))
-                        }
-                    };
-                    let layer = if live { core.live.get() } else { None };
-                    // A probe (one call at a time while open, spaced and backing off while
-                    // probes hang) takes a free slot; a full pool that an earlier probe of this
-                    // breaker holds a slot of lets it through without one (another breaker's
-                    // or key's probe is any other call): while open only its probes enter, and
-                    // probes started just before the healing held its slots (an adaptive
-                    // limit the outage shrank to one), keeping every later probe out until
-                    // they ended: 10 s after healing in a real run, 1 s without the pool. A
-                    // pool full of other calls refuses (or queues) the probe as any call.
-                    let probe = matches!(admission, Admission::Probe(_));
-                    let mut permit = Permit::under(core, admission, layer);
-                    // An open breaker returned above, so it never takes a bulkhead slot.
-                    let slot = match this.bulkhead {
-                        None => None,
-                        Some(b) => match b.try_acquire_now() {
-                            Some(mut slot) => {
-                                if probe {
-                                    slot.held_by_probe(core.id());
-                                }
-                                Some(slot)
-                            }
-                            None if probe && b.holds_a_probe_of(core.id()) => None,
-                            // A full fail-fast pool refuses at once: nothing boxed.
-                            None if !b.may_wait() => {
-                                this.fut.set(None);
-                                let r = b.full();
-                                refused_by_bulkhead(core, this.bulkhead, permit);
-                                return Poll::Ready(M::finish(Completion::Failed(
-                                    Error::Rejected(r),
-                                )));
-                            }
-                            None => {
-                                // A key whose call queues here is not idle (`Core::waiting`).
-                                permit.begins_waiting();
-                                *this.stage = Stage::Waiting(permit, Box::pin(b.acquire_untimed()));
-                                continue;
-                            }
-                        },
-                    };
-                    if slot.is_some() {
-                        // Polled in place from here, so that a panic in the call leaves the slot
-                        // with the call, released when the call is dropped, not before.
-                        *this.stage = Stage::Running {
+                        *stage = Stage::Running {
                             permit,
-                            slot,
-                            drive: Drive::First,
+                            slot: None,
+                            drive,
                         };
-                        continue;
-                    }
-                    // Whole in this poll without a slot: nothing stored if it answers now.
-                    let mut drive = Drive::First;
-                    let Some(fut) = this.fut.as_mut().as_pin_mut() else {
-                        unreachable!("a call's future is there until it ends");
-                    };
-                    match permit.poll_drive(fut, &mut drive, cx) {
-                        Poll::Ready(ended) => {
-                            if matches!(drive, Drive::First) {
-                                // Nothing to drop (no timer): skips the drop glue's call.
-                                std::mem::forget(drive);
-                            }
-                            this.fut.set(None);
-                            let c = settle(core, permit, ended, this.classify.take());
-                            return Poll::Ready(M::finish(c));
-                        }
-                        Poll::Pending => {
-                            *this.stage = Stage::Running {
-                                permit,
-                                slot: None,
-                                drive,
-                            };
-                            return Poll::Pending;
-                        }
+                        return Poll::Pending;
                     }
                 }
             }
-            match std::mem::replace(this.stage, Stage::Done) {
-                Stage::Waiting(permit, mut waiting) => match waiting.as_mut().poll(cx) {
-                    Poll::Pending => {
-                        *this.stage = Stage::Waiting(permit, waiting);
-                        return Poll::Pending;
-                    }
-                    Poll::Ready(Ok(mut slot)) => {
-                        drop(waiting);
-                        if permit.is_probe() {
-                            slot.held_by_probe(core.id());
-                        }
-                        *this.stage = Stage::Running {
-                            permit,
-                            slot: Some(slot),
-                            drive: Drive::First,
-                        };
-                    }
-                    Poll::Ready(Err(r)) => {
-                        drop(waiting);
-                        this.fut.set(None);
-                        refused_by_bulkhead(core, this.bulkhead, permit);
-                        return Poll::Ready(M::finish(Completion::Failed(Error::Rejected(r))));
-                    }
-                },
-                Stage::Admit | Stage::Running { .. } => {
-                    unreachable!("admitted above, or polled in place")
+        }
+        match std::mem::replace(stage, Stage::Done) {
+            Stage::Waiting(permit, mut waiting) => match waiting.as_mut().poll(cx) {
+                Poll::Pending => {
+                    *stage = Stage::Waiting(permit, waiting);
+                    return Poll::Pending;
                 }
-                Stage::Done => panic!("a breaker call was polled after it completed"),
+                Poll::Ready(Ok(mut slot)) => {
+                    drop(waiting);
+                    if permit.is_probe() {
+                        slot.held_by_probe(core.id());
+                    }
+                    *stage = Stage::Running {
+                        permit,
+                        slot: Some(slot),
+                        drive: Drive::First,
+                    };
+                }
+                Poll::Ready(Err(r)) => {
+                    drop(waiting);
+                    fut.set(None);
+                    refused_by_bulkhead(core, bulkhead, permit);
+                    return Poll::Ready(M::finish(Completion::Failed(Error::Rejected(r))));
+                }
+            },
+            Stage::Admit | Stage::Running { .. } => {
+                unreachable!("admitted above, or polled in place")
             }
+            Stage::Done => panic!("a breaker call was polled after it completed"),
         }
     }
 }
 
 /// Refused by the breaker: the call is dropped unpolled, and a shadow hears of the refusal.
 #[inline(always)]
-fn refused<F, T, E>(core: &Core, mut fut: Pin<&mut Option<F>>, r: Rejection) -> Completion<T, E> {
+pub(super) fn refused<F, T, E>(
+    core: &Core,
+    mut fut: Pin<&mut Option<F>>,
+    r: Rejection,
+) -> Completion<T, E> {
     fut.set(None);
     if let Some(shadow) = core.shadow.watching() {
         shadow.refused();

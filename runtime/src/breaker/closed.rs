@@ -40,6 +40,28 @@ where
     F: Future<Output = Result<T, E>>,
     C: FnOnce(&Result<T, E>) -> Outcome,
 {
+    match answered_at_once(core, gen, fut.as_mut(), classify, cx) {
+        Some(c) => Poll::Ready(c),
+        None => waits(core, gen, fut, classify, stage, cx),
+    }
+}
+
+/// The first poll of the closed path without a permit: the call's completion if it answered,
+/// settled on `core`; `None` if it waits, with nothing recorded yet (the caller builds its
+/// permit with [`waits`], on a `core` that may be borrowed for longer: a keyed call's
+/// breaker is lent for this poll only, `keyed_call.rs`).
+#[inline(always)]
+pub(super) fn answered_at_once<T, E, F, C>(
+    core: &Core,
+    gen: u64,
+    mut fut: Pin<&mut Option<F>>,
+    classify: &mut Option<C>,
+    cx: &mut Context<'_>,
+) -> Option<Completion<T, E>>
+where
+    F: Future<Output = Result<T, E>>,
+    C: FnOnce(&Result<T, E>) -> Outcome,
+{
     let Some(call) = fut.as_mut().as_pin_mut() else {
         unreachable!("a call's future is there until it ends");
     };
@@ -48,7 +70,7 @@ where
     let polled = call.poll(cx);
     std::mem::forget(guard);
     let Poll::Ready(result) = polled else {
-        return waits(core, gen, fut, classify, stage, cx);
+        return None;
     };
     fut.set(None);
     let Some(classify) = classify.take() else {
@@ -58,9 +80,9 @@ where
     match (result, outcome) {
         (Ok(v), Outcome::Success) if core.shadow.watching().is_none() => {
             success_at_once(core, gen);
-            Poll::Ready(Completion::Ok(v))
+            Some(Completion::Ok(v))
         }
-        (result, outcome) => Poll::Ready(answered_otherwise(core, gen, result, outcome)),
+        (result, outcome) => Some(answered_otherwise(core, gen, result, outcome)),
     }
 }
 
@@ -79,7 +101,7 @@ fn answered_otherwise<T, E>(
 /// A first poll that waits: its permit and timers go into `stage`, unless its timer ended it
 /// at once.
 #[inline(never)]
-fn waits<'a, T, E, F, C>(
+pub(super) fn waits<'a, T, E, F, C>(
     core: &'a Core,
     gen: u64,
     mut fut: Pin<&mut Option<F>>,

@@ -9,6 +9,7 @@ mod counters;
 pub(crate) mod events;
 mod forced;
 mod half_open;
+mod keyed_call;
 pub(crate) mod live;
 mod open;
 mod operator;
@@ -29,6 +30,7 @@ use std::sync::Arc;
 
 pub use call::Completion;
 pub(crate) use call::{run, run_classified, AsResult, Same};
+pub(crate) use keyed_call::{run_keyed, run_keyed_classified, Lend, Loan};
 pub use outcome::Outcome;
 pub use shadow::{ShadowReport, ShadowSettings};
 

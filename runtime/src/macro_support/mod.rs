@@ -7,12 +7,10 @@
 
 use std::fmt;
 
-use crate::breaker::Breaker;
 use crate::error::{Error, Rejection};
 use crate::registry::key_form::KeyForm;
 pub use crate::registry::key_form::{FastKey, KeyFormDisplay, KeyFormFast, KeyProbe};
-use crate::registry::registry;
-pub use crate::registry::KeyedSite;
+pub use crate::registry::{KeyedBreaker, KeyedSite};
 use crate::settings::BreakerConfig;
 
 /// Invokes `$m!` once per length of a lent argument list, 1 to 8, with a type, a binding and
@@ -47,21 +45,19 @@ pub use retry::{
     static_retry, ResultErr, RetryArgument, RetrySite,
 };
 
-/// The breaker for `key` under the call site's cached settings (`name/key`). `form` is the
-/// key as [`KeyProbe`] found it: an integer or text is written without `core::fmt`.
+/// The breaker of one call for `key` under the call site's cached settings (`name/key`): an
+/// integer key's found when the call is first polled (`run_keyed`), any other now. `form` is
+/// the key as [`KeyProbe`] found it: an integer or text is written without `core::fmt`. The template lives in the call
+/// site's `static`: its address can vouch for its settings, and the site keeps the keyed name
+/// it found.
+#[inline]
 pub fn keyed_breaker<K: BreakerKey + ?Sized>(
     site: &'static KeyedSite,
-    config: impl FnOnce() -> BreakerConfig,
+    config: fn() -> BreakerConfig,
     key: &K,
     form: KeyForm<'_>,
-) -> Breaker {
-    // The template lives in the call site's `static`: its address can vouch for its settings,
-    // and the site keeps the keyed name it found.
-    let key = crate::registry::Key {
-        form,
-        display: &KeyDisplay(key),
-    };
-    registry().keyed_site(site, config, key)
+) -> KeyedBreaker {
+    KeyedBreaker::new(site, config, form, &KeyDisplay(key))
 }
 
 /// What `key = expr` must be: anything `Display`, formatted into the name `name/key`.
@@ -118,6 +114,8 @@ pub fn from_error<T, E: FromRejection>(e: Error<E>) -> Result<T, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::breaker::Breaker;
+    use crate::registry::registry;
 
     /// A keyed call as the generated code makes it.
     macro_rules! keyed {
@@ -126,6 +124,8 @@ mod tests {
             use super::{KeyFormDisplay as _, KeyFormFast as _};
             let key = $key;
             keyed_breaker($site, $make, key, (&KeyProbe(key)).key_form())
+                .breaker()
+                .clone()
         }};
     }
 

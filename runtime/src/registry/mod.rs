@@ -15,6 +15,7 @@ mod hot_keys;
 pub(crate) mod key_form;
 pub mod key_name;
 pub(crate) mod keyed;
+mod keyed_breaker;
 mod overrides;
 mod register;
 pub(crate) mod scope;
@@ -35,6 +36,7 @@ use crate::retry::RetryBudget;
 use crate::sync::{lock, Mutex, Swap};
 use keyed::Family;
 pub use keyed::KeyedSite;
+pub use keyed_breaker::KeyedBreaker;
 pub(crate) use register::Key;
 
 /// Named breakers and bulkheads shared by every call site of a process.

@@ -131,18 +131,28 @@ impl Registry {
             return here.keyed_in(&family, template, Some(template), key, Some(hot));
         };
         let hot = Hot::new(site_at, family);
-        // An integer or a text is looked for as it is: found, its digits are never written.
-        let probe = match key.form {
-            KeyForm::Unsigned(n) => Some(Probe::Int(n, false)),
-            KeyForm::Signed(n) => Some(Probe::Int(n.unsigned_abs(), n < 0)),
-            // A key that needs encoding never matches: every remembered key is plain.
-            KeyForm::Str(s) => Some(Probe::Text(s.as_bytes())),
-            KeyForm::Display => None,
-        };
-        if let Some(b) = probe.and_then(|p| hot_keys::get(hot.site, hot.generation, p)) {
+        if let Some(b) = probe(key.form).and_then(|p| hot_keys::get(hot.site, hot.generation, p)) {
             return b;
         }
         here.keyed_in(family, template, Some(template), key, Some(hot))
+    }
+
+    /// Where this thread may have `form`'s breaker at `site` in its recent keys (`hot_keys`):
+    /// the site's address, its family's generation, and the key as the table compares it.
+    /// `None` when only a lookup finds it: a test scope's registry, a site not yet used or
+    /// whose family was evicted, a key only `Display`.
+    #[inline(always)]
+    pub(super) fn hot_probe<'k>(
+        &self,
+        site: &'static KeyedSite,
+        form: KeyForm<'k>,
+    ) -> Option<(usize, u64, Probe<'k>)> {
+        if !matches!(self.current(), Current::Here(r) if r.global) {
+            return None;
+        }
+        let family = site.family.get().filter(|f| !f.retired())?;
+        let site_at = site as *const KeyedSite as usize;
+        Some((site_at, family.generation(), probe(form)?))
     }
 
     #[inline]
@@ -315,6 +325,18 @@ impl Registry {
         drop(map);
         here.override_new_bulkhead(&b);
         b
+    }
+}
+
+/// An integer or a text is looked for as it is: found, its digits are never written. A key
+/// that needs encoding never matches (every remembered key is plain), nor a key only `Display`.
+#[inline(always)]
+fn probe(form: KeyForm<'_>) -> Option<Probe<'_>> {
+    match form {
+        KeyForm::Unsigned(n) => Some(Probe::Int(n, false)),
+        KeyForm::Signed(n) => Some(Probe::Int(n.unsigned_abs(), n < 0)),
+        KeyForm::Str(s) => Some(Probe::Text(s.as_bytes())),
+        KeyForm::Display => None,
     }
 }
 

@@ -25,9 +25,13 @@
 //!   key's second call, and a key called once is warm: a warm key allocates nothing
 //!   (`benches/tests/allocations.rs`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use crate::breaker::Breaker;
+
+mod loan;
+
+pub(crate) use loan::{lend, Lent};
 
 /// Sets per thread, as bits of the hash that pick one.
 const SET_BITS: u32 = 5;
@@ -69,16 +73,40 @@ struct Set {
     missed: [u64; WAYS],
 }
 
+/// A thread's table, and the misses noted while it was lent.
+struct Hot {
+    table: RefCell<[Set; SETS]>,
+    /// Breakers of the table lent now ([`Lent`]): while any is, no slot is replaced.
+    loans: Cell<usize>,
+    /// Misses of keyed calls made while a breaker was lent (a keyed fn calling another in its
+    /// first poll), which would replace slots under the loan: applied in order when the last
+    /// loan ends.
+    deferred: RefCell<Vec<Deferred>>,
+}
+
+/// A miss to apply once the table is no longer lent.
+struct Deferred {
+    set: usize,
+    slot: Slot,
+}
+
+/// Misses kept at most per loan: past that, a key is only not taken in yet.
+const MAX_DEFERRED: usize = 64;
+
 thread_local! {
-    static HOT: RefCell<[Set; SETS]> = const {
-        RefCell::new(
-            [const {
-                Set {
-                    slots: [const { None }; WAYS],
-                    missed: [0; WAYS],
-                }
-            }; SETS],
-        )
+    static HOT: Hot = const {
+        Hot {
+            table: RefCell::new(
+                [const {
+                    Set {
+                        slots: [const { None }; WAYS],
+                        missed: [0; WAYS],
+                    }
+                }; SETS],
+            ),
+            loans: Cell::new(0),
+            deferred: RefCell::new(Vec::new()),
+        }
     };
 }
 
@@ -136,7 +164,7 @@ fn holds(slot: &Option<Slot>, tag: u64, site: usize, generation: u64, key: Probe
 pub(crate) fn get(site: usize, generation: u64, key: Probe<'_>) -> Option<Breaker> {
     let (tag, set) = place(site, key);
     HOT.try_with(|hot| {
-        let hot = hot.try_borrow().ok()?;
+        let hot = hot.table.try_borrow().ok()?;
         let slot = hot[set]
             .slots
             .iter()
@@ -150,40 +178,82 @@ pub(crate) fn get(site: usize, generation: u64, key: Probe<'_>) -> Option<Breake
 /// After a miss: remembers `breaker` for `key` at `site` (generation read before the lookup
 /// that found it) if the key is among the set's last misses, else notes the miss. The newest
 /// goes first in its set and the oldest leaves. The caller checked that `breaker` is the key's
-/// own (its key is the key's digits or bytes).
+/// own (its key is the key's digits or bytes). While the table is lent, the miss waits for the
+/// loan's end.
 pub(crate) fn missed(site: usize, generation: u64, key: Probe<'_>, breaker: &Breaker) {
+    let (tag, set) = place(site, key);
+    let slot = || Slot {
+        tag,
+        site,
+        generation,
+        key: match key {
+            Probe::Int(n, minus) => Kept::Int(n, minus),
+            Probe::Text(_) => Kept::Text,
+        },
+        breaker: breaker.clone(),
+    };
     // Dropped after the table is released: a breaker's drop never runs inside the borrow.
     let displaced = HOT.try_with(|hot| {
-        let mut hot = hot.try_borrow_mut().ok()?;
-        let (tag, set) = place(site, key);
-        let set = &mut hot[set];
-        if !set.missed.contains(&tag) {
-            set.missed.rotate_right(1);
-            set.missed[0] = tag;
-            return None;
+        if hot.loans.get() == 0 {
+            let mut table = hot.table.try_borrow_mut().ok()?;
+            return apply(&mut table[set], tag, slot);
         }
-        let fresh = Slot {
-            tag,
-            site,
-            generation,
-            key: match key {
-                Probe::Int(n, minus) => Kept::Int(n, minus),
-                Probe::Text(_) => Kept::Text,
-            },
-            breaker: breaker.clone(),
-        };
-        set.slots.rotate_right(1);
-        set.slots[0].replace(fresh)
+        if let Ok(mut d) = hot.deferred.try_borrow_mut() {
+            if d.len() < MAX_DEFERRED {
+                d.push(Deferred { set, slot: slot() });
+            }
+        }
+        None
     });
+    drop(displaced);
+}
+
+/// One miss in its set: the key's tag noted, or, missed before, its slot taken in (the
+/// slot it displaced returned, to be dropped outside the borrow).
+fn apply(set: &mut Set, tag: u64, slot: impl FnOnce() -> Slot) -> Option<Slot> {
+    if !set.missed.contains(&tag) {
+        set.missed.rotate_right(1);
+        set.missed[0] = tag;
+        return None;
+    }
+    set.slots.rotate_right(1);
+    set.slots[0].replace(slot())
+}
+
+/// The misses deferred while the table was lent, applied in order once no loan is left.
+#[cold]
+#[inline(never)]
+fn apply_deferred(hot: &Hot) {
+    if hot.loans.get() != 0 {
+        // A loan is still out: the last one's end applies them.
+        return;
+    }
+    let Ok(mut table) = hot.table.try_borrow_mut() else {
+        return;
+    };
+    let pending = match hot.deferred.try_borrow_mut() {
+        Ok(mut d) => std::mem::take(&mut *d),
+        Err(_) => return,
+    };
+    let displaced: Vec<Option<Slot>> = pending
+        .into_iter()
+        .map(|d| {
+            let tag = d.slot.tag;
+            apply(&mut table[d.set], tag, || d.slot)
+        })
+        .collect();
+    drop(table);
     drop(displaced);
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::breaker::Loan;
     use crate::registry::keyed::KeyedSite;
     use crate::registry::{registry, Key};
     use crate::settings::{BreakerBuilder, BreakerConfig};
+    use std::sync::Arc;
 
     /// A call at `site` with an integer key, as generated code makes it.
     fn call(site: &'static KeyedSite, template: fn() -> BreakerConfig, key: u64) -> Breaker {
@@ -382,6 +452,92 @@ mod tests {
         for (k, b) in keys.iter().zip(&breakers) {
             let found = get(3, 1, Probe::Text(k.as_bytes()));
             assert!(found.is_some_and(|x| x.ptr_eq(b)), "{k}");
+        }
+    }
+
+    #[test]
+    fn a_lent_breaker_is_the_remembered_one_and_no_reference_is_taken() {
+        let a = breaker("lent");
+        let key = Probe::Text(b"lent");
+        assert!(lend(5, 1, key).is_none(), "not taken in yet");
+        for _ in 0..2 {
+            missed(5, 1, key, &a);
+        }
+        let count = Arc::strong_count(&a.0);
+        let loan = lend(5, 1, key).expect("remembered");
+        assert!(std::ptr::eq(loan.core(), &*a.0));
+        assert_eq!(Arc::strong_count(&a.0), count, "lent, not cloned");
+        let own = loan.breaker();
+        assert!(own.ptr_eq(&a));
+        assert_eq!(
+            Arc::strong_count(&a.0),
+            count + 1,
+            "the caller's own, counted"
+        );
+        drop((own, loan));
+        assert_eq!(Arc::strong_count(&a.0), count);
+        assert!(lend(5, 2, key).is_none(), "a later generation");
+        assert!(lend(6, 1, key).is_none(), "another site");
+    }
+
+    #[test]
+    fn misses_while_lent_are_applied_when_the_last_loan_ends() {
+        let (outer, inner) = (breaker("outer"), breaker("inner"));
+        let (ko, ki) = (Probe::Text(b"outer"), Probe::Text(b"inner"));
+        for _ in 0..2 {
+            missed(7, 1, ko, &outer);
+        }
+        let first = lend(7, 1, ko).expect("remembered");
+        // A keyed call inside the lent one, lent too (a keyed fn calling another).
+        let nested = lend(7, 1, ko).expect("lent again");
+        assert!(std::ptr::eq(nested.core(), first.core()));
+        for _ in 0..2 {
+            missed(7, 1, ki, &inner);
+        }
+        assert!(get(7, 1, ki).is_none(), "deferred while lent");
+        drop(nested);
+        assert!(get(7, 1, ki).is_none(), "a loan is still out");
+        drop(first);
+        assert!(
+            get(7, 1, ki).is_some_and(|b| b.ptr_eq(&inner)),
+            "taken in when the last loan ended, as if missed then"
+        );
+        assert!(get(7, 1, ko).is_some_and(|b| b.ptr_eq(&outer)));
+    }
+
+    #[test]
+    fn a_lent_breaker_outlives_misses_that_displace_it_until_the_loan_ends() {
+        // The lent key and WAYS more keys of its set: taken in during the loan, they would
+        // push it out of the table, which holds the only reference to it.
+        let at = |k: &String| place(8, Probe::Text(k.as_bytes())).1;
+        let first = "0".to_owned();
+        let keys: Vec<String> = (0..100_000)
+            .map(|n: u32| n.to_string())
+            .filter(|k| at(k) == at(&first))
+            .take(WAYS + 1)
+            .collect();
+        assert_eq!(keys.len(), WAYS + 1, "keys of one set");
+        let lent = breaker(&keys[0]);
+        let gone = Arc::downgrade(&lent.0);
+        for _ in 0..2 {
+            missed(8, 1, Probe::Text(keys[0].as_bytes()), &lent);
+        }
+        drop(lent);
+        let loan = lend(8, 1, Probe::Text(keys[0].as_bytes())).expect("remembered");
+        for k in &keys[1..] {
+            let other = breaker(k);
+            for _ in 0..2 {
+                missed(8, 1, Probe::Text(k.as_bytes()), &other);
+            }
+        }
+        let alive = gone.upgrade().expect("still held by the table while lent");
+        assert!(std::ptr::eq(loan.core(), &*alive));
+        assert_eq!(loan.core().code_config().key(), Some(keys[0].as_str()));
+        drop(alive);
+        drop(loan);
+        assert!(gone.upgrade().is_none(), "displaced once the loan ended");
+        for k in &keys[1..] {
+            assert!(get(8, 1, Probe::Text(k.as_bytes())).is_some(), "{k}");
         }
     }
 }

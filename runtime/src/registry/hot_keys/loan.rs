@@ -1,0 +1,84 @@
+//! The loan of a breaker of this thread's table (`hot_keys`) to one call's first poll: a
+//! pointer to its core, no reference count taken (`breaker/keyed_call.rs` says why). The
+//! runtime's one `unsafe`, argued at [`Lent`].
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use super::{holds, place, Probe, HOT};
+use crate::breaker::core::Core;
+use crate::breaker::{Breaker, Loan};
+
+/// The breaker this thread found last for `key` at `site` (as [`get`]), lent: with no
+/// reference count taken, for as long as the [`Lent`] lives (within one poll of one call).
+#[inline(always)]
+pub(crate) fn lend(site: usize, generation: u64, key: Probe<'_>) -> Option<Lent> {
+    let (tag, set) = place(site, key);
+    HOT.try_with(|hot| {
+        let table = hot.table.try_borrow().ok()?;
+        let slot = table[set]
+            .slots
+            .iter()
+            .find(|s| holds(s, tag, site, generation, key))?;
+        let core = Arc::as_ptr(&slot.as_ref()?.breaker.0);
+        hot.loans.set(hot.loans.get() + 1);
+        Some(Lent {
+            core,
+            thread: PhantomData,
+        })
+    })
+    .ok()
+    .flatten()
+}
+
+/// A breaker of this thread's table, lent to one call's first poll (`breaker/keyed_call.rs`
+/// says why): a pointer to its core, valid while the loan lives.
+///
+/// Why it is valid: the table's slot holds a strong reference to the core. A slot's breaker is
+/// dropped only when a miss replaces it (`missed`, `apply_deferred`) or when the thread's table
+/// is destroyed. While any loan is counted (`Hot::loans`), misses are deferred, not applied,
+/// and a loan lives in a frame of a poll running on this thread, which ends before the thread
+/// does (its thread-locals are destroyed after its code returned). `Lent` is neither `Send`
+/// nor `Sync`, so it never leaves the thread that counted it.
+/// `a_lent_breaker_outlives_misses_that_displace_it_until_the_loan_ends` fails if a miss
+/// replaced a lent slot.
+pub(crate) struct Lent {
+    core: *const Core,
+    thread: PhantomData<*const ()>,
+}
+
+impl Loan for Lent {
+    #[inline(always)]
+    fn core(&self) -> &Core {
+        // SAFETY: the core is alive while the loan is (see `Lent`), and `&self` ends before
+        // the loan does.
+        #[allow(unsafe_code)]
+        unsafe {
+            &*self.core
+        }
+    }
+
+    fn breaker(&self) -> Breaker {
+        // SAFETY: `core` came from `Arc::as_ptr` of a breaker that holds a strong reference
+        // while the loan lives (see `Lent`); taking one more for the new `Arc` keeps the
+        // count equal to the `Arc`s there are.
+        #[allow(unsafe_code)]
+        unsafe {
+            Arc::increment_strong_count(self.core);
+            Breaker(Arc::from_raw(self.core))
+        }
+    }
+}
+
+impl Drop for Lent {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let _ = HOT.try_with(|hot| {
+            let left = hot.loans.get() - 1;
+            hot.loans.set(left);
+            if left == 0 && hot.deferred.try_borrow().is_ok_and(|d| !d.is_empty()) {
+                super::apply_deferred(hot);
+            }
+        });
+    }
+}

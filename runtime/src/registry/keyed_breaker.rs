@@ -1,0 +1,130 @@
+//! One keyed call's breaker (`#[breaker(key = ...)]`): what the call site and the key are,
+//! and the breaker kept for the call once it needs one of its own.
+//!
+//! Generated code binds one per call, before the call's future, and hands it to that future
+//! by reference (`run_keyed`), so the breaker kept here outlives the future. An integer key's
+//! first poll borrows the breaker from this thread's recent keys instead (`Lend::lend`, through
+//! `hot_keys::lend`), with no reference count taken: a call that answers then never keeps one
+//! (`breaker/keyed_call.rs` says why).
+
+use std::fmt;
+
+use once_cell::sync::OnceCell;
+
+use super::hot_keys;
+use super::key_form::KeyForm;
+use super::keyed::KeyedSite;
+use super::{registry, Key};
+use crate::breaker::{Breaker, Lend, Loan};
+use crate::settings::BreakerConfig;
+
+/// The breaker of one call at a keyed call site: the site, an integer key, and the breaker
+/// once kept. Made by generated code (`#[breaker(key = ...)]`), not by users.
+///
+/// It borrows nothing from the call: the function's body may move what the key was read from
+/// (`key = self.shard` in a method taking `self: Arc<Self>`). So only an integer key, copied,
+/// waits for the first poll; a text or `Display` key is looked up when this is made, as before
+/// (its breaker kept at once).
+#[doc(hidden)]
+pub struct KeyedBreaker {
+    site: &'static KeyedSite,
+    config: fn() -> BreakerConfig,
+    /// The integer key; `None`: the breaker was kept when this was made.
+    int: Option<IntKey>,
+    kept: OnceCell<Breaker>,
+}
+
+/// An integer key, copied.
+#[derive(Clone, Copy)]
+enum IntKey {
+    Unsigned(u64),
+    Signed(i64),
+}
+
+impl IntKey {
+    fn form(self) -> KeyForm<'static> {
+        match self {
+            IntKey::Unsigned(n) => KeyForm::Unsigned(n),
+            IntKey::Signed(n) => KeyForm::Signed(n),
+        }
+    }
+}
+
+impl KeyedBreaker {
+    /// The key `display` (as [`KeyForm`] found it: `form`) at `site`, whose template is
+    /// `config`'s. An integer is looked up when the call is first polled, anything else now.
+    #[inline(always)]
+    pub fn new(
+        site: &'static KeyedSite,
+        config: fn() -> BreakerConfig,
+        form: KeyForm<'_>,
+        display: &dyn fmt::Display,
+    ) -> Self {
+        let (int, kept) = match form {
+            KeyForm::Unsigned(n) => (Some(IntKey::Unsigned(n)), OnceCell::new()),
+            KeyForm::Signed(n) => (Some(IntKey::Signed(n)), OnceCell::new()),
+            KeyForm::Str(_) | KeyForm::Display => (
+                None,
+                OnceCell::with_value(found(site, config, form, display)),
+            ),
+        };
+        KeyedBreaker {
+            site,
+            config,
+            int,
+            kept,
+        }
+    }
+
+    /// The key's breaker, kept for the call (looked up once): what the stale cache and
+    /// retries name.
+    pub fn breaker(&self) -> &Breaker {
+        self.keep(None)
+    }
+
+    /// The integer key's breaker, looked up.
+    fn look_up(&self) -> Breaker {
+        let (site, config) = (self.site, self.config);
+        match self.int {
+            Some(IntKey::Unsigned(n)) => {
+                let form = KeyForm::Unsigned(n);
+                registry().keyed_site(site, config, Key { form, display: &n })
+            }
+            Some(IntKey::Signed(n)) => {
+                let form = KeyForm::Signed(n);
+                registry().keyed_site(site, config, Key { form, display: &n })
+            }
+            None => unreachable!("a key other than an integer is kept when made"),
+        }
+    }
+}
+
+impl Lend for KeyedBreaker {
+    type Loan = hot_keys::Lent;
+
+    #[inline(always)]
+    fn lend(&self) -> Option<hot_keys::Lent> {
+        // A breaker kept already (a text key's, or the stale cache's) is used from there.
+        let int = self.int.filter(|_| self.kept.get().is_none())?;
+        let (site, generation, probe) = registry().hot_probe(self.site, int.form())?;
+        hot_keys::lend(site, generation, probe)
+    }
+
+    fn keep(&self, lent: Option<&hot_keys::Lent>) -> &Breaker {
+        self.kept.get_or_init(|| match lent {
+            Some(l) => l.breaker(),
+            None => self.look_up(),
+        })
+    }
+}
+
+/// A text or `Display` key's breaker, looked up when its call's `KeyedBreaker` is made.
+#[inline(never)]
+fn found(
+    site: &'static KeyedSite,
+    config: fn() -> BreakerConfig,
+    form: KeyForm<'_>,
+    display: &dyn fmt::Display,
+) -> Breaker {
+    registry().keyed_site(site, config, Key { form, display })
+}
