@@ -176,3 +176,30 @@ async fn a_forced_open_key_refuses_its_lent_calls() {
     b.force_close();
     assert_eq!(shard_call(7, false, Duration::ZERO).await, Ok(7));
 }
+
+/// `stale_for` with an integer key: the stale cache names the call's breaker after the call.
+#[breaker(name = "lent-stale", key = shard, stale_for = "10m")]
+async fn stale_shard(shard: u64, evict: bool) -> Result<u64, ShardError> {
+    if evict {
+        // Removed while the call runs (a sweep, an operator's `evict`).
+        assert!(registry().evict(&format!("lent-stale/{shard}")));
+    }
+    Ok(shard)
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_stale_for_the_breaker_the_call_ran_on_keeps_its_value_even_if_evicted_meanwhile() {
+    for _ in 0..3 {
+        assert_eq!(stale_shard(5, false).await, Ok(5));
+    }
+    assert_eq!(stale_shard(5, true).await, Ok(5));
+    assert!(
+        registry().breaker("lent-stale/5").is_none(),
+        "the answer is kept on the breaker the call ran on, not on a key made again"
+    );
+    assert_eq!(stale_shard(5, false).await, Ok(5));
+    assert!(
+        registry().breaker("lent-stale/5").is_some(),
+        "the next call makes it again"
+    );
+}

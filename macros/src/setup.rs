@@ -65,7 +65,10 @@ pub fn breaker(
             keyed: None,
         };
     };
-    keyed(key, &name, &settings, &config, var, pv)
+    // With `stale_for`, the call's breaker is the stale cache's after the call: kept when the
+    // call starts, not looked up again after it (when its key may have been evicted).
+    let keep_now = b.stale_for.is_some();
+    keyed(key, &name, &settings, &config, keep_now, var, pv)
 }
 
 /// A breaker per key, from a static template: the key is evaluated before our block, so the
@@ -75,6 +78,7 @@ fn keyed(
     name: &TokenStream,
     settings: &TokenStream,
     config: &TokenStream,
+    keep_now: bool,
     var: &Ident,
     pv: &TokenStream,
 ) -> Handle {
@@ -105,7 +109,7 @@ fn keyed(
             #[allow(unused_imports)]
             use #pv::{KeyFormDisplay as _, KeyFormFast as _};
             let #form = (&#pv::KeyProbe(#key_var)).key_form();
-            #pv::keyed_breaker(&TEMPLATE, config, #key_use, #form)
+            #pv::keyed_breaker(&TEMPLATE, config, #key_use, #form, #keep_now)
         };
     };
     Handle {

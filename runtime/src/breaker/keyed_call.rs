@@ -8,11 +8,13 @@
 //! answer, every refusal while open) needs its breaker during that poll only.
 //!
 //! So the first poll borrows the breaker where it is ([`Lend::lend`]: the table keeps a
-//! reference of its own and replaces no slot while a loan is out), and only a call that goes on
-//! past its first poll keeps one ([`Lend::keep`]), in a cell its caller owns
-//! (`registry::KeyedBreaker`, a local of the generated fn), which outlives the call's future.
-//! The permit of a call that waits is built on the kept breaker after its first poll returned
-//! (`closed::waits`), so the loan never outlives the poll that took it.
+//! reference of its own and replaces no slot while a loan is out), and runs `Call::poll`'s
+//! common cases on it: a plain closed breaker without a bulkhead, the refusal while open or
+//! forced open. Only a call that goes on past them keeps a breaker ([`Lend::keep`]): one that
+//! waits, or one in any other state or with a bulkhead. It is kept in a cell its caller owns
+//! (`registry::KeyedBreaker`, a local of the generated fn), which outlives the call's future,
+//! and taken while the loan is still out; the permit of a call that waits is built on the kept
+//! breaker (`closed::waits`), so nothing the future stores points at the loan.
 //!
 //! Why a loan and not a borrow inside the table's `with` closure (safe code throughout): the
 //! call's answer then came back through the closure and `try_with`'s `Result`, written to memory
@@ -42,6 +44,9 @@ pub(crate) trait Lend {
     /// The key's breaker, lent with no reference count taken, or `None` when only a lookup
     /// (or the breaker kept already) has it.
     fn lend(&self) -> Option<Self::Loan>;
+
+    /// The breaker kept already, if any.
+    fn kept(&self) -> Option<&Breaker>;
 
     /// The key's breaker, kept for as long as `self`: the loan's, or looked up. Kept once:
     /// later calls return the same breaker.
@@ -146,14 +151,21 @@ where
         );
         let (source, bulkhead) = (*this.source, *this.bulkhead);
         let (mut fut, classify, stage, kept) = (this.fut, this.classify, this.stage, this.core);
-        if let Some(loan) = source.lend() {
+        // Lent (an integer key this thread used lately), or kept already (a text key, looked
+        // up when the call was made): either way the first poll runs here, inlined.
+        let loan = source.lend();
+        let core = match &loan {
+            Some(l) => Some(l.core()),
+            None => source.kept().map(|b| &*b.0),
+        };
+        if let Some(core) = core {
             // Set when the first poll is left to the general path: a flag beside the answer
             // rather than an `Option` around it, which was written field by field and copied
             // whole (issue 28).
             let mut general = false;
             let p = first_poll::<T, E, F, C, M>(
-                loan.core(),
-                || source.keep(Some(&loan)),
+                core,
+                || source.keep(loan.as_ref()),
                 bulkhead,
                 fut.as_mut(),
                 classify,
@@ -166,6 +178,7 @@ where
                 return p;
             }
         }
+        drop(loan);
         unlent::<T, E, S, F, C, M>(source, bulkhead, fut, classify, stage, kept, cx)
     }
 }
@@ -221,8 +234,9 @@ where
     Poll::Pending
 }
 
-/// A first poll that found nothing to borrow (a key this thread has not taken in, a key only
-/// `Display`, a test scope's registry) or a breaker in another state: on the kept breaker.
+/// A first poll that found nothing to borrow and nothing kept (an integer key this thread has
+/// not taken in, or under a test scope's registry), or a breaker in another state: on the kept
+/// breaker.
 #[inline(never)]
 fn unlent<'a, T, E, S, F, C, M>(
     source: &'a S,

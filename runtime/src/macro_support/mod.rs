@@ -46,7 +46,8 @@ pub use retry::{
 };
 
 /// The breaker of one call for `key` under the call site's cached settings (`name/key`): an
-/// integer key's found when the call is first polled (`run_keyed`), any other now. `form` is
+/// integer key's found when the call is first polled (`run_keyed`), any other (or any, with
+/// `keep_now`: the stale cache names it after the call) now. `form` is
 /// the key as [`KeyProbe`] found it: an integer or text is written without `core::fmt`. The template lives in the call
 /// site's `static`: its address can vouch for its settings, and the site keeps the keyed name
 /// it found.
@@ -56,8 +57,9 @@ pub fn keyed_breaker<K: BreakerKey + ?Sized>(
     config: fn() -> BreakerConfig,
     key: &K,
     form: KeyForm<'_>,
+    keep_now: bool,
 ) -> KeyedBreaker {
-    KeyedBreaker::new(site, config, form, &KeyDisplay(key))
+    KeyedBreaker::new(site, config, form, &KeyDisplay(key), keep_now)
 }
 
 /// What `key = expr` must be: anything `Display`, formatted into the name `name/key`.
@@ -123,7 +125,7 @@ mod tests {
             #[allow(unused_imports)]
             use super::{KeyFormDisplay as _, KeyFormFast as _};
             let key = $key;
-            keyed_breaker($site, $make, key, (&KeyProbe(key)).key_form())
+            keyed_breaker($site, $make, key, (&KeyProbe(key)).key_form(), false)
                 .breaker()
                 .clone()
         }};

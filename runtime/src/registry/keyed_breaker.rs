@@ -52,21 +52,24 @@ impl IntKey {
 
 impl KeyedBreaker {
     /// The key `display` (as [`KeyForm`] found it: `form`) at `site`, whose template is
-    /// `config`'s. An integer is looked up when the call is first polled, anything else now.
+    /// `config`'s. An integer is looked up when the call is first polled, anything else (or
+    /// any key, with `keep_now`) now.
     #[inline(always)]
     pub fn new(
         site: &'static KeyedSite,
         config: fn() -> BreakerConfig,
         form: KeyForm<'_>,
         display: &dyn fmt::Display,
+        keep_now: bool,
     ) -> Self {
-        let (int, kept) = match form {
-            KeyForm::Unsigned(n) => (Some(IntKey::Unsigned(n)), OnceCell::new()),
-            KeyForm::Signed(n) => (Some(IntKey::Signed(n)), OnceCell::new()),
-            KeyForm::Str(_) | KeyForm::Display => (
-                None,
-                OnceCell::with_value(found(site, config, form, display)),
-            ),
+        let int = match form {
+            KeyForm::Unsigned(n) => Some(IntKey::Unsigned(n)),
+            KeyForm::Signed(n) => Some(IntKey::Signed(n)),
+            KeyForm::Str(_) | KeyForm::Display => None,
+        };
+        let kept = match int {
+            Some(_) if !keep_now => OnceCell::new(),
+            _ => OnceCell::with_value(found(site, config, form, display)),
         };
         KeyedBreaker {
             site,
@@ -88,11 +91,11 @@ impl KeyedBreaker {
         match self.int {
             Some(IntKey::Unsigned(n)) => {
                 let form = KeyForm::Unsigned(n);
-                registry().keyed_site(site, config, Key { form, display: &n })
+                registry().keyed_site_unprobed(site, config, Key { form, display: &n })
             }
             Some(IntKey::Signed(n)) => {
                 let form = KeyForm::Signed(n);
-                registry().keyed_site(site, config, Key { form, display: &n })
+                registry().keyed_site_unprobed(site, config, Key { form, display: &n })
             }
             None => unreachable!("a key other than an integer is kept when made"),
         }
@@ -108,6 +111,11 @@ impl Lend for KeyedBreaker {
         let int = self.int.filter(|_| self.kept.get().is_none())?;
         let (site, generation, probe) = registry().hot_probe(self.site, int.form())?;
         hot_keys::lend(site, generation, probe)
+    }
+
+    #[inline(always)]
+    fn kept(&self) -> Option<&Breaker> {
+        self.kept.get()
     }
 
     fn keep(&self, lent: Option<&hot_keys::Lent>) -> &Breaker {

@@ -107,16 +107,30 @@ impl Registry {
         key: Key<'_>,
     ) -> Breaker {
         let template = site.template.get_or_init(config);
-        self.keyed_at(site, template, key)
+        self.keyed_at(site, template, key, true)
+    }
+
+    /// [`keyed_site`](Self::keyed_site) for a key this thread's recent keys were just asked
+    /// for (`hot_keys::lend`): not asked again.
+    pub(crate) fn keyed_site_unprobed(
+        &self,
+        site: &'static KeyedSite,
+        config: impl FnOnce() -> BreakerConfig,
+        key: Key<'_>,
+    ) -> Breaker {
+        let template = site.template.get_or_init(config);
+        self.keyed_at(site, template, key, false)
     }
 
     /// [`keyed_site`](Self::keyed_site) once the template is made: one copy for every call
-    /// site (not one per site's closure), so the probe below stays inlined in it.
+    /// site (not one per site's closure), so the probe below stays inlined in it. `probe_first`:
+    /// whether to ask this thread's recent keys first.
     fn keyed_at(
         &self,
         site: &'static KeyedSite,
         template: &'static BreakerConfig,
         key: Key<'_>,
+        probe_first: bool,
     ) -> Breaker {
         let here = self.current();
         if !matches!(here, Current::Here(r) if r.global) {
@@ -131,7 +145,8 @@ impl Registry {
             return here.keyed_in(&family, template, Some(template), key, Some(hot));
         };
         let hot = Hot::new(site_at, family);
-        if let Some(b) = probe(key.form).and_then(|p| hot_keys::get(hot.site, hot.generation, p)) {
+        let probed = probe(key.form).filter(|_| probe_first);
+        if let Some(b) = probed.and_then(|p| hot_keys::get(hot.site, hot.generation, p)) {
             return b;
         }
         here.keyed_in(family, template, Some(template), key, Some(hot))

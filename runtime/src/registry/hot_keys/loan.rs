@@ -36,10 +36,12 @@ pub(crate) fn lend(site: usize, generation: u64, key: Probe<'_>) -> Option<Lent>
 ///
 /// Why it is valid: the table's slot holds a strong reference to the core. A slot's breaker is
 /// dropped only when a miss replaces it (`missed`, `apply_deferred`) or when the thread's table
-/// is destroyed. While any loan is counted (`Hot::loans`), misses are deferred, not applied,
-/// and a loan lives in a frame of a poll running on this thread, which ends before the thread
-/// does (its thread-locals are destroyed after its code returned). `Lent` is neither `Send`
-/// nor `Sync`, so it never leaves the thread that counted it.
+/// is destroyed. While any loan is counted (`Hot::loans`), misses are deferred, not applied.
+/// The table is destroyed only by the thread's thread-local destructors, one at a time: a poll
+/// that took a loan runs to its end (dropping the loan) before the next destructor starts, and
+/// once the table's destructor has begun `try_with` fails, so no loan is taken from it. A loan
+/// lives in a frame of that poll (it is never stored in a future), and `Lent` is neither
+/// `Send` nor `Sync`, so it never leaves the thread that counted it.
 /// `a_lent_breaker_outlives_misses_that_displace_it_until_the_loan_ends` fails if a miss
 /// replaced a lent slot.
 pub(crate) struct Lent {

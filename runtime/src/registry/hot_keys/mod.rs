@@ -19,11 +19,14 @@
 //! - **Attacker-chosen keys cost a miss, not more.** The slot is picked by a cheap unkeyed
 //!   hash, so crafted keys can at worst share slots and miss: the full lookup (SipHash with a
 //!   random seed) still takes them, and the table is a fixed size per thread.
-//! - **Per thread: no other thread ever writes the table.** A hit still clones the key's
-//!   `Breaker` (its reference count is shared by every task calling that key). An `Arc` of the
-//!   thread's own per entry would spare that, but it is an allocation per thread and key on the
-//!   key's second call, and a key called once is warm: a warm key allocates nothing
-//!   (`benches/tests/allocations.rs`).
+//! - **Per thread: no other thread ever writes the table.** A hit through [`get`] clones the
+//!   key's `Breaker` (its reference count is shared by every task calling that key). An
+//!   integer key's call borrows it instead for its first poll ([`lend`], `loan.rs`: no count
+//!   taken); while a loan is out no slot is replaced, and misses meanwhile (a keyed call made
+//!   inside the lent one) wait in `deferred` until the last loan ends, each key taken in once.
+//!   An `Arc` of the thread's own per entry would spare the count too, but it is an allocation
+//!   per thread and key on the key's second call, and a key called once is warm: a warm key
+//!   allocates nothing (`benches/tests/allocations.rs`).
 
 use std::cell::{Cell, RefCell};
 
@@ -90,7 +93,7 @@ struct Deferred {
     slot: Slot,
 }
 
-/// Misses kept at most per loan: past that, a key is only not taken in yet.
+/// Misses kept at most while loans are out: past that, a key is only not taken in yet.
 const MAX_DEFERRED: usize = 64;
 
 thread_local! {
@@ -220,7 +223,9 @@ fn apply(set: &mut Set, tag: u64, slot: impl FnOnce() -> Slot) -> Option<Slot> {
     set.slots[0].replace(slot())
 }
 
-/// The misses deferred while the table was lent, applied in order once no loan is left.
+/// The misses deferred while the table was lent, applied in order once no loan is left. A
+/// key missed several times during the loans is taken in once: a slot it already holds (same
+/// site, generation and key) is not doubled.
 #[cold]
 #[inline(never)]
 fn apply_deferred(hot: &Hot) {
@@ -231,19 +236,38 @@ fn apply_deferred(hot: &Hot) {
     let Ok(mut table) = hot.table.try_borrow_mut() else {
         return;
     };
-    let pending = match hot.deferred.try_borrow_mut() {
-        Ok(mut d) => std::mem::take(&mut *d),
-        Err(_) => return,
+    let Ok(mut deferred) = hot.deferred.try_borrow_mut() else {
+        return;
     };
-    let displaced: Vec<Option<Slot>> = pending
-        .into_iter()
-        .map(|d| {
-            let tag = d.slot.tag;
-            apply(&mut table[d.set], tag, || d.slot)
-        })
-        .collect();
+    // Every breaker left over (displaced, or a miss not taken in) is dropped after the
+    // table is released, as in `missed`; the list's capacity is kept for the next loan.
+    let mut dropped = Vec::new();
+    for d in deferred.drain(..) {
+        let set = &mut table[d.set];
+        let held = set.slots.iter().flatten().any(|s| {
+            s.tag == d.slot.tag
+                && s.site == d.slot.site
+                && s.generation == d.slot.generation
+                && s.key == d.slot.key
+                && s.breaker.ptr_eq(&d.slot.breaker)
+        });
+        if held {
+            dropped.push(d.slot);
+            continue;
+        }
+        // As `apply`, with the slot handed back when only its tag is noted.
+        if !set.missed.contains(&d.slot.tag) {
+            set.missed.rotate_right(1);
+            set.missed[0] = d.slot.tag;
+            dropped.push(d.slot);
+            continue;
+        }
+        set.slots.rotate_right(1);
+        dropped.extend(set.slots[0].replace(d.slot));
+    }
+    drop(deferred);
     drop(table);
-    drop(displaced);
+    drop(dropped);
 }
 
 #[cfg(all(test, not(loom)))]
@@ -539,5 +563,36 @@ mod tests {
         for k in &keys[1..] {
             assert!(get(8, 1, Probe::Text(k.as_bytes())).is_some(), "{k}");
         }
+    }
+
+    #[test]
+    fn a_key_missed_again_and_again_during_a_loan_is_taken_in_once() {
+        let (outer, key) = (breaker("o2"), breaker("k2"));
+        let (ko, kk) = (Probe::Text(b"o2"), Probe::Text(b"k2"));
+        for _ in 0..2 {
+            missed(9, 1, ko, &outer);
+        }
+        let loan = lend(9, 1, ko).expect("remembered");
+        for _ in 0..5 {
+            missed(9, 1, kk, &key);
+        }
+        drop(loan);
+        let (tag, set) = place(9, kk);
+        let copies = HOT.with(|h| {
+            let table = h.table.borrow();
+            let n = table[set]
+                .slots
+                .iter()
+                .flatten()
+                .filter(|s| s.tag == tag)
+                .count();
+            n
+        });
+        assert_eq!(copies, 1, "one slot, not one per miss");
+        assert!(get(9, 1, kk).is_some_and(|b| b.ptr_eq(&key)));
+        assert!(
+            get(9, 1, ko).is_some_and(|b| b.ptr_eq(&outer)),
+            "the lent key stays"
+        );
     }
 }
