@@ -13,7 +13,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::call::{settle, settle_classified, Completion, Stage};
-use super::core::{bump, Admission, Core};
+use super::core::{Admission, Core};
 use super::outcome::Outcome;
 use super::permit::{record_at_once, Drive, Outcome as Ended, Permit};
 
@@ -167,7 +167,7 @@ pub(crate) fn success_at_once(core: &Core, gen: u64) {
     if !w.plain_closed() || w.generation() != gen || zero_slow() {
         return success_by_permit(core, gen);
     }
-    bump(&core.counters.succeeded);
+    core.counters.succeed();
     record_at_once(core, &core.window, false, gen, false);
 }
 

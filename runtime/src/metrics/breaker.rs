@@ -276,10 +276,10 @@ impl BreakerMetrics {
         let c = &core.counters;
         let load = |a: &AtomicU64| a.load(Relaxed);
         let [p50, p95, p99] = latency.quantiles([0.50, 0.95, 0.99]);
-        let (succeeded, failed, ignored) = (load(&c.succeeded), load(&c.failed), load(&c.ignored));
+        let (succeeded, refused) = c.succeeded_and_refused();
+        let (failed, ignored) = (load(&c.failed), load(&c.ignored));
         let (timed_out, panicked, cancelled) =
             (load(&c.timeouts), load(&c.panicked), load(&c.cancelled));
-        let refused = c.refused();
         let by_reason = RejectedByReason {
             open: refused.open,
             forced_open: refused.forced_open,

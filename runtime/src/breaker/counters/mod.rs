@@ -1,7 +1,7 @@
 //! A breaker's lifetime counters, never reset (Prometheus counters must only grow): each
-//! outcome and each refusal bumps exactly one. Refusals are counted on the refusing thread's
-//! own line when it has room (`per_thread.rs`), so refusing tasks on many cores do not all
-//! write one line; every read adds those counts in.
+//! outcome and each refusal bumps exactly one. Refusals and successes are counted on the
+//! calling thread's own line when it has room (`per_thread.rs`), so tasks on many cores
+//! calling one breaker do not all write one line; every read adds those counts in.
 //!
 //! Thread entries know a breaker's counters by their address: a core is placed in its `Arc`
 //! (or a shadow's) before its first call and never moved after, and its entries are freed as
@@ -15,10 +15,10 @@ use crate::sync::atomic::{AtomicU64, Ordering::*};
 /// One per outcome and one per refusal reason.
 #[derive(Default)]
 pub(crate) struct Counters {
-    /// Calls that succeeded: one relaxed add per success (measured against deriving them from
-    /// the window: BENCHMARKS.md; counting them on the thread's own line, as refusals are,
-    /// measured level with this: BENCHMARKS.md).
-    pub(crate) succeeded: AtomicU64,
+    /// Calls that succeeded, counted (measured against deriving them from the window:
+    /// BENCHMARKS.md). Only their share counted on no thread's own line: count them with
+    /// [`Counters::succeed`], read them with [`Counters::succeeded_and_refused`].
+    succeeded: AtomicU64,
     pub(crate) failed: AtomicU64,
     /// Errors excluded by the failure predicate and calls classified ignored.
     pub(crate) ignored: AtomicU64,
@@ -67,24 +67,41 @@ impl Counters {
         }
     }
 
-    /// Every refusal by the breaker so far, by state: the shared counters and every thread's.
-    pub(crate) fn refused(&self) -> Refused {
+    /// Counts a success: on this thread's own line when it has room (a closed call's one
+    /// write to the breaker but its window's slot).
+    #[inline]
+    pub(crate) fn succeed(&self) {
+        if !per_thread::add(self.id(), per_thread::SUCCESS) {
+            bump(&self.succeeded);
+        }
+    }
+
+    /// Every success and every refusal by the breaker so far, by state: the shared counters
+    /// and every thread's, added up under one lock.
+    pub(crate) fn succeeded_and_refused(&self) -> (u64, Refused) {
         let mine = per_thread::sum(self.id());
         let [open, forced_open, half_open, ramp] =
             std::array::from_fn(|i| self.rejected[i].load(Relaxed) + mine[i]);
-        Refused {
+        let succeeded = self.succeeded.load(Relaxed) + mine[per_thread::SUCCESS];
+        let refused = Refused {
             open,
             forced_open,
             half_open,
             ramp,
-        }
+        };
+        (succeeded, refused)
+    }
+
+    /// Every refusal by the breaker so far, by state: the shared counters and every thread's.
+    pub(crate) fn refused(&self) -> Refused {
+        self.succeeded_and_refused().1
     }
 
     /// Every call that asked to go through, as `BreakerMetrics::calls` adds them up: each
     /// outcome and each refusal. Only grows, and moves with every call that ends.
     pub(crate) fn calls(&self) -> u64 {
+        let (succeeded, refused) = self.succeeded_and_refused();
         [
-            &self.succeeded,
             &self.failed,
             &self.ignored,
             &self.timeouts,
@@ -95,7 +112,8 @@ impl Counters {
         .iter()
         .map(|c| c.load(Relaxed))
         .sum::<u64>()
-            + self.refused().total()
+            + succeeded
+            + refused.total()
     }
 
     /// What the thread entries know this breaker by: the counters' address, unique while they

@@ -278,7 +278,7 @@ impl<'a> Permit<'a> {
         bump(match outcome {
             // An `Err` the `failure` predicate excludes is a success (the dependency answered),
             // in the window and here; `ignored` is the ignored outcome's own (issue 31).
-            Outcome::Success | Outcome::Excluded => &c.succeeded,
+            Outcome::Success | Outcome::Excluded => return c.succeed(),
             Outcome::Ignored => &c.ignored,
             Outcome::Failure => &c.failed,
             Outcome::TimedOut => &c.timeouts,
@@ -357,7 +357,7 @@ impl Permit<'_> {
     #[inline]
     fn record_answered_at_once(&self) {
         let core = self.core;
-        bump(&core.counters.succeeded);
+        core.counters.succeed();
         // Latency zero is slow only under a zero bound, which the settings refuse; kept so
         // this path says exactly what the general one does.
         let slow = self.config().slow().is_some_and(|r| r.bound.is_zero());
