@@ -47,6 +47,22 @@ impl Core {
         crate::local_name::for_refusal(&self.code_config().name)
     }
 
+    /// The refusal a call gets at once, before the general path's admission, from a breaker
+    /// whose word `w` says plainly open or forced open, when the fast check holds
+    /// (`refuse_while_open`, `refuse_while_forced_open`); `None` otherwise, and then
+    /// [`admit`](Self::admit) decides. Shared by a call's first poll (`call.rs`) and a keyed
+    /// call's (`keyed_call.rs`); inlined into both, so the `Rejection` is built in place.
+    #[inline(always)]
+    pub(super) fn refuse_at_once(&self, w: Word) -> Option<Rejection> {
+        if w.plain(State::Open) {
+            self.refuse_while_open()
+        } else if w.plain(State::ForcedOpen) {
+            self.refuse_while_forced_open()
+        } else {
+            None
+        }
+    }
+
     /// Decides whether a call may go ahead. The closed state is a single load.
     #[inline]
     pub(crate) fn admit(&self) -> Result<Admission, Rejection> {

@@ -16,7 +16,6 @@ use super::outcome::Outcome;
 use super::permit::{Drive, Outcome as Ended, Permit};
 use crate::bulkhead::{Bulkhead, BulkheadPermit};
 use crate::error::{Error, Rejection};
-use crate::state::State;
 
 pub use super::completion::Completion;
 pub(super) use super::completion::{settle, settle_classified};
@@ -141,14 +140,7 @@ where
                 let (gen, fut, classify) = (w.generation(), this.fut, this.classify);
                 return closed_first_poll(core, gen, fut, classify, this.stage, cx).map(M::finish);
             }
-            let refused_now = if w.plain(State::Open) {
-                core.refuse_while_open()
-            } else if w.plain(State::ForcedOpen) {
-                core.refuse_while_forced_open()
-            } else {
-                None
-            };
-            if let Some(r) = refused_now {
+            if let Some(r) = core.refuse_at_once(w) {
                 return Poll::Ready(M::finish(refused(core, this.fut, r)));
             }
         }

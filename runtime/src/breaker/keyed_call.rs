@@ -34,7 +34,6 @@ use super::core::Core;
 use super::outcome::Outcome;
 use super::Breaker;
 use crate::bulkhead::Bulkhead;
-use crate::state::State;
 
 /// Where a keyed call's breaker comes from (the registry's `KeyedBreaker`).
 pub(crate) trait Lend {
@@ -217,14 +216,7 @@ where
         *kept = Some(core);
         return waits(core, gen, fut, classify, stage, cx).map(M::finish);
     }
-    let refused_now = if w.plain(State::Open) {
-        core.refuse_while_open()
-    } else if w.plain(State::ForcedOpen) {
-        core.refuse_while_forced_open()
-    } else {
-        None
-    };
-    if let Some(r) = refused_now {
+    if let Some(r) = core.refuse_at_once(w) {
         std::mem::forget(std::mem::replace(stage, Stage::Done));
         return Poll::Ready(M::finish(refused(core, fut, r)));
     }

@@ -46,8 +46,9 @@ pub struct BreakerMetrics {
     pub calls: u64,
     /// Calls that succeeded: an `Ok` (not counted a failure by `failure_if_ok`), or an `Err`
     /// the `failure` predicate excludes (the dependency answered: a 404 is a sign of health),
-    /// as the window records them. One relaxed add per success, so it never goes down from
-    /// one snapshot to the next, across windows a live settings change starts too.
+    /// as the window records them. Counted on each calling thread's own line and added up as
+    /// it is read, so it never goes down from one snapshot to the next, across windows a live
+    /// settings change starts too.
     pub succeeded: u64,
     /// Calls that returned a counted `Err`.
     pub failed: u64,

@@ -18,8 +18,8 @@ use super::{registry, Key};
 use crate::breaker::{Breaker, Lend, Loan};
 use crate::settings::BreakerConfig;
 
-/// The breaker of one call at a keyed call site: the site, an integer key, and the breaker
-/// once kept. Made by generated code (`#[breaker(key = ...)]`), not by users.
+/// The breaker of one call at a keyed call site: the site, and the key's breaker or the
+/// integer key to find it by. Made by generated code (`#[breaker(key = ...)]`), not by users.
 ///
 /// It borrows nothing from the call: the function's body may move what the key was read from
 /// (`key = self.shard` in a method taking `self: Arc<Self>`). So only an integer key, copied,
@@ -29,9 +29,16 @@ use crate::settings::BreakerConfig;
 pub struct KeyedBreaker {
     site: &'static KeyedSite,
     config: fn() -> BreakerConfig,
-    /// The integer key; `None`: the breaker was kept when this was made.
-    int: Option<IntKey>,
-    kept: OnceCell<Breaker>,
+    breaker: Found,
+}
+
+/// A keyed call's breaker, found when the call was made or to be found by its integer key.
+enum Found {
+    /// An integer key: its breaker is lent for the first poll (`Lend::lend`), and kept here
+    /// only if the call needs one of its own.
+    Later(IntKey, OnceCell<Breaker>),
+    /// Found when the call was made: a text or `Display` key's, or any key's with `keep_now`.
+    Now(Breaker),
 }
 
 /// An integer key, copied.
@@ -67,15 +74,14 @@ impl KeyedBreaker {
             KeyForm::Signed(n) => Some(IntKey::Signed(n)),
             KeyForm::Str(_) | KeyForm::Display => None,
         };
-        let kept = match int {
-            Some(_) if !keep_now => OnceCell::new(),
-            _ => OnceCell::with_value(found(site, config, form, display)),
+        let breaker = match int {
+            Some(int) if !keep_now => Found::Later(int, OnceCell::new()),
+            _ => Found::Now(found(site, config, form, display)),
         };
         KeyedBreaker {
             site,
             config,
-            int,
-            kept,
+            breaker,
         }
     }
 
@@ -85,19 +91,18 @@ impl KeyedBreaker {
         self.keep(None)
     }
 
-    /// The integer key's breaker, looked up.
-    fn look_up(&self) -> Breaker {
+    /// The integer key `int`'s breaker, looked up.
+    fn look_up(&self, int: IntKey) -> Breaker {
         let (site, config) = (self.site, self.config);
-        match self.int {
-            Some(IntKey::Unsigned(n)) => {
+        match int {
+            IntKey::Unsigned(n) => {
                 let form = KeyForm::Unsigned(n);
                 registry().keyed_site_unprobed(site, config, Key { form, display: &n })
             }
-            Some(IntKey::Signed(n)) => {
+            IntKey::Signed(n) => {
                 let form = KeyForm::Signed(n);
                 registry().keyed_site_unprobed(site, config, Key { form, display: &n })
             }
-            None => unreachable!("a key other than an integer is kept when made"),
         }
     }
 }
@@ -108,21 +113,32 @@ impl Lend for KeyedBreaker {
     #[inline(always)]
     fn lend(&self) -> Option<hot_keys::Lent> {
         // A breaker kept already (a text key's, or the stale cache's) is used from there.
-        let int = self.int.filter(|_| self.kept.get().is_none())?;
+        let Found::Later(int, kept) = &self.breaker else {
+            return None;
+        };
+        if kept.get().is_some() {
+            return None;
+        }
         let (site, generation, probe) = registry().hot_probe(self.site, int.form())?;
         hot_keys::lend(site, generation, probe)
     }
 
     #[inline(always)]
     fn kept(&self) -> Option<&Breaker> {
-        self.kept.get()
+        match &self.breaker {
+            Found::Later(_, kept) => kept.get(),
+            Found::Now(b) => Some(b),
+        }
     }
 
     fn keep(&self, lent: Option<&hot_keys::Lent>) -> &Breaker {
-        self.kept.get_or_init(|| match lent {
-            Some(l) => l.breaker(),
-            None => self.look_up(),
-        })
+        match &self.breaker {
+            Found::Later(int, kept) => kept.get_or_init(|| match lent {
+                Some(l) => l.breaker(),
+                None => self.look_up(*int),
+            }),
+            Found::Now(b) => b,
+        }
     }
 }
 

@@ -86,6 +86,9 @@ static REGISTRY: Lazy<Registry> = Lazy::new(|| {
 });
 
 /// The process-wide registry.
+// Inlined: a keyed call asks for it on every call, and the call and return cost more than the
+// one load and compare it is once made.
+#[inline]
 pub fn registry() -> &'static Registry {
     &REGISTRY
 }

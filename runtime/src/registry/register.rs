@@ -98,7 +98,7 @@ impl Registry {
     /// settings (the breaker is found without comparing them, `keyed/mod.rs`), and the site caches
     /// the keyed name it found (the process-wide registry's only), so the name is not looked
     /// up again per call. Each thread also keeps the keys it used last at the site
-    /// (`hot_keys`), so a repeated key is not looked up again either.
+    /// (`hot_keys`), asked first, so a repeated key is not looked up again either.
     #[inline]
     pub(crate) fn keyed_site(
         &self,
@@ -106,12 +106,16 @@ impl Registry {
         config: impl FnOnce() -> BreakerConfig,
         key: Key<'_>,
     ) -> Breaker {
-        let template = site.template.get_or_init(config);
-        self.keyed_at(site, template, key, true)
+        if let Some((site_at, generation, probe)) = self.hot_probe(site, key.form) {
+            if let Some(b) = hot_keys::get(site_at, generation, probe) {
+                return b;
+            }
+        }
+        self.keyed_site_unprobed(site, config, key)
     }
 
-    /// [`keyed_site`](Self::keyed_site) for a key this thread's recent keys were just asked
-    /// for (`hot_keys::lend`): not asked again.
+    /// [`keyed_site`](Self::keyed_site) without asking this thread's recent keys: a key they
+    /// were just asked for (`hot_keys::lend`), or had not.
     pub(crate) fn keyed_site_unprobed(
         &self,
         site: &'static KeyedSite,
@@ -119,18 +123,17 @@ impl Registry {
         key: Key<'_>,
     ) -> Breaker {
         let template = site.template.get_or_init(config);
-        self.keyed_at(site, template, key, false)
+        self.keyed_at(site, template, key)
     }
 
-    /// [`keyed_site`](Self::keyed_site) once the template is made: one copy for every call
-    /// site (not one per site's closure), so the probe below stays inlined in it. `probe_first`:
-    /// whether to ask this thread's recent keys first.
+    /// [`keyed_site_unprobed`](Self::keyed_site_unprobed) once the template is made: one copy
+    /// for every call site (not one per site's closure). What it finds in the process-wide
+    /// registry, it remembers in this thread's recent keys.
     fn keyed_at(
         &self,
         site: &'static KeyedSite,
         template: &'static BreakerConfig,
         key: Key<'_>,
-        probe_first: bool,
     ) -> Breaker {
         let here = self.current();
         if !matches!(here, Current::Here(r) if r.global) {
@@ -145,10 +148,6 @@ impl Registry {
             return here.keyed_in(&family, template, Some(template), key, Some(hot));
         };
         let hot = Hot::new(site_at, family);
-        let probed = probe(key.form).filter(|_| probe_first);
-        if let Some(b) = probed.and_then(|p| hot_keys::get(hot.site, hot.generation, p)) {
-            return b;
-        }
         here.keyed_in(family, template, Some(template), key, Some(hot))
     }
 
@@ -162,12 +161,14 @@ impl Registry {
         site: &'static KeyedSite,
         form: KeyForm<'k>,
     ) -> Option<(usize, u64, Probe<'k>)> {
+        // A key only `Display` is never there: asked nothing else.
+        let probe = probe(form)?;
         if !matches!(self.current(), Current::Here(r) if r.global) {
             return None;
         }
         let family = site.family.get().filter(|f| !f.retired())?;
         let site_at = site as *const KeyedSite as usize;
-        Some((site_at, family.generation(), probe(form)?))
+        Some((site_at, family.generation(), probe))
     }
 
     #[inline]

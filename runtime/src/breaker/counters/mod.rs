@@ -166,6 +166,41 @@ mod tests {
     }
 
     #[test]
+    fn successes_and_refusals_from_many_threads_add_up_exactly_and_apart() {
+        let c = Arc::new(Counters::default());
+        let handles: Vec<_> = (0..6)
+            .map(|t| {
+                let c = Arc::clone(&c);
+                std::thread::spawn(move || {
+                    for i in 0..5_000 {
+                        if (i + t) % 5 == 0 {
+                            c.refuse(State::Open);
+                        } else {
+                            c.succeed();
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        let (succeeded, refused) = c.succeeded_and_refused();
+        assert_eq!((succeeded, refused.open), (24_000, 6_000));
+        assert_eq!(c.calls(), 30_000);
+    }
+
+    #[test]
+    fn a_thread_calling_more_breakers_than_it_has_entries_counts_every_success() {
+        let all: Vec<Counters> = (0..per_thread::ENTRIES * 2)
+            .map(|_| Counters::default())
+            .collect();
+        for round in 1..=5 {
+            // Each twice in a row: some take entries over from others, whose counts move.
+            all.iter().for_each(|c| (0..2).for_each(|_| c.succeed()));
+            assert!(all.iter().all(|c| c.succeeded_and_refused().0 == 2 * round));
+        }
+    }
+
+    #[test]
     fn a_read_while_threads_refuse_never_goes_back_nor_past_the_total() {
         let c = Arc::new(Counters::default());
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -21,14 +21,18 @@
 //!   always that live breaker's. A breaker has at most one entry per slot.
 //! - Breakers that never drop (every `#[breaker]`'s) would keep a thread's entries for good,
 //!   and a later outage's refusals (or another breaker's successes) would all go to the shared
-//!   line again. So a breaker that finds no entry free on two calls in a row on a thread
-//!   (no other call counted between them) takes one over ([`evict`]): the entry's counts move
-//!   to `All::moved` under the lock every read takes, so no read sees them twice or not at
-//!   all. Only the slot's thread evicts, so nothing counts in the entry meanwhile. Breakers
-//!   called in turn, more than a set's entries, never evict (the shared line, as before): the
-//!   lock is taken at most once per two calls, and only when one breaker's calls come in a
-//!   row. A key missing its set among keys called in turn would otherwise take an entry over
-//!   on each of its turns, from the key that then missed on its own.
+//!   line again. So a breaker whose set is full on two calls in a row in that set on a thread
+//!   (no call of another breaker counted in the set between them) takes an entry over
+//!   ([`evict`]): the entry's counts move to `All::moved` under the lock every read takes, so
+//!   no read sees them twice or not at all. Only the slot's thread evicts, so nothing counts
+//!   in the entry meanwhile. Breakers of one set called in turn, more than its entries, never
+//!   evict (the shared line, as before): the lock is taken at most once per two calls, and
+//!   only when one breaker's calls come in a row in its set. One key missing its set among
+//!   keys called in turn would otherwise take an entry over on each of its turns, from the
+//!   key that then missed on its own; a breaker whose set is held by breakers no longer
+//!   called still takes over, whatever the thread calls in other sets meanwhile.
+//! - A breaker only ever sits in its own set (`set_of`): adds, take-overs, reads and
+//!   [`forget`] look at those [`WAYS`] entries of each slot only.
 //! - A slot has one writer at a time: the thread it was handed to. A thread's slot goes back to
 //!   the free list when the thread exits, its counts kept (readers still find them); the next
 //!   thread that takes it counts on in them. Slots are never freed: one per thread alive at once.
@@ -100,12 +104,12 @@ static ALL: Mutex<All> = Mutex::new(All {
 /// Slots whose thread has exited.
 static FREE: Mutex<Vec<&'static Slot>> = Mutex::new(Vec::new());
 
-/// This thread's slot, taken at its first count and given back as it exits; the owner whose
-/// call, the last one counted on this thread, found no entry free (0: the last call found
-/// one), and the way of its set the next eviction takes (round robin).
+/// This thread's slot, taken at its first count and given back as it exits; for each set,
+/// the owner whose call, the last one counted in that set on this thread, found no entry free
+/// (0: the last call there found its entry); and the way the next eviction takes (round robin).
 struct Mine {
     slot: Cell<Option<&'static Slot>>,
-    last_miss: Cell<usize>,
+    last_miss: [Cell<usize>; SETS],
     next: Cell<usize>,
 }
 
@@ -120,7 +124,11 @@ impl Drop for Mine {
 #[cfg(not(loom))]
 thread_local! {
     static MINE: Mine = const {
-        Mine { slot: Cell::new(None), last_miss: Cell::new(0), next: Cell::new(0) }
+        Mine {
+            slot: Cell::new(None),
+            last_miss: [const { Cell::new(0) }; SETS],
+            next: Cell::new(0),
+        }
     };
 }
 
@@ -136,12 +144,15 @@ pub(crate) fn add(owner: usize, reason: usize) -> bool {
                 Some(slot) => slot,
                 None => take_slot(mine),
             };
-            if slot.add(owner, reason) {
-                // A miss counts toward a take-over only if the very next call misses too.
-                mine.last_miss.set(0);
+            let set = set_of(owner);
+            if slot.add(set, owner, reason) {
+                // A miss counts toward a take-over only if the next call in its set misses
+                // too: breakers that share a set and are called in turn never evict each
+                // other, but one whose set is held by breakers no longer called takes over.
+                mine.last_miss[set / WAYS].set(0);
                 true
             } else {
-                mine.missed(slot, owner, reason)
+                mine.missed(slot, set, owner, reason)
             }
         })
         .unwrap_or(false)
@@ -154,11 +165,18 @@ pub(crate) fn add(owner: usize, reason: usize) -> bool {
 }
 
 impl Slot {
+    /// The entries of the set beginning at `set` (the owner's: `set_of`).
     #[inline]
-    fn add(&self, owner: usize, reason: usize) -> bool {
+    fn set(&self, set: usize) -> &[Entry] {
+        &self.entries[set..set + WAYS]
+    }
+
+    /// Counts in `owner`'s entry of `set` (`set_of(owner)`), claiming a free one if it has
+    /// none; `false` if the set has neither.
+    #[inline]
+    fn add(&self, set: usize, owner: usize, reason: usize) -> bool {
         let mut free = None;
-        let set = set_of(owner);
-        for e in &self.entries[set..set + WAYS] {
+        for e in self.set(set) {
             // Acquire: an entry seen free was cleared by `forget` first (its counts are zero).
             let at = e.owner.load(Acquire);
             if at == owner {
@@ -183,16 +201,16 @@ impl Slot {
 }
 
 impl Mine {
-    /// No entry of its set was free for `owner`: takes one over if the call before was
-    /// `owner`'s too and also found none.
+    /// No entry of `set` was free for `owner`: takes one over if the call before in that set
+    /// was `owner`'s too and also found none.
     #[cold]
-    fn missed(&self, slot: &Slot, owner: usize, reason: usize) -> bool {
-        if self.last_miss.replace(owner) != owner {
+    fn missed(&self, slot: &Slot, set: usize, owner: usize, reason: usize) -> bool {
+        if self.last_miss[set / WAYS].replace(owner) != owner {
             return false;
         }
         let way = self.next.get();
         self.next.set((way + 1) % WAYS);
-        evict(&slot.entries[set_of(owner) + way], owner, reason);
+        evict(&slot.entries[set + way], owner, reason);
         true
     }
 }
@@ -234,7 +252,7 @@ pub(crate) fn sum(owner: usize) -> [u64; KINDS] {
     let all = lock_std(&ALL);
     let mut total = all.moved.get(&owner).copied().unwrap_or_default();
     for slot in &all.slots {
-        for e in &slot.entries {
+        for e in slot.set(set_of(owner)) {
             if e.owner.load(Acquire) == owner {
                 for (t, c) in total.iter_mut().zip(&e.counts) {
                     *t += c.load(Relaxed);
@@ -250,7 +268,7 @@ pub(crate) fn forget(owner: usize) {
     let mut all = lock_std(&ALL);
     all.moved.remove(&owner);
     for slot in &all.slots {
-        for e in &slot.entries {
+        for e in slot.set(set_of(owner)) {
             if e.owner.load(Relaxed) == owner {
                 for c in &e.counts {
                     c.store(0, Relaxed);
@@ -360,6 +378,32 @@ mod tests {
                 assert_eq!(counted_here, expected, "round {round}");
             }
             all.iter().for_each(|o| forget(*o));
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_breaker_whose_set_is_held_by_breakers_no_longer_called_takes_over_between_other_calls() {
+        std::thread::spawn(|| {
+            let stale = owners_in(0, 7000, WAYS);
+            stale.iter().for_each(|o| assert!(add(*o, SUCCESS)));
+            let (a, b) = (owners_in(1, 7000, 1)[0], owners_in(0, 8000, 1)[0]);
+            assert!(add(a, SUCCESS));
+            assert!(!add(b, SUCCESS), "first miss: the shared counter");
+            assert!(add(a, SUCCESS), "another set's hit");
+            assert!(
+                add(b, SUCCESS),
+                "second miss in its set: an entry taken over"
+            );
+            assert_eq!(sum(b), [0, 0, 0, 0, 1]);
+            assert_eq!(sum(a), [0, 0, 0, 0, 2]);
+            assert_eq!(
+                stale.iter().map(|o| sum(*o)[SUCCESS]).sum::<u64>(),
+                WAYS as u64,
+                "the stale owners' counts kept"
+            );
+            stale.iter().chain([&a, &b]).for_each(|o| forget(*o));
         })
         .join()
         .unwrap();

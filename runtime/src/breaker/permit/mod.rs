@@ -353,7 +353,8 @@ impl<'a> Permit<'a> {
 impl Permit<'_> {
     /// The common case, the general path of `record` written out for it: a normal call that
     /// succeeded within its first poll. Not timed (latency zero, so never slow-marked in
-    /// flight), no counter to bump: one load to check the generation, one window record.
+    /// flight), no outcome to match: the success counted, one load to check the generation,
+    /// one window record.
     #[inline]
     fn record_answered_at_once(&self) {
         let core = self.core;
