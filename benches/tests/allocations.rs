@@ -86,7 +86,7 @@ async fn yield_once() {
 /// Allocations made by `CALLS` runs of `call`, after two runs to warm caches and statics: a
 /// breaker that finds every counting entry of its set taken on this thread takes one over on
 /// its second call in a row, and the first time an entry's counts move aside they may
-/// allocate (`runtime/src/breaker/counters/per_thread.rs`), once, not per call.
+/// allocate (`runtime/src/breaker/counters/per_thread/slot.rs`), once, not per call.
 fn allocations(mut call: impl FnMut(u64)) -> usize {
     call(0);
     call(0);

@@ -1,6 +1,6 @@
 //! A breaker's lifetime counters, never reset (Prometheus counters must only grow): each
 //! outcome and each refusal bumps exactly one. Refusals and successes are counted on the
-//! calling thread's own line when it has room (`per_thread.rs`), so tasks on many cores
+//! calling thread's own line when it has room (`per_thread/`), so tasks on many cores
 //! calling one breaker do not all write one line; every read adds those counts in.
 //!
 //! Thread entries know a breaker's counters by their address: a core is placed in its `Arc`

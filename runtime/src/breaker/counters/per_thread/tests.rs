@@ -1,0 +1,193 @@
+//! The per-thread counts' tests: adds, take-overs and reads on threads of their own.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use super::*;
+
+/// Runs `f` on a thread of its own (its own slot, last misses and round robin), passing its
+/// panic on.
+fn on_new_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::spawn(f)
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// Owners no live breaker has (counters are 8-aligned): odd addresses.
+/// `n` of them from `first * 2 + 1` on, all in the first set.
+fn owners(first: usize, n: usize) -> Vec<usize> {
+    owners_in(0, first, n)
+}
+
+/// `n` owners from `first * 2 + 1` on whose set is `set`.
+fn owners_in(set: usize, first: usize, n: usize) -> Vec<usize> {
+    (first..)
+        .map(|i| i * 2 + 1)
+        .filter(|o| set_of(*o) == set)
+        .take(n)
+        .collect()
+}
+
+#[test]
+fn a_thread_counts_here_for_as_many_breakers_as_entries_when_they_spread_over_the_sets() {
+    on_new_thread(|| {
+        let all: Vec<usize> = (0..SETS)
+            .flat_map(|set| owners_in(set, 5000, WAYS))
+            .collect();
+        assert_eq!(all.len(), ENTRIES);
+        for round in 0..3 {
+            for o in &all {
+                assert!(add(*o, SUCCESS), "round {round}: owner {o} counted here");
+            }
+        }
+        assert!(all.iter().all(|o| sum(*o) == [0, 0, 0, 0, 3]));
+        all.iter().for_each(|o| forget(*o));
+    });
+}
+
+#[test]
+fn a_breaker_that_finds_no_entry_twice_in_a_row_takes_one_over_and_nothing_is_lost() {
+    on_new_thread(|| {
+        let kept = owners(1000, WAYS);
+        for (i, o) in kept.iter().enumerate() {
+            (0..=i).for_each(|_| assert!(add(*o, 0)));
+        }
+        let late = owners(2000, 1)[0];
+        assert!(!add(late, 0), "first miss: the shared counter");
+        assert!(add(late, 1), "second miss in a row: an entry taken over");
+        assert!(add(late, 1), "then counted here");
+        assert_eq!(sum(late), [0, 2, 0, 0, 0]);
+        for (i, o) in kept.iter().enumerate() {
+            assert_eq!(
+                sum(*o),
+                [i as u64 + 1, 0, 0, 0, 0],
+                "owner {i} keeps its counts"
+            );
+        }
+        // The evicted owner counts on (in the entry taken over next), its moved share kept.
+        // (A `false` is the caller's to count on the shared line: not here.)
+        assert!(!add(kept[0], 0));
+        assert!(add(kept[0], 0));
+        assert_eq!(sum(kept[0]), [2, 0, 0, 0, 0]);
+        kept.iter().chain([&late]).for_each(|o| forget(*o));
+        assert!(kept.iter().chain([&late]).all(|o| sum(*o) == [0; KINDS]));
+    });
+}
+
+#[test]
+fn breakers_in_turn_past_the_entries_never_evict() {
+    on_new_thread(|| {
+        let all = owners(3000, WAYS + 2);
+        let counted_here: Vec<bool> = (0..3)
+            .flat_map(|_| all.iter().map(|o| add(*o, 0)).collect::<Vec<_>>())
+            .collect();
+        // The first `WAYS` take their set's entries; the rest miss every time, never twice
+        // in a row.
+        let expected: Vec<bool> = (0..3)
+            .flat_map(|_| (0..all.len()).map(|i| i < WAYS))
+            .collect();
+        assert_eq!(counted_here, expected);
+        all.iter().for_each(|o| forget(*o));
+    });
+}
+
+#[test]
+fn a_breaker_missing_among_others_that_count_here_never_takes_an_entry_over() {
+    on_new_thread(|| {
+        let all = owners(6000, WAYS + 1);
+        for round in 0..4 {
+            let counted_here: Vec<bool> = all.iter().map(|o| add(*o, SUCCESS)).collect();
+            let mut expected = vec![true; WAYS];
+            expected.push(false);
+            assert_eq!(counted_here, expected, "round {round}");
+        }
+        all.iter().for_each(|o| forget(*o));
+    });
+}
+
+#[test]
+fn a_breaker_whose_set_is_held_by_breakers_no_longer_called_takes_over_between_other_calls() {
+    on_new_thread(|| {
+        let stale = owners_in(0, 7000, WAYS);
+        stale.iter().for_each(|o| assert!(add(*o, SUCCESS)));
+        let (a, b) = (owners_in(1, 7000, 1)[0], owners_in(0, 8000, 1)[0]);
+        assert!(add(a, SUCCESS));
+        assert!(!add(b, SUCCESS), "first miss: the shared counter");
+        assert!(add(a, SUCCESS), "another set's hit");
+        assert!(
+            add(b, SUCCESS),
+            "second miss in its set: an entry taken over"
+        );
+        assert_eq!(sum(b), [0, 0, 0, 0, 1]);
+        assert_eq!(sum(a), [0, 0, 0, 0, 2]);
+        assert_eq!(
+            stale.iter().map(|o| sum(*o)[SUCCESS]).sum::<u64>(),
+            WAYS as u64,
+            "the stale owners' counts kept"
+        );
+        stale.iter().chain([&a, &b]).for_each(|o| forget(*o));
+    });
+}
+
+#[test]
+fn each_set_takes_its_ways_over_in_turn_whatever_the_other_sets_took() {
+    on_new_thread(|| {
+        let stale: Vec<usize> = (0..2).flat_map(|set| owners_in(set, 9000, WAYS)).collect();
+        stale.iter().for_each(|o| assert!(add(*o, SUCCESS)));
+        let (a, b) = (owners_in(0, 10_000, 1)[0], owners_in(1, 10_000, 1)[0]);
+        [a, a, b, b].iter().for_each(|o| {
+            add(*o, SUCCESS);
+        });
+        // Set 1's first take-over takes its first way, though set 0 took one before.
+        let first_ways = MINE.with(|mine| {
+            let slot = mine.slot.get().unwrap();
+            [0, 1].map(|set| slot.set(set)[0].owner.load(Relaxed))
+        });
+        assert_eq!(first_ways, [a, b]);
+        stale.iter().chain([&a, &b]).for_each(|o| forget(*o));
+    });
+}
+
+#[test]
+fn reads_during_evictions_never_go_back() {
+    let owners = owners(4000, WAYS + 1);
+    let per_thread = 20_000u64;
+    let done = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (owners, done) = (owners.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut last = vec![0; owners.len()];
+            while !done.load(Relaxed) {
+                for (o, l) in owners.iter().zip(&mut last) {
+                    let now = sum(*o)[0];
+                    assert!(now >= *l, "{l} then {now}");
+                    *l = now;
+                }
+            }
+        })
+    };
+    let shared: Vec<_> = owners.iter().map(|_| AtomicU64::new(0)).collect();
+    std::thread::scope(|s| {
+        for t in 0..2 {
+            let (owners, shared) = (&owners, &shared);
+            s.spawn(move || {
+                for i in 0..per_thread {
+                    // Pairs of one owner, rotating: an eviction every other call.
+                    let k = ((i / 2) as usize + t) % owners.len();
+                    if !add(owners[k], 0) {
+                        shared[k].fetch_add(1, Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    done.store(true, Relaxed);
+    reader.join().unwrap();
+    let total: u64 = owners
+        .iter()
+        .zip(&shared)
+        .map(|(o, c)| sum(*o)[0] + c.load(Relaxed))
+        .sum();
+    assert_eq!(total, 2 * per_thread);
+    owners.iter().for_each(|o| forget(*o));
+}
