@@ -105,11 +105,11 @@ fn keyed(
             #pv::site!(KEYED_BREAKER_SITES,
                 static SITE: #pv::BreakerSite = #pv::BreakerSite { name: NAME, config };
             );
-            static TEMPLATE: #pv::KeyedSite = #pv::KeyedSite::new();
+            static TEMPLATE: #pv::KeyedSite = #pv::KeyedSite::new(config);
             #[allow(unused_imports)]
             use #pv::{KeyFormDisplay as _, KeyFormFast as _};
             let #form = (&#pv::KeyProbe(#key_var)).key_form();
-            #pv::keyed_breaker(&TEMPLATE, config, #key_use, #form, #keep_now)
+            #pv::keyed_breaker(&TEMPLATE, #key_use, #form, #keep_now)
         };
     };
     Handle {

@@ -68,9 +68,9 @@ pin_project! {
         // First, so it is dropped first: a dropped call ends before its outcome is recorded.
         #[pin]
         fut: Option<F>,
+        // Past the first poll, the breaker kept then is `source.kept()`'s: not a field of its
+        // own, as every call's future carries this struct.
         source: &'a S,
-        // The kept breaker's core, once the call needed one past its first poll.
-        core: Option<&'a Core>,
         bulkhead: Option<&'a Bulkhead>,
         classify: Option<C>,
         stage: Stage<'a>,
@@ -112,7 +112,6 @@ where
     KeyedCall {
         fut: Some(fut),
         source,
-        core: None,
         bulkhead,
         classify: Some(classify),
         stage: Stage::Admit,
@@ -134,9 +133,14 @@ where
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<M::Output> {
         let this = self.project();
-        if let Some(core) = *this.core {
+        if !matches!(this.stage, Stage::Admit) {
+            // A call past its first poll kept its breaker then; one that completed in it may
+            // have kept none, and the general path says it was polled after it completed.
+            let Some(b) = this.source.kept() else {
+                panic!("a breaker call was polled after it completed");
+            };
             return poll_kept::<T, E, F, C, M>(
-                core,
+                &b.0,
                 this.bulkhead,
                 this.fut,
                 this.classify,
@@ -144,12 +148,8 @@ where
                 cx,
             );
         }
-        assert!(
-            matches!(this.stage, Stage::Admit),
-            "a breaker call was polled after it completed"
-        );
         let (source, bulkhead) = (*this.source, *this.bulkhead);
-        let (mut fut, classify, stage, kept) = (this.fut, this.classify, this.stage, this.core);
+        let (mut fut, classify, stage) = (this.fut, this.classify, this.stage);
         // Lent (an integer key this thread used lately), or kept already (a text key, looked
         // up when the call was made): either way the first poll runs here, inlined.
         let loan = source.lend();
@@ -169,7 +169,6 @@ where
                 fut.as_mut(),
                 classify,
                 stage,
-                kept,
                 cx,
                 &mut general,
             );
@@ -178,7 +177,7 @@ where
             }
         }
         drop(loan);
-        unlent::<T, E, S, F, C, M>(source, bulkhead, fut, classify, stage, kept, cx)
+        unlent::<T, E, S, F, C, M>(source, bulkhead, fut, classify, stage, cx)
     }
 }
 
@@ -194,7 +193,6 @@ fn first_poll<'a, T, E, F, C, M>(
     mut fut: Pin<&mut Option<F>>,
     classify: &mut Option<C>,
     stage: &mut Stage<'a>,
-    kept: &mut Option<&'a Core>,
     cx: &mut Context<'_>,
     general: &mut bool,
 ) -> Poll<M::Output>
@@ -213,7 +211,6 @@ where
         }
         // It waits: its permit goes on the kept breaker (the same one).
         let core: &'a Core = &keep().0;
-        *kept = Some(core);
         return waits(core, gen, fut, classify, stage, cx).map(M::finish);
     }
     if let Some(r) = core.refuse_at_once(w) {
@@ -221,7 +218,7 @@ where
         return Poll::Ready(M::finish(refused(core, fut, r)));
     }
     // Any other state: the general path, on the kept breaker.
-    *kept = Some(&keep().0);
+    keep();
     *general = true;
     Poll::Pending
 }
@@ -236,7 +233,6 @@ fn unlent<'a, T, E, S, F, C, M>(
     mut fut: Pin<&mut Option<F>>,
     classify: &mut Option<C>,
     stage: &mut Stage<'a>,
-    kept: &mut Option<&'a Core>,
     cx: &mut Context<'_>,
 ) -> Poll<M::Output>
 where
@@ -245,8 +241,8 @@ where
     C: FnOnce(&Result<T, E>) -> Outcome,
     M: Finish<T, E>,
 {
-    let core = match *kept {
-        Some(core) => core,
+    let core = match source.kept() {
+        Some(b) => &b.0,
         None => {
             let b = source.keep(None);
             let mut general = false;
@@ -257,7 +253,6 @@ where
                 fut.as_mut(),
                 classify,
                 stage,
-                kept,
                 cx,
                 &mut general,
             );

@@ -11,7 +11,6 @@ use crate::error::{Error, Rejection};
 use crate::registry::key_form::KeyForm;
 pub use crate::registry::key_form::{FastKey, KeyFormDisplay, KeyFormFast, KeyProbe};
 pub use crate::registry::{KeyedBreaker, KeyedSite};
-use crate::settings::BreakerConfig;
 
 /// Invokes `$m!` once per length of a lent argument list, 1 to 8, with a type, a binding and
 /// a lifetime name for each: the fallback impls (`fallback.rs`, `keep.rs`) cover these lengths.
@@ -54,12 +53,11 @@ pub use retry::{
 #[inline]
 pub fn keyed_breaker<K: BreakerKey + ?Sized>(
     site: &'static KeyedSite,
-    config: fn() -> BreakerConfig,
     key: &K,
     form: KeyForm<'_>,
     keep_now: bool,
 ) -> KeyedBreaker {
-    KeyedBreaker::new(site, config, form, &KeyDisplay(key), keep_now)
+    KeyedBreaker::new(site, form, &KeyDisplay(key), keep_now)
 }
 
 /// What `key = expr` must be: anything `Display`, formatted into the name `name/key`.
@@ -118,14 +116,15 @@ mod tests {
     use super::*;
     use crate::breaker::Breaker;
     use crate::registry::registry;
+    use crate::settings::BreakerConfig;
 
     /// A keyed call as the generated code makes it.
     macro_rules! keyed {
-        ($site:expr, $make:expr, $key:expr) => {{
+        ($site:expr, $key:expr) => {{
             #[allow(unused_imports)]
             use super::{KeyFormDisplay as _, KeyFormFast as _};
             let key = $key;
-            keyed_breaker($site, $make, key, (&KeyProbe(key)).key_form(), false)
+            keyed_breaker($site, key, (&KeyProbe(key)).key_form(), false)
                 .breaker()
                 .clone()
         }};
@@ -133,16 +132,16 @@ mod tests {
 
     #[test]
     fn keyed_sites_share_one_template_and_split_by_key() {
-        static TEMPLATE: KeyedSite = KeyedSite::new();
-        let make = || {
+        fn make() -> BreakerConfig {
             Breaker::builder("ms-shard")
                 .window_calls(4)
                 .config()
                 .unwrap()
-        };
-        let a = keyed!(&TEMPLATE, make, &3);
-        let b = keyed!(&TEMPLATE, make, "3");
-        let c = keyed!(&TEMPLATE, make, &4);
+        }
+        static TEMPLATE: KeyedSite = KeyedSite::new(make);
+        let a = keyed!(&TEMPLATE, &3);
+        let b = keyed!(&TEMPLATE, "3");
+        let c = keyed!(&TEMPLATE, &4);
         assert_eq!(a.name(), "ms-shard/3");
         assert!(a.ptr_eq(&b), "same key, same breaker");
         assert!(!a.ptr_eq(&c));
@@ -150,19 +149,93 @@ mod tests {
 
     #[test]
     fn a_keyed_site_finds_its_name_again_after_evict_keys() {
-        static SITE: KeyedSite = KeyedSite::new();
-        let make = || Breaker::builder("ms-evicted").config().unwrap();
-        let a = keyed!(&SITE, make, &1);
-        assert!(keyed!(&SITE, make, &1).ptr_eq(&a), "found through the site");
+        fn make() -> BreakerConfig {
+            Breaker::builder("ms-evicted").config().unwrap()
+        }
+        static SITE: KeyedSite = KeyedSite::new(make);
+        let a = keyed!(&SITE, &1);
+        assert!(keyed!(&SITE, &1).ptr_eq(&a), "found through the site");
         assert_eq!(registry().evict_keys("ms-evicted"), 1);
-        let b = keyed!(&SITE, make, &1);
+        let b = keyed!(&SITE, &1);
         assert!(!a.ptr_eq(&b), "a fresh breaker, not the evicted one");
         let listed = registry().breaker("ms-evicted/1").expect("listed");
         assert!(
             listed.ptr_eq(&b),
             "in the registry, as before the site cached its name"
         );
-        assert!(keyed!(&SITE, make, &1).ptr_eq(&b));
+        assert!(keyed!(&SITE, &1).ptr_eq(&b));
+    }
+
+    /// A keyed call polled again after it completed says so, never runs its future twice:
+    /// answered in its first poll (on a lent breaker, on one kept for a text key, on a key
+    /// not yet lent) or after waiting (on the breaker it kept then).
+    #[test]
+    // `(&KeyProbe(key)).key_form()` as generated code writes it: the borrow picks the method.
+    #[allow(clippy::needless_borrow)]
+    fn a_keyed_call_polled_after_it_completed_says_so() {
+        #[allow(unused_imports)]
+        use super::{KeyFormDisplay as _, KeyFormFast as _};
+        use crate::breaker::Completion;
+        use std::future::Future;
+        use std::panic::{catch_unwind, AssertUnwindSafe};
+        use std::task::{Context, Poll, Waker};
+
+        fn make() -> BreakerConfig {
+            Breaker::builder("ms-repoll").config().unwrap()
+        }
+        static SITE: KeyedSite = KeyedSite::new(make);
+        let mut cx = Context::from_waker(Waker::noop());
+        // Answers at once, or after one `Pending`; counts its runs to the end.
+        let runs = &std::cell::Cell::new(0);
+        let dependency = |waits: bool| {
+            let mut pending = waits;
+            std::future::poll_fn(move |cx| {
+                if std::mem::take(&mut pending) {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                runs.set(runs.get() + 1);
+                Poll::Ready(Ok::<u8, ()>(7))
+            })
+        };
+        let mut repoll = |kb: &KeyedBreaker, waits: bool| {
+            let mut call = Box::pin(crate::call_site::run_keyed(
+                kb,
+                None,
+                dependency(waits),
+                |_| true,
+            ));
+            if waits {
+                assert!(call.as_mut().poll(&mut cx).is_pending());
+            }
+            assert!(matches!(
+                call.as_mut().poll(&mut cx),
+                Poll::Ready(Completion::Ok(7))
+            ));
+            let again = catch_unwind(AssertUnwindSafe(|| {
+                let _ = call.as_mut().poll(&mut cx);
+            }))
+            .expect_err("polled after it completed");
+            let said = again
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| again.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            assert!(said.contains("polled after it completed"), "{said}");
+        };
+        for waits in [false, true] {
+            for round in 0..3 {
+                // An integer key: looked up at first, then lent once this thread took it in.
+                let key = &(10 + u64::from(waits));
+                let kb = keyed_breaker(&SITE, key, (&KeyProbe(key)).key_form(), false);
+                repoll(&kb, waits);
+                // A text key: kept when the call was made.
+                let text = "text-key";
+                let kb = keyed_breaker(&SITE, text, (&KeyProbe(text)).key_form(), false);
+                repoll(&kb, waits);
+                assert_eq!(runs.get(), (round + 1) * 2 + if waits { 6 } else { 0 });
+            }
+        }
     }
 
     #[tokio::test]

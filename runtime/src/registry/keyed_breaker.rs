@@ -16,7 +16,6 @@ use super::key_form::KeyForm;
 use super::keyed::KeyedSite;
 use super::{registry, Key};
 use crate::breaker::{Breaker, Lend, Loan};
-use crate::settings::BreakerConfig;
 
 /// The breaker of one call at a keyed call site: the site, and the key's breaker or the
 /// integer key to find it by. Made by generated code (`#[breaker(key = ...)]`), not by users.
@@ -28,7 +27,6 @@ use crate::settings::BreakerConfig;
 #[doc(hidden)]
 pub struct KeyedBreaker {
     site: &'static KeyedSite,
-    config: fn() -> BreakerConfig,
     breaker: Found,
 }
 
@@ -58,13 +56,11 @@ impl IntKey {
 }
 
 impl KeyedBreaker {
-    /// The key `display` (as [`KeyForm`] found it: `form`) at `site`, whose template is
-    /// `config`'s. An integer is looked up when the call is first polled, anything else (or
-    /// any key, with `keep_now`) now.
+    /// The key `display` (as [`KeyForm`] found it: `form`) at `site`. An integer is looked up
+    /// when the call is first polled, anything else (or any key, with `keep_now`) now.
     #[inline(always)]
     pub fn new(
         site: &'static KeyedSite,
-        config: fn() -> BreakerConfig,
         form: KeyForm<'_>,
         display: &dyn fmt::Display,
         keep_now: bool,
@@ -76,13 +72,9 @@ impl KeyedBreaker {
         };
         let breaker = match int {
             Some(int) if !keep_now => Found::Later(int, OnceCell::new()),
-            _ => Found::Now(found(site, config, form, display)),
+            _ => Found::Now(found(site, form, display)),
         };
-        KeyedBreaker {
-            site,
-            config,
-            breaker,
-        }
+        KeyedBreaker { site, breaker }
     }
 
     /// The key's breaker, kept for the call (looked up once): what the stale cache and
@@ -93,15 +85,15 @@ impl KeyedBreaker {
 
     /// The integer key `int`'s breaker, looked up.
     fn look_up(&self, int: IntKey) -> Breaker {
-        let (site, config) = (self.site, self.config);
+        let site = self.site;
         match int {
             IntKey::Unsigned(n) => {
                 let form = KeyForm::Unsigned(n);
-                registry().keyed_site_unprobed(site, config, Key { form, display: &n })
+                registry().keyed_site_unprobed(site, Key { form, display: &n })
             }
             IntKey::Signed(n) => {
                 let form = KeyForm::Signed(n);
-                registry().keyed_site_unprobed(site, config, Key { form, display: &n })
+                registry().keyed_site_unprobed(site, Key { form, display: &n })
             }
         }
     }
@@ -144,11 +136,6 @@ impl Lend for KeyedBreaker {
 
 /// A text or `Display` key's breaker, looked up when its call's `KeyedBreaker` is made.
 #[inline(never)]
-fn found(
-    site: &'static KeyedSite,
-    config: fn() -> BreakerConfig,
-    form: KeyForm<'_>,
-    display: &dyn fmt::Display,
-) -> Breaker {
-    registry().keyed_site(site, config, Key { form, display })
+fn found(site: &'static KeyedSite, form: KeyForm<'_>, display: &dyn fmt::Display) -> Breaker {
+    registry().keyed_site(site, Key { form, display })
 }

@@ -100,30 +100,19 @@ impl Registry {
     /// up again per call. Each thread also keeps the keys it used last at the site
     /// (`hot_keys`), asked first, so a repeated key is not looked up again either.
     #[inline]
-    pub(crate) fn keyed_site(
-        &self,
-        site: &'static KeyedSite,
-        config: impl FnOnce() -> BreakerConfig,
-        key: Key<'_>,
-    ) -> Breaker {
+    pub(crate) fn keyed_site(&self, site: &'static KeyedSite, key: Key<'_>) -> Breaker {
         if let Some((site_at, generation, probe)) = self.hot_probe(site, key.form) {
             if let Some(b) = hot_keys::get(site_at, generation, probe) {
                 return b;
             }
         }
-        self.keyed_site_unprobed(site, config, key)
+        self.keyed_site_unprobed(site, key)
     }
 
     /// [`keyed_site`](Self::keyed_site) without asking this thread's recent keys: a key they
     /// were just asked for (`hot_keys::lend`), or had not.
-    pub(crate) fn keyed_site_unprobed(
-        &self,
-        site: &'static KeyedSite,
-        config: impl FnOnce() -> BreakerConfig,
-        key: Key<'_>,
-    ) -> Breaker {
-        let template = site.template.get_or_init(config);
-        self.keyed_at(site, template, key)
+    pub(crate) fn keyed_site_unprobed(&self, site: &'static KeyedSite, key: Key<'_>) -> Breaker {
+        self.keyed_at(site, site.template(), key)
     }
 
     /// [`keyed_site_unprobed`](Self::keyed_site_unprobed) once the template is made: one copy

@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use pin_project_lite::pin_project;
 use tokio::time::{sleep_until, Instant, Sleep};
 
 use super::Permit;
@@ -17,17 +18,21 @@ pub(crate) enum Drive {
     First,
     /// Waited in its first poll; no timeout and no slow bound to watch.
     Untimed,
-    /// Waited in its first poll, under a timer.
-    Timed(Timer),
+    /// Waited in its first poll, under a timer. Boxed whole, not just its `Sleep` (the same one
+    /// allocation): every call's future holds a `Drive`, two words so, against four.
+    Timed(Pin<Box<Timer>>),
 }
 
-/// The timer of a call that waits: the slow bound first (if any), then the timeout.
-pub(crate) struct Timer {
-    sleep: Pin<Box<Sleep>>,
-    /// Runs from the permit's `start`.
-    timeout: Option<Duration>,
-    watching_slow: bool,
-    live: bool,
+pin_project! {
+    /// The timer of a call that waits: the slow bound first (if any), then the timeout.
+    pub(crate) struct Timer {
+        #[pin]
+        sleep: Sleep,
+        // Runs from the permit's `start`.
+        timeout: Option<Duration>,
+        watching_slow: bool,
+        live: bool,
+    }
 }
 
 impl Permit<'_> {
@@ -61,7 +66,7 @@ impl Permit<'_> {
                 if let Poll::Ready(v) = self.poll_call(fut.as_mut(), cx) {
                     return Poll::Ready(Ok(v));
                 }
-                self.poll_timer(t, cx)
+                self.poll_timer(t.as_mut(), cx)
             }
         }
     }
@@ -75,7 +80,7 @@ impl Permit<'_> {
     ) -> Poll<Result<T, Duration>> {
         *drive = self.start_timing();
         match drive {
-            Drive::Timed(t) => self.poll_timer(t, cx),
+            Drive::Timed(t) => self.poll_timer(t.as_mut(), cx),
             _ => Poll::Pending,
         }
     }
@@ -107,26 +112,31 @@ impl Permit<'_> {
         let first = start + slow.or(timeout).unwrap_or_default();
         // Boxed: only a call that waits under a timer pays for it (an allocation beside a
         // call that waits), and the future every call moves stays smaller by a `Sleep`.
-        Drive::Timed(Timer {
-            sleep: Box::pin(sleep_until(first)),
+        Drive::Timed(Box::pin(Timer {
+            sleep: sleep_until(first),
             timeout,
             watching_slow: slow.is_some(),
             live: true,
-        })
+        }))
     }
 
     /// Polls the call's timer: the slow bound marks the call slow in flight, the timeout
     /// ends it.
-    fn poll_timer<T>(&mut self, t: &mut Timer, cx: &mut Context<'_>) -> Poll<Result<T, Duration>> {
-        while t.live && t.sleep.as_mut().poll(cx).is_ready() {
-            if t.watching_slow {
-                t.watching_slow = false;
+    fn poll_timer<T>(
+        &mut self,
+        t: Pin<&mut Timer>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<T, Duration>> {
+        let mut t = t.project();
+        while *t.live && t.sleep.as_mut().poll(cx).is_ready() {
+            if *t.watching_slow {
+                *t.watching_slow = false;
                 self.mark_slow_in_flight();
-                match (t.timeout, self.start) {
+                match (*t.timeout, self.start) {
                     (Some(d), Some(start)) => t.sleep.as_mut().reset(start + d),
-                    _ => t.live = false,
+                    _ => *t.live = false,
                 }
-            } else if let Some(d) = t.timeout {
+            } else if let Some(d) = *t.timeout {
                 return Poll::Ready(Err(d));
             }
         }

@@ -280,84 +280,85 @@ mod tests {
     use std::sync::Arc;
 
     /// A call at `site` with an integer key, as generated code makes it.
-    fn call(site: &'static KeyedSite, template: fn() -> BreakerConfig, key: u64) -> Breaker {
+    fn call(site: &'static KeyedSite, key: u64) -> Breaker {
         let key = Key {
             form: crate::registry::key_form::KeyForm::Unsigned(key),
             display: &key,
         };
-        registry().keyed_site(site, template, key)
+        registry().keyed_site(site, key)
     }
 
     /// Three calls: the key is taken in on its second miss, so the third is answered here.
-    fn warm(site: &'static KeyedSite, template: fn() -> BreakerConfig, key: u64) -> Breaker {
-        let b = call(site, template, key);
+    fn warm(site: &'static KeyedSite, key: u64) -> Breaker {
+        let b = call(site, key);
         for _ in 0..2 {
-            assert!(call(site, template, key).ptr_eq(&b));
+            assert!(call(site, key).ptr_eq(&b));
         }
         b
     }
 
     /// A call at `site` with a text key handed over as it is.
-    fn call_text(site: &'static KeyedSite, template: fn() -> BreakerConfig, key: &str) -> Breaker {
+    fn call_text(site: &'static KeyedSite, key: &str) -> Breaker {
         let key = Key {
             form: crate::registry::key_form::KeyForm::Str(key),
             display: &key,
         };
-        registry().keyed_site(site, template, key)
+        registry().keyed_site(site, key)
     }
 
     #[test]
     fn text_keys_are_remembered_plain_and_an_encoded_key_never_matches() {
-        static SITE: KeyedSite = KeyedSite::new();
-        let template = || BreakerBuilder::new("hk-text").config().unwrap();
-        let host = call_text(&SITE, template, "db-1:5432");
+        fn template() -> BreakerConfig {
+            BreakerBuilder::new("hk-text").config().unwrap()
+        }
+        static SITE: KeyedSite = KeyedSite::new(template);
+        let host = call_text(&SITE, "db-1:5432");
         for _ in 0..3 {
-            assert!(call_text(&SITE, template, "db-1:5432").ptr_eq(&host));
+            assert!(call_text(&SITE, "db-1:5432").ptr_eq(&host));
         }
         assert!(
-            call(&SITE, template, 5).ptr_eq(&call_text(&SITE, template, "5")),
+            call(&SITE, 5).ptr_eq(&call_text(&SITE, "5")),
             "the integer 5 and the text 5 are one key"
         );
         for _ in 0..3 {
-            assert_eq!(call_text(&SITE, template, "a/b").name(), "hk-text/a%2Fb");
+            assert_eq!(call_text(&SITE, "a/b").name(), "hk-text/a%2Fb");
         }
         // The name form of `a/b`, given as a key, is a key of its own.
         for _ in 0..3 {
-            assert_eq!(
-                call_text(&SITE, template, "a%2Fb").name(),
-                "hk-text/a%252Fb"
-            );
+            assert_eq!(call_text(&SITE, "a%2Fb").name(), "hk-text/a%252Fb");
         }
     }
 
     #[test]
     fn an_evicted_key_gets_a_fresh_breaker_not_the_remembered_one() {
-        static SITE: KeyedSite = KeyedSite::new();
-        let template = || BreakerBuilder::new("hk-evict").config().unwrap();
-        let old = warm(&SITE, template, 1);
+        fn template() -> BreakerConfig {
+            BreakerBuilder::new("hk-evict").config().unwrap()
+        }
+        static SITE: KeyedSite = KeyedSite::new(template);
+        let old = warm(&SITE, 1);
         assert!(registry().evict("hk-evict/1"));
-        let fresh = call(&SITE, template, 1);
+        let fresh = call(&SITE, 1);
         assert!(!fresh.ptr_eq(&old));
         let listed = registry().breaker("hk-evict/1").expect("listed");
         assert!(listed.ptr_eq(&fresh));
-        assert!(warm(&SITE, template, 1).ptr_eq(&fresh));
+        assert!(warm(&SITE, 1).ptr_eq(&fresh));
     }
 
     #[test]
     fn a_key_swept_at_max_keys_is_not_answered_from_memory() {
-        static SITE: KeyedSite = KeyedSite::new();
-        let template = || {
+        fn template() -> BreakerConfig {
             BreakerBuilder::new("hk-sweep")
                 .max_keys(1)
                 .config()
                 .unwrap()
-        };
-        let old = warm(&SITE, template, 1);
+        }
+        static SITE: KeyedSite = KeyedSite::new(template);
+        let old = warm(&SITE, 1);
         // Key 2 finds the cap: idle key 1 is swept to make room.
-        let two = call(&SITE, template, 2);
+        let two = call(&SITE, 2);
         assert_eq!(two.name(), "hk-sweep/2");
         assert!(registry().breaker("hk-sweep/1").is_none(), "swept");
-        let again = call(&SITE, template, 1);
+        let again = call(&SITE, 1);
         assert!(!again.ptr_eq(&old), "not the swept breaker");
         let listed = registry().breaker(again.name()).expect("listed");
         assert!(listed.ptr_eq(&again));
@@ -365,33 +366,32 @@ mod tests {
 
     #[test]
     fn overflowing_keys_and_conflicts_are_counted_on_every_call() {
-        static SITE: KeyedSite = KeyedSite::new();
-        let template = || BreakerBuilder::new("hk-full").max_keys(1).config().unwrap();
-        warm(&SITE, template, 1).force_open();
+        fn template() -> BreakerConfig {
+            BreakerBuilder::new("hk-full").max_keys(1).config().unwrap()
+        }
+        static SITE: KeyedSite = KeyedSite::new(template);
+        warm(&SITE, 1).force_open();
         for _ in 0..5 {
-            assert_eq!(call(&SITE, template, 2).name(), "hk-full/_overflow");
+            assert_eq!(call(&SITE, 2).name(), "hk-full/_overflow");
         }
         let names = registry().keyed_names();
         let full = names.iter().find(|k| k.name == "hk-full").unwrap();
         assert_eq!(full.overflowed, 5);
 
-        static OTHER: KeyedSite = KeyedSite::new();
+        fn other() -> BreakerConfig {
+            BreakerBuilder::new("hk-conflict")
+                .window_calls(5)
+                .config()
+                .unwrap()
+        }
+        static OTHER: KeyedSite = KeyedSite::new(other);
         let first = BreakerBuilder::new("hk-conflict")
             .window_calls(3)
             .config()
             .unwrap();
         let kept = registry().keyed(&first, &7);
-        let other = || {
-            BreakerBuilder::new("hk-conflict")
-                .window_calls(5)
-                .config()
-                .unwrap()
-        };
         for _ in 0..4 {
-            assert!(
-                call(&OTHER, other, 7).ptr_eq(&kept),
-                "the first settings are kept"
-            );
+            assert!(call(&OTHER, 7).ptr_eq(&kept), "the first settings are kept");
         }
         assert_eq!(
             kept.0

@@ -89,23 +89,26 @@ fn next_generation() -> u64 {
 /// scope's registry comes and goes); a family removed by `evict_keys` is looked up again.
 #[doc(hidden)]
 pub struct KeyedSite {
+    /// What makes the site's template (once, at its first call). The site holds it, not each
+    /// call's `KeyedBreaker`: a keyed call's future carries that, and is a word smaller.
+    pub(crate) config: fn() -> BreakerConfig,
     pub(crate) template: OnceCell<BreakerConfig>,
     pub(crate) family: OnceCell<Arc<Family>>,
 }
 
 impl KeyedSite {
-    /// An empty site, for a `static`.
-    pub const fn new() -> KeyedSite {
+    /// An empty site whose template `config` makes, for a `static`.
+    pub const fn new(config: fn() -> BreakerConfig) -> KeyedSite {
         KeyedSite {
+            config,
             template: OnceCell::new(),
             family: OnceCell::new(),
         }
     }
-}
 
-impl Default for KeyedSite {
-    fn default() -> Self {
-        Self::new()
+    /// The site's template, made at its first use.
+    pub(crate) fn template(&self) -> &BreakerConfig {
+        self.template.get_or_init(self.config)
     }
 }
 
