@@ -44,7 +44,9 @@ pub(crate) trait Lend {
     /// (or the breaker kept already) has it.
     fn lend(&self) -> Option<Self::Loan>;
 
-    /// The breaker kept already, if any.
+    /// The breaker kept already, if any. Once [`keep`](Self::keep) has returned, this is
+    /// that same breaker for as long as `self` lives: a keyed call past its first poll finds
+    /// its breaker here.
     fn kept(&self) -> Option<&Breaker>;
 
     /// The key's breaker, kept for as long as `self`: the loan's, or looked up. Kept once:
@@ -69,7 +71,7 @@ pin_project! {
         #[pin]
         fut: Option<F>,
         // Past the first poll, the breaker kept then is `source.kept()`'s: not a field of its
-        // own, as every call's future carries this struct.
+        // own, as every keyed call's future carries this struct.
         source: &'a S,
         bulkhead: Option<&'a Bulkhead>,
         classify: Option<C>,
@@ -134,8 +136,9 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<M::Output> {
         let this = self.project();
         if !matches!(this.stage, Stage::Admit) {
-            // A call past its first poll kept its breaker then; one that completed in it may
-            // have kept none, and the general path says it was polled after it completed.
+            // A call past its first poll kept its breaker then. One that completed in it kept
+            // none (a loan's: it says so here) or kept one (the general path's `Done` says
+            // so): either way, polled after it completed.
             let Some(b) = this.source.kept() else {
                 panic!("a breaker call was polled after it completed");
             };

@@ -175,7 +175,7 @@ mod tests {
     fn a_keyed_call_polled_after_it_completed_says_so() {
         #[allow(unused_imports)]
         use super::{KeyFormDisplay as _, KeyFormFast as _};
-        use crate::breaker::Completion;
+        use crate::breaker::{Completion, Lend};
         use std::future::Future;
         use std::panic::{catch_unwind, AssertUnwindSafe};
         use std::task::{Context, Poll, Waker};
@@ -229,6 +229,10 @@ mod tests {
                 let key = &(10 + u64::from(waits));
                 let kb = keyed_breaker(&SITE, key, (&KeyProbe(key)).key_form(), false);
                 repoll(&kb, waits);
+                // Taken in on its second miss, the key's third call runs on a loan: at once,
+                // it keeps no breaker (the re-poll then panics in `KeyedCall` itself).
+                let lent_at_once = !waits && round == 2;
+                assert_eq!(kb.kept().is_none(), lent_at_once, "round {round}");
                 // A text key: kept when the call was made.
                 let text = "text-key";
                 let kb = keyed_breaker(&SITE, text, (&KeyProbe(text)).key_form(), false);

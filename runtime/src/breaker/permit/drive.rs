@@ -111,7 +111,7 @@ impl Permit<'_> {
         }
         let first = start + slow.or(timeout).unwrap_or_default();
         // Boxed: only a call that waits under a timer pays for it (an allocation beside a
-        // call that waits), and the future every call moves stays smaller by a `Sleep`.
+        // call that waits), and the future every call moves stays smaller by a `Timer`.
         Drive::Timed(Box::pin(Timer {
             sleep: sleep_until(first),
             timeout,

@@ -83,7 +83,8 @@ fn next_generation() -> u64 {
     GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-/// A keyed call site's `static`: its settings template, and the keyed name it found in the
+/// A keyed call site's `static`: the fn that makes its settings template (`#[breaker]`'s
+/// `config`), the template it made, and the keyed name it found in the
 /// process-wide registry, so each call skips the lookup of the name (an `arc-swap` load and a
 /// map probe) and goes straight to its key. Only the process-wide registry's is kept (a test
 /// scope's registry comes and goes); a family removed by `evict_keys` is looked up again.

@@ -129,16 +129,19 @@ fn evict(entry: &Entry, owner: usize, reason: usize) {
 
 #[cold]
 pub(super) fn take_slot(mine: &Mine) -> &'static Slot {
-    let slot = lock_std(&FREE).pop().unwrap_or_else(|| {
-        let slot: &'static Slot = Box::leak(Box::new(Slot {
-            entries: std::array::from_fn(|_| Entry {
-                owner: AtomicUsize::new(0),
-                counts: std::array::from_fn(|_| AtomicU64::new(0)),
-            }),
-        }));
-        lock_std(&ALL).slots.push(slot);
-        slot
-    });
+    let slot = lock_std(&FREE).pop().unwrap_or_else(new_slot);
     mine.slot.set(Some(slot));
+    slot
+}
+
+/// A slot never used, listed for reads (and, once its thread exits, free for the next).
+pub(super) fn new_slot() -> &'static Slot {
+    let slot: &'static Slot = Box::leak(Box::new(Slot {
+        entries: std::array::from_fn(|_| Entry {
+            owner: AtomicUsize::new(0),
+            counts: std::array::from_fn(|_| AtomicU64::new(0)),
+        }),
+    }));
+    lock_std(&ALL).slots.push(slot);
     slot
 }

@@ -3,14 +3,19 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
+use super::slot::new_slot;
 use super::*;
 
 /// Runs `f` on a thread of its own (its own slot, last misses and round robin), passing its
-/// panic on.
+/// panic on. The slot is a fresh one, not one another test's thread gave back with its
+/// entries still held.
 fn on_new_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::spawn(f)
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    std::thread::spawn(|| {
+        MINE.with(|mine| mine.slot.set(Some(new_slot())));
+        f()
+    })
+    .join()
+    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Owners no live breaker has (counters are 8-aligned): odd addresses.
@@ -135,16 +140,18 @@ fn each_set_takes_its_ways_over_in_turn_whatever_the_other_sets_took() {
         let stale: Vec<usize> = (0..2).flat_map(|set| owners_in(set, 9000, WAYS)).collect();
         stale.iter().for_each(|o| assert!(add(*o, SUCCESS)));
         let (a, b) = (owners_in(0, 10_000, 1)[0], owners_in(1, 10_000, 1)[0]);
-        [a, a, b, b].iter().for_each(|o| {
-            add(*o, SUCCESS);
-        });
-        // Set 1's first take-over takes its first way, though set 0 took one before.
-        let first_ways = MINE.with(|mine| {
+        let c = owners_in(0, 11_000, 1)[0];
+        // Each takes an entry over on its second call in a row.
+        let counted = [a, a, b, b, c, c].map(|o| add(o, SUCCESS));
+        assert_eq!(counted, [false, true, false, true, false, true]);
+        let ways = MINE.with(|mine| {
             let slot = mine.slot.get().unwrap();
-            [0, 1].map(|set| slot.set(set)[0].owner.load(Relaxed))
+            [(0, 0), (1, 0), (0, 1)].map(|(set, way)| slot.set(set)[way].owner.load(Relaxed))
         });
-        assert_eq!(first_ways, [a, b]);
-        stale.iter().chain([&a, &b]).for_each(|o| forget(*o));
+        // Set 1's first take-over takes its first way, though set 0 took one before; set 0's
+        // second takes its second way, not the first one's again.
+        assert_eq!(ways, [a, b, c]);
+        stale.iter().chain([&a, &b, &c]).for_each(|o| forget(*o));
     });
 }
 
