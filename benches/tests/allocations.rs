@@ -325,7 +325,9 @@ fn the_other_call_paths_do_not_allocate() {
     for i in 0..100 {
         let _ = block_on(half.call(dependency(i, true)));
     }
-    assert_eq!(half.state(), State::Open);
+    // Tripped: open, or already half-open when the 100 calls took longer than `open_for` (a
+    // loaded debug build); asserting `Open` alone failed CI now and then for that reason.
+    assert_ne!(half.state(), State::Closed, "not tripped");
     std::thread::sleep(Duration::from_millis(5));
 
     let hosts: Vec<String> = (0..8).map(|k| format!("db-{k}.internal")).collect();
