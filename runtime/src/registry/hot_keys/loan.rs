@@ -5,22 +5,28 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::{holds, place, Probe, HOT};
+use super::{place, Kept, Probe, HOT};
 use crate::breaker::core::Core;
 use crate::breaker::{Breaker, Loan};
 
-/// The breaker this thread found last for `key` at `site` (as [`get`]), lent: with no
-/// reference count taken, for as long as the [`Lent`] lives (within one poll of one call).
+/// The breaker this thread found last for the integer `key` at `site` (as [`get`]), lent:
+/// with no reference count taken, for as long as the [`Lent`] lives (within one poll of one
+/// call). Only integer keys are lent (a text key's breaker is kept when its call is made), so
+/// the scan compares integers only: with no text comparison in it, the thread-local access is
+/// small enough to inline into the call's poll.
 #[inline(always)]
 pub(crate) fn lend(site: usize, generation: u64, key: Probe<'_>) -> Option<Lent> {
+    let Probe::Int(n, minus) = key else {
+        return None;
+    };
     let (tag, set) = place(site, key);
+    let kept = Kept::Int(n, minus);
     HOT.try_with(|hot| {
         let table = hot.table.try_borrow().ok()?;
         let slot = table[set]
-            .slots
-            .iter()
-            .find(|s| holds(s, tag, site, generation, key))?;
-        let core = Arc::as_ptr(&slot.as_ref()?.breaker.0);
+            .tagged(tag)
+            .filter(|s| s.site == site && s.generation == generation && s.key == kept)?;
+        let core = Arc::as_ptr(&slot.breaker.0);
         hot.loans.set(hot.loans.get() + 1);
         Some(Lent {
             core,

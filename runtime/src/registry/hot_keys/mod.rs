@@ -72,8 +72,32 @@ struct Slot {
 
 /// One set: its slots, newest first, and the tags of the last keys that missed there.
 struct Set {
+    /// The tags of `slots`, way for way (0 for an empty one): a lent key's scan compares
+    /// these four words and reads only the slot whose tag matched.
+    tags: [u64; WAYS],
     slots: [Option<Slot>; WAYS],
     missed: [u64; WAYS],
+}
+
+impl Set {
+    /// The newest slot whose tag is `tag`: a key taken in again after its family's
+    /// generation moved sits before its stale slot, and a tag shared by two keys (a 64-bit
+    /// hash collision) costs one of them a miss, never another key's breaker (the caller
+    /// compares the key).
+    #[inline(always)]
+    fn tagged(&self, tag: u64) -> Option<&Slot> {
+        let way = self.tags.iter().position(|t| *t == tag)?;
+        self.slots[way].as_ref()
+    }
+
+    /// Takes `slot` in as the newest; the oldest leaves (returned, to be dropped outside the
+    /// table's borrow).
+    fn take_in(&mut self, slot: Slot) -> Option<Slot> {
+        self.tags.rotate_right(1);
+        self.tags[0] = slot.tag;
+        self.slots.rotate_right(1);
+        self.slots[0].replace(slot)
+    }
 }
 
 /// A thread's table, and the misses noted while it was lent.
@@ -102,6 +126,7 @@ thread_local! {
             table: RefCell::new(
                 [const {
                     Set {
+                        tags: [0; WAYS],
                         slots: [const { None }; WAYS],
                         missed: [0; WAYS],
                     }
@@ -219,8 +244,7 @@ fn apply(set: &mut Set, tag: u64, slot: impl FnOnce() -> Slot) -> Option<Slot> {
         set.missed[0] = tag;
         return None;
     }
-    set.slots.rotate_right(1);
-    set.slots[0].replace(slot())
+    set.take_in(slot())
 }
 
 /// The misses deferred while the table was lent, applied in order once no loan is left. A
@@ -262,8 +286,7 @@ fn apply_deferred(hot: &Hot) {
             dropped.push(d.slot);
             continue;
         }
-        set.slots.rotate_right(1);
-        dropped.extend(set.slots[0].replace(d.slot));
+        dropped.extend(set.take_in(d.slot));
     }
     drop(deferred);
     drop(table);

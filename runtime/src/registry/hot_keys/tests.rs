@@ -210,8 +210,8 @@ fn keys_of_one_set_missing_in_turn_are_all_taken_in_and_kept() {
 
 #[test]
 fn a_lent_breaker_is_the_remembered_one_and_no_reference_is_taken() {
-    let a = breaker("lent");
-    let key = Probe::Text(b"lent");
+    let a = breaker("51");
+    let key = Probe::Int(51, false);
     assert!(lend(5, 1, key).is_none(), "not taken in yet");
     for _ in 0..2 {
         missed(5, 1, key, &a);
@@ -231,12 +231,19 @@ fn a_lent_breaker_is_the_remembered_one_and_no_reference_is_taken() {
     assert_eq!(Arc::strong_count(&a.0), count);
     assert!(lend(5, 2, key).is_none(), "a later generation");
     assert!(lend(6, 1, key).is_none(), "another site");
+    // Only integer keys are lent: a text key's breaker is kept when its call is made.
+    let text = Probe::Text(b"51");
+    for _ in 0..2 {
+        missed(5, 1, text, &a);
+    }
+    assert!(get(5, 1, text).is_some_and(|b| b.ptr_eq(&a)), "remembered");
+    assert!(lend(5, 1, text).is_none(), "a text key, not lent");
 }
 
 #[test]
 fn misses_while_lent_are_applied_when_the_last_loan_ends() {
-    let (outer, inner) = (breaker("outer"), breaker("inner"));
-    let (ko, ki) = (Probe::Text(b"outer"), Probe::Text(b"inner"));
+    let (outer, inner) = (breaker("71"), breaker("inner"));
+    let (ko, ki) = (Probe::Int(71, false), Probe::Text(b"inner"));
     for _ in 0..2 {
         missed(7, 1, ko, &outer);
     }
@@ -262,42 +269,40 @@ fn misses_while_lent_are_applied_when_the_last_loan_ends() {
 fn a_lent_breaker_outlives_misses_that_displace_it_until_the_loan_ends() {
     // The lent key and WAYS more keys of its set: taken in during the loan, they would
     // push it out of the table, which holds the only reference to it.
-    let at = |k: &String| place(8, Probe::Text(k.as_bytes())).1;
-    let first = "0".to_owned();
-    let keys: Vec<String> = (0..100_000)
-        .map(|n: u32| n.to_string())
-        .filter(|k| at(k) == at(&first))
+    let at = |n: u64| place(8, Probe::Int(n, false)).1;
+    let keys: Vec<u64> = (0..100_000)
+        .filter(|n| at(*n) == at(0))
         .take(WAYS + 1)
         .collect();
     assert_eq!(keys.len(), WAYS + 1, "keys of one set");
-    let lent = breaker(&keys[0]);
+    let lent = breaker(&keys[0].to_string());
     let gone = Arc::downgrade(&lent.0);
     for _ in 0..2 {
-        missed(8, 1, Probe::Text(keys[0].as_bytes()), &lent);
+        missed(8, 1, Probe::Int(keys[0], false), &lent);
     }
     drop(lent);
-    let loan = lend(8, 1, Probe::Text(keys[0].as_bytes())).expect("remembered");
+    let loan = lend(8, 1, Probe::Int(keys[0], false)).expect("remembered");
     for k in &keys[1..] {
-        let other = breaker(k);
+        let other = breaker(&k.to_string());
         for _ in 0..2 {
-            missed(8, 1, Probe::Text(k.as_bytes()), &other);
+            missed(8, 1, Probe::Int(*k, false), &other);
         }
     }
     let alive = gone.upgrade().expect("still held by the table while lent");
     assert!(std::ptr::eq(loan.core(), &*alive));
-    assert_eq!(loan.core().code_config().key(), Some(keys[0].as_str()));
+    assert_eq!(loan.core().code_config().key(), Some("0"));
     drop(alive);
     drop(loan);
     assert!(gone.upgrade().is_none(), "displaced once the loan ended");
     for k in &keys[1..] {
-        assert!(get(8, 1, Probe::Text(k.as_bytes())).is_some(), "{k}");
+        assert!(get(8, 1, Probe::Int(*k, false)).is_some(), "{k}");
     }
 }
 
 #[test]
 fn a_key_missed_again_and_again_during_a_loan_is_taken_in_once() {
-    let (outer, key) = (breaker("o2"), breaker("k2"));
-    let (ko, kk) = (Probe::Text(b"o2"), Probe::Text(b"k2"));
+    let (outer, key) = (breaker("91"), breaker("k2"));
+    let (ko, kk) = (Probe::Int(91, false), Probe::Text(b"k2"));
     for _ in 0..2 {
         missed(9, 1, ko, &outer);
     }
@@ -323,4 +328,39 @@ fn a_key_missed_again_and_again_during_a_loan_is_taken_in_once() {
         get(9, 1, ko).is_some_and(|b| b.ptr_eq(&outer)),
         "the lent key stays"
     );
+}
+
+#[test]
+fn a_sets_tags_follow_its_slots_as_keys_come_and_go() {
+    // Twice as many integer keys of one set as it has ways: each taken in pushes the oldest
+    // out, and a lend finds exactly the ones still held, by their tags.
+    let at = |n: u64| place(10, Probe::Int(n, false)).1;
+    let keys: Vec<u64> = (0..100_000)
+        .filter(|n| at(*n) == at(0))
+        .take(2 * WAYS)
+        .collect();
+    assert_eq!(keys.len(), 2 * WAYS, "keys of one set");
+    let breakers: Vec<Breaker> = keys.iter().map(|k| breaker(&k.to_string())).collect();
+    for (k, b) in keys.iter().zip(&breakers) {
+        for _ in 0..2 {
+            missed(10, 1, Probe::Int(*k, false), b);
+        }
+        let lent = lend(10, 1, Probe::Int(*k, false)).expect("just taken in");
+        assert!(std::ptr::eq(lent.core(), &*b.0));
+    }
+    HOT.with(|h| {
+        let table = h.table.borrow();
+        let set = &table[at(0)];
+        for (tag, slot) in set.tags.iter().zip(&set.slots) {
+            assert_eq!(*tag, slot.as_ref().map_or(0, |s| s.tag));
+        }
+    });
+    for (k, b) in keys.iter().zip(&breakers) {
+        let lent = lend(10, 1, Probe::Int(*k, false));
+        let newest = keys[WAYS..].contains(k);
+        assert_eq!(lent.is_some(), newest, "key {k}");
+        if let Some(l) = lent {
+            assert!(std::ptr::eq(l.core(), &*b.0), "key {k}: its own breaker");
+        }
+    }
 }
