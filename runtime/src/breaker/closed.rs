@@ -167,8 +167,8 @@ pub(crate) fn success_at_once(core: &Core, gen: u64) {
     if !w.plain_closed() || w.generation() != gen || zero_slow() {
         return success_by_permit(core, gen);
     }
-    core.counters.succeed();
-    record_at_once(core, &core.window, false, gen, false);
+    let thread = core.counters.succeed();
+    record_at_once(core, &core.window, false, gen, false, thread);
 }
 
 /// `success_at_once` when the word moved since admission: the permit's path, out of line so

@@ -288,25 +288,25 @@ pub trait ShadowSettings {
 
 impl ShadowSettings for BreakerConfig {
     fn candidate(self, _: &Settings) -> Result<Settings, ConfigError> {
-        Ok(self.settings)
+        Ok(Arc::unwrap_or_clone(self.settings))
     }
 }
 
 impl ShadowSettings for &BreakerConfig {
     fn candidate(self, _: &Settings) -> Result<Settings, ConfigError> {
-        Ok(self.settings.clone())
+        Ok(Settings::clone(&self.settings))
     }
 }
 
 impl ShadowSettings for BreakerBuilder {
     fn candidate(self, _: &Settings) -> Result<Settings, ConfigError> {
-        Ok(self.config()?.settings)
+        Ok(Arc::unwrap_or_clone(self.config()?.settings))
     }
 }
 
 impl ShadowSettings for &BreakerBuilder {
     fn candidate(self, _: &Settings) -> Result<Settings, ConfigError> {
-        Ok(self.config()?.settings)
+        Ok(Arc::unwrap_or_clone(self.config()?.settings))
     }
 }
 
@@ -359,7 +359,7 @@ impl Breaker {
         self.0.shadow.set(BreakerConfig {
             name: live.name.clone(),
             base_len: live.base_len,
-            settings,
+            settings: Arc::new(settings),
         });
         tracing::info!(breaker = %live.name, "shadow settings set: judged beside the live ones, refusing nothing");
         Ok(())

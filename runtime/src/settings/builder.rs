@@ -253,7 +253,7 @@ impl BreakerBuilder {
         Ok(BreakerConfig {
             base_len: self.name.len(),
             name: self.name.as_str().into(),
-            settings,
+            settings: std::sync::Arc::new(settings),
         })
     }
 }

@@ -29,8 +29,10 @@ pub struct BreakerConfig {
     #[cfg_attr(feature = "serde", serde(skip))]
     pub(crate) base_len: usize,
     // Flattened: the JSON keeps one object with `name` beside the settings' fields.
+    // Shared: every key of a keyed name holds its template's settings, not a copy (192 bytes
+    // a key; `benches/tests/memory.rs`).
     #[cfg_attr(feature = "serde", serde(flatten))]
-    pub(crate) settings: Settings,
+    pub(crate) settings: Arc<Settings>,
 }
 
 impl BreakerConfig {
@@ -42,7 +44,7 @@ impl BreakerConfig {
         BreakerConfig {
             name: name.into(),
             base_len: name.len(),
-            settings,
+            settings: Arc::new(settings),
         }
     }
 
@@ -172,7 +174,7 @@ impl BreakerConfig {
     /// True when two configs differ only in their key.
     pub(crate) fn same_settings(&self, other: &BreakerConfig) -> bool {
         // Not `==` on the whole config: this runs on the keyed hot path and must not touch the name.
-        self.settings == other.settings
+        Arc::ptr_eq(&self.settings, &other.settings) || self.settings == other.settings
     }
 }
 

@@ -87,13 +87,18 @@ impl Window {
         }
     }
 
-    /// Records [`Sample::ANSWERED_AT_ONCE`] (the closed path's common case); the totals come
-    /// back only when there is something to judge.
+    /// Records [`Sample::ANSWERED_AT_ONCE`] (the closed path's common case) for a call on
+    /// thread number `thread` (`per_thread::Added`); the totals come back only when there is
+    /// something to judge.
     #[inline]
-    pub(crate) fn record_success(&self, now: impl FnOnce() -> u64) -> Option<Totals> {
+    pub(crate) fn record_success(
+        &self,
+        now: impl FnOnce() -> u64,
+        thread: usize,
+    ) -> Option<Totals> {
         match self {
             Window::Count(w) => w.record(Sample::ANSWERED_AT_ONCE).1,
-            Window::Time(w) => w.record_success(now),
+            Window::Time(w) => w.record_success(now, thread),
         }
     }
 

@@ -16,6 +16,15 @@
 //! the coarse clock (`clock/coarse.rs`) surely falls in the head slot: one coarse read, two
 //! loads and one add. Near a slot's edge, and on a paused clock, it reads the exact one.
 //!
+//! That one add is the closed call's only write to memory other threads write too, so under
+//! contention each call waited for the line another core had just written (`perf`: most of
+//! a contended `#[breaker]` call, issue 28). So the at-once successes are counted in lanes:
+//! lane 0 is the slots' own `calls`, and each further lane is the ten slots' call counts on a
+//! cache line of its own; a thread counts in lane `thread % LANES`, by the number it took
+//! with its per-thread counters (`breaker/counters/per_thread`), so a runtime's workers,
+//! which start one after another, alternate. Every read and every expiry covers each lane.
+//! Two lanes: a third would put a keyed breaker over 1 KiB (`benches/tests/memory.rs`).
+//!
 //! Latencies go to two histograms of half a window each (not one per slot), which keeps a
 //! breaker under 1 KiB: percentiles cover the last half to the whole window, never older calls.
 //! The first bucket (the fastest calls, and every call that answered in its first poll) is
@@ -49,9 +58,22 @@ struct Generation {
     hist: Histogram,
 }
 
+/// Lanes of the slots' call counts (the module's header): the calls of a success that
+/// answered at once go to the calling thread's lane (lane 0 is `Slot::calls`). One under
+/// loom, whose models count on the slots alone.
+#[cfg(not(loom))]
+const LANES: usize = 2;
+#[cfg(loom)]
+const LANES: usize = 1;
+
+/// One lane's call counts, slot for slot, on a cache line of its own.
+#[repr(align(64))]
+struct Lane([AtomicU32; SLOTS as usize]);
+
 /// Everything per slot in one allocation.
 struct Store {
     slots: [Slot; SLOTS as usize],
+    lanes: [Lane; LANES - 1],
     gens: [Generation; 2],
 }
 
@@ -81,6 +103,7 @@ impl TimeWindow {
                 failures: AtomicU32::new(0),
                 slow: AtomicU32::new(0),
             }),
+            lanes: std::array::from_fn(|_| Lane(std::array::from_fn(|_| AtomicU32::new(0)))),
             gens: std::array::from_fn(|_| Generation {
                 epoch: AtomicU64::new(u64::MAX),
                 hist: Histogram::new(),
@@ -138,6 +161,23 @@ impl TimeWindow {
         &self.store.slots[(epoch % SLOTS) as usize]
     }
 
+    /// The call count of slot `epoch % SLOTS` in `lane`.
+    #[inline]
+    fn lane_calls(&self, epoch: u64, lane: usize) -> &AtomicU32 {
+        let i = (epoch % SLOTS) as usize;
+        match lane.checked_sub(1) {
+            None => &self.store.slots[i].calls,
+            Some(l) => &self.store.lanes[l].0[i],
+        }
+    }
+
+    /// The calls in slot `epoch % SLOTS`, every lane's.
+    fn calls_in(&self, epoch: u64, order: std::sync::atomic::Ordering) -> u32 {
+        let i = (epoch % SLOTS) as usize;
+        let more: u32 = self.store.lanes.iter().map(|l| l.0[i].load(order)).sum();
+        self.store.slots[i].calls.load(order).wrapping_add(more)
+    }
+
     /// The histogram of slot epoch `epoch`, if its generation is still the one stored.
     fn hist(&self, epoch: u64) -> Option<&Histogram> {
         let gen = epoch / PER_GEN;
@@ -183,6 +223,9 @@ impl TimeWindow {
         // Swaps, not stores: a read-modify-write orders with a racing writer's increment,
         // so that increment is either expired with the slot or kept whole, never half of both.
         s.calls.swap(0, AcqRel);
+        for l in &self.store.lanes {
+            l.0[(epoch % SLOTS) as usize].swap(0, AcqRel);
+        }
         s.failures.swap(0, AcqRel);
         s.slow.swap(0, AcqRel);
         if epoch % PER_GEN == 0 {
@@ -240,19 +283,24 @@ impl TimeWindow {
     /// written out for the closed path. The totals come back only when it must be judged.
     /// Reads the exact clock only when the coarse one cannot tell the slot (`clock/coarse.rs`).
     #[inline]
-    pub(crate) fn record_success(&self, now: impl FnOnce() -> u64) -> Option<Totals> {
+    pub(crate) fn record_success(
+        &self,
+        now: impl FnOnce() -> u64,
+        thread: usize,
+    ) -> Option<Totals> {
+        let lane = thread % LANES;
         if let Some(head) = self.surely_head(coarse::now()) {
-            self.slot(head).calls.fetch_add(1, Relaxed);
+            self.lane_calls(head, lane).fetch_add(1, Relaxed);
             return self.armed.load(Relaxed).then(|| self.totals_now());
         }
-        self.record_success_exactly(now)
+        self.record_success_exactly(now, lane)
     }
 
     /// `record_success` on the exact clock: near a slot's edge, before the first call, on a
     /// paused clock. Out of line, so that the common case above keeps a small frame.
     #[cold]
     #[inline(never)]
-    fn record_success_exactly(&self, now: impl FnOnce() -> u64) -> Option<Totals> {
+    fn record_success_exactly(&self, now: impl FnOnce() -> u64, lane: usize) -> Option<Totals> {
         let now = now();
         let since = self.since_origin(now);
         let head = self.head.load(Acquire);
@@ -260,7 +308,7 @@ impl TimeWindow {
             // A new slot (or an old one): the general path turns it over.
             return self.record(now, Sample::ANSWERED_AT_ONCE).1;
         }
-        self.slot(head).calls.fetch_add(1, Relaxed);
+        self.lane_calls(head, lane).fetch_add(1, Relaxed);
         self.armed.load(Relaxed).then(|| self.totals_now())
     }
 
@@ -322,8 +370,8 @@ impl TimeWindow {
 
     fn totals_now(&self) -> Totals {
         let (mut calls, mut failures, mut slow) = (0i64, 0i64, 0i64);
-        for s in &self.store.slots {
-            calls += i64::from(s.calls.load(Relaxed));
+        for (e, s) in (0..SLOTS).zip(&self.store.slots) {
+            calls += i64::from(self.calls_in(e, Relaxed));
             failures += i64::from(s.failures.load(Relaxed));
             slow += i64::from(s.slow.load(Relaxed));
         }
@@ -353,7 +401,7 @@ impl TimeWindow {
         let (mut calls, mut failures, mut slow) = (0i64, 0i64, 0i64);
         for e in (at + 1).saturating_sub(SLOTS)..=head {
             let s = self.slot(e);
-            calls += i64::from(s.calls.load(Relaxed));
+            calls += i64::from(self.calls_in(e, Relaxed));
             failures += i64::from(s.failures.load(Relaxed));
             slow += i64::from(s.slow.load(Relaxed));
         }
@@ -363,12 +411,14 @@ impl TimeWindow {
     /// `(calls, failures)` summed over the slots, to check the running totals.
     #[cfg(loom)]
     pub(crate) fn contents(&self) -> (u64, u64) {
-        self.store.slots.iter().fold((0, 0), |(c, f), s| {
-            (
-                c + u64::from(s.calls.load(Acquire)),
-                f + u64::from(s.failures.load(Acquire)),
-            )
-        })
+        (0..SLOTS)
+            .zip(&self.store.slots)
+            .fold((0, 0), |(c, f), (e, s)| {
+                (
+                    c + u64::from(self.calls_in(e, Acquire)),
+                    f + u64::from(s.failures.load(Acquire)),
+                )
+            })
     }
 
     /// The latencies a reader at `now` sees, without expiring anything (as `totals_view`).
@@ -387,7 +437,7 @@ impl TimeWindow {
                 // them that the histogram lacks are the first bucket's (see `record`).
                 let calls: u64 = (epoch * PER_GEN..(epoch + 1) * PER_GEN)
                     .filter(|e| *e <= head && e + SLOTS > at)
-                    .map(|e| u64::from(self.slot(e).calls.load(Acquire)))
+                    .map(|e| u64::from(self.calls_in(e, Acquire)))
                     .sum();
                 c.0[0] += calls.saturating_sub(timed);
             }
@@ -414,6 +464,30 @@ mod turnover_tests {
             slow: false,
             latency: Duration::from_millis(1),
         }
+    }
+
+    #[test]
+    fn every_lane_counts_in_the_totals_and_expires_with_its_slot() {
+        let w = TimeWindow::new(Duration::from_nanos(100));
+        w.record(5, s(true));
+        // Threads 0 and 1 count in different lanes, thread 2 in thread 0's.
+        for thread in 0..3 {
+            w.record_success(|| 7, thread);
+        }
+        assert!(
+            LANES > 1 && w.store.lanes[0].0[0].load(Relaxed) == 1,
+            "a lane of its own"
+        );
+        let t = w.totals(9);
+        assert_eq!((t.calls, t.failures), (4, 1));
+        assert_eq!(w.totals_view(9).calls, 4);
+        // The three fast calls are the first bucket's: derived from every lane's calls.
+        assert_eq!(w.latency_view(9).0[0], 3);
+        // A whole window later every lane of the old slot is empty.
+        w.record_success(|| 1_005, 1);
+        let t = w.totals(1_005);
+        assert_eq!((t.calls, t.failures), (1, 0));
+        assert_eq!(w.latency_view(1_005).0[0], 1);
     }
 
     #[test]

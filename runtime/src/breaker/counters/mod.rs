@@ -62,18 +62,21 @@ impl Counters {
             State::Closed => 3,
             _ => 0,
         };
-        if !per_thread::add(self.id(), reason) {
+        if !per_thread::add(self.id(), reason).here {
             bump(&self.rejected[reason]);
         }
     }
 
     /// Counts a success: on this thread's own line when it has room (a closed call's one
-    /// write to the breaker but its window's slot).
+    /// write to the breaker but its window's slot). Returns this thread's number, by which
+    /// the window picks the lane it counts the call in (`window/time.rs`).
     #[inline]
-    pub(crate) fn succeed(&self) {
-        if !per_thread::add(self.id(), per_thread::SUCCESS) {
+    pub(crate) fn succeed(&self) -> usize {
+        let added = per_thread::add(self.id(), per_thread::SUCCESS);
+        if !added.here {
             bump(&self.succeeded);
         }
+        added.thread
     }
 
     /// Every success and every refusal by the breaker so far, by state: the shared counters
@@ -195,7 +198,11 @@ mod tests {
             .collect();
         for round in 1..=5 {
             // Each twice in a row: some take entries over from others, whose counts move.
-            all.iter().for_each(|c| (0..2).for_each(|_| c.succeed()));
+            all.iter().for_each(|c| {
+                (0..2).for_each(|_| {
+                    c.succeed();
+                })
+            });
             assert!(all.iter().all(|c| c.succeeded_and_refused().0 == 2 * round));
         }
     }

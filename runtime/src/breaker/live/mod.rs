@@ -337,7 +337,7 @@ impl Core {
             None => base.with_overrides(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))?,
         };
         let config = BreakerConfig {
-            settings,
+            settings: Arc::new(settings),
             ..self.code_config().clone()
         };
         let kind = config.window();

@@ -278,7 +278,10 @@ impl<'a> Permit<'a> {
         bump(match outcome {
             // An `Err` the `failure` predicate excludes is a success (the dependency answered),
             // in the window and here; `ignored` is the ignored outcome's own (issue 31).
-            Outcome::Success | Outcome::Excluded => return c.succeed(),
+            Outcome::Success | Outcome::Excluded => {
+                c.succeed();
+                return;
+            }
             Outcome::Ignored => &c.ignored,
             Outcome::Failure => &c.failed,
             Outcome::TimedOut => &c.timeouts,
@@ -358,7 +361,7 @@ impl Permit<'_> {
     #[inline]
     fn record_answered_at_once(&self) {
         let core = self.core;
-        core.counters.succeed();
+        let thread = core.counters.succeed();
         // Latency zero is slow only under a zero bound, which the settings refuse; kept so
         // this path says exactly what the general one does.
         let slow = self.config().slow().is_some_and(|r| r.bound.is_zero());
@@ -368,7 +371,14 @@ impl Permit<'_> {
         if !self.is_current() {
             return;
         }
-        record_at_once(core, self.window(), self.layer.is_some(), self.gen, slow);
+        record_at_once(
+            core,
+            self.window(),
+            self.layer.is_some(),
+            self.gen,
+            slow,
+            thread,
+        );
     }
 }
 
@@ -376,7 +386,14 @@ impl Permit<'_> {
 /// if the window says so: the permit's `record_answered_at_once` and `closed.rs`'s permit-free
 /// path both end here.
 #[inline]
-pub(super) fn record_at_once(core: &Core, window: &Window, layered: bool, gen: u64, slow: bool) {
+pub(super) fn record_at_once(
+    core: &Core,
+    window: &Window,
+    layered: bool,
+    gen: u64,
+    slow: bool,
+    thread: usize,
+) {
     let now = || core.clock().now();
     let totals = if slow {
         let sample = Sample {
@@ -385,7 +402,7 @@ pub(super) fn record_at_once(core: &Core, window: &Window, layered: bool, gen: u
         };
         window.record(now, sample).1
     } else {
-        window.record_success(now)
+        window.record_success(now, thread)
     };
     if let Some(t) = totals {
         judge_in(core, window, layered, gen, t);

@@ -91,11 +91,21 @@ static ALL: Mutex<All> = Mutex::new(All {
 /// Slots whose thread has exited.
 static FREE: Mutex<Vec<&'static Slot>> = Mutex::new(Vec::new());
 
+/// What [`add`] did.
+#[derive(Clone, Copy)]
+pub(crate) struct Added {
+    /// Counted in this thread's slot; `false` if it had no entry to spare yet (the caller
+    /// bumps the shared counter).
+    pub(crate) here: bool,
+    /// This thread's number (its slot's): threads alive at once have different ones, so a
+    /// caller can spread another shared write by it (the time window's lanes).
+    pub(crate) thread: usize,
+}
+
 /// Counts one call of kind `reason` (a refusal reason, or [`SUCCESS`]) for the breaker whose
-/// counters are at `owner`, in this thread's slot; `false` if it has no entry to spare yet (the
-/// caller bumps the shared counter).
+/// counters are at `owner`, in this thread's slot when it has an entry to spare.
 #[inline]
-pub(crate) fn add(owner: usize, reason: usize) -> bool {
+pub(crate) fn add(owner: usize, reason: usize) -> Added {
     #[cfg(not(loom))]
     {
         MINE.try_with(|mine| {
@@ -104,7 +114,7 @@ pub(crate) fn add(owner: usize, reason: usize) -> bool {
                 None => take_slot(mine),
             };
             let set = set_of(owner);
-            if slot.add(set, owner, reason) {
+            let here = if slot.add(set, owner, reason) {
                 // A miss counts toward a take-over only if the next call in its set misses
                 // too: breakers that share a set and are called in turn never evict each
                 // other, but one whose set is held by breakers no longer called takes over.
@@ -112,14 +122,24 @@ pub(crate) fn add(owner: usize, reason: usize) -> bool {
                 true
             } else {
                 mine.missed(slot, set, owner, reason)
+            };
+            Added {
+                here,
+                thread: mine.number.get(),
             }
         })
-        .unwrap_or(false)
+        .unwrap_or(Added {
+            here: false,
+            thread: 0,
+        })
     }
     #[cfg(loom)]
     {
         let _ = (owner, reason);
-        false
+        Added {
+            here: false,
+            thread: 0,
+        }
     }
 }
 

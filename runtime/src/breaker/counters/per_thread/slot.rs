@@ -36,6 +36,10 @@ pub(super) fn set_of(owner: usize) -> usize {
 /// robin).
 pub(super) struct Mine {
     pub(super) slot: Cell<Option<&'static Slot>>,
+    /// The order in which this thread took its slot among all threads (`add` hands it out):
+    /// threads that start one after the other, as a runtime's workers do, have consecutive
+    /// numbers.
+    pub(super) number: Cell<usize>,
     pub(super) last_miss: [Cell<usize>; SETS],
     next: [Cell<u8>; SETS],
 }
@@ -53,6 +57,7 @@ thread_local! {
     pub(super) static MINE: Mine = const {
         Mine {
             slot: Cell::new(None),
+            number: Cell::new(0),
             last_miss: [const { Cell::new(0) }; SETS],
             next: [const { Cell::new(0) }; SETS],
         }
@@ -127,21 +132,26 @@ fn evict(entry: &Entry, owner: usize, reason: usize) {
     entry.owner.store(owner, Release);
 }
 
+/// Slots taken so far, by any thread.
+static TAKEN: AtomicUsize = AtomicUsize::new(0);
+
 #[cold]
 pub(super) fn take_slot(mine: &Mine) -> &'static Slot {
     let slot = lock_std(&FREE).pop().unwrap_or_else(new_slot);
     mine.slot.set(Some(slot));
+    mine.number.set(TAKEN.fetch_add(1, Relaxed));
     slot
 }
 
 /// A slot never used, listed for reads (and, once its thread exits, free for the next).
 pub(super) fn new_slot() -> &'static Slot {
+    let mut all = lock_std(&ALL);
     let slot: &'static Slot = Box::leak(Box::new(Slot {
         entries: std::array::from_fn(|_| Entry {
             owner: AtomicUsize::new(0),
             counts: std::array::from_fn(|_| AtomicU64::new(0)),
         }),
     }));
-    lock_std(&ALL).slots.push(slot);
+    all.slots.push(slot);
     slot
 }

@@ -42,7 +42,10 @@ fn a_thread_counts_here_for_as_many_breakers_as_entries_when_they_spread_over_th
         assert_eq!(all.len(), ENTRIES);
         for round in 0..3 {
             for o in &all {
-                assert!(add(*o, SUCCESS), "round {round}: owner {o} counted here");
+                assert!(
+                    add(*o, SUCCESS).here,
+                    "round {round}: owner {o} counted here"
+                );
             }
         }
         assert!(all.iter().all(|o| sum(*o) == [0, 0, 0, 0, 3]));
@@ -55,12 +58,15 @@ fn a_breaker_that_finds_no_entry_twice_in_a_row_takes_one_over_and_nothing_is_lo
     on_new_thread(|| {
         let kept = owners(1000, WAYS);
         for (i, o) in kept.iter().enumerate() {
-            (0..=i).for_each(|_| assert!(add(*o, 0)));
+            (0..=i).for_each(|_| assert!(add(*o, 0).here));
         }
         let late = owners(2000, 1)[0];
-        assert!(!add(late, 0), "first miss: the shared counter");
-        assert!(add(late, 1), "second miss in a row: an entry taken over");
-        assert!(add(late, 1), "then counted here");
+        assert!(!add(late, 0).here, "first miss: the shared counter");
+        assert!(
+            add(late, 1).here,
+            "second miss in a row: an entry taken over"
+        );
+        assert!(add(late, 1).here, "then counted here");
         assert_eq!(sum(late), [0, 2, 0, 0, 0]);
         for (i, o) in kept.iter().enumerate() {
             assert_eq!(
@@ -71,8 +77,8 @@ fn a_breaker_that_finds_no_entry_twice_in_a_row_takes_one_over_and_nothing_is_lo
         }
         // The evicted owner counts on (in the entry taken over next), its moved share kept.
         // (A `false` is the caller's to count on the shared line: not here.)
-        assert!(!add(kept[0], 0));
-        assert!(add(kept[0], 0));
+        assert!(!add(kept[0], 0).here);
+        assert!(add(kept[0], 0).here);
         assert_eq!(sum(kept[0]), [2, 0, 0, 0, 0]);
         kept.iter().chain([&late]).for_each(|o| forget(*o));
         assert!(kept.iter().chain([&late]).all(|o| sum(*o) == [0; KINDS]));
@@ -84,7 +90,7 @@ fn breakers_in_turn_past_the_entries_never_evict() {
     on_new_thread(|| {
         let all = owners(3000, WAYS + 2);
         let counted_here: Vec<bool> = (0..3)
-            .flat_map(|_| all.iter().map(|o| add(*o, 0)).collect::<Vec<_>>())
+            .flat_map(|_| all.iter().map(|o| add(*o, 0).here).collect::<Vec<_>>())
             .collect();
         // The first `WAYS` take their set's entries; the rest miss every time, never twice
         // in a row.
@@ -101,7 +107,7 @@ fn a_breaker_missing_among_others_that_count_here_never_takes_an_entry_over() {
     on_new_thread(|| {
         let all = owners(6000, WAYS + 1);
         for round in 0..4 {
-            let counted_here: Vec<bool> = all.iter().map(|o| add(*o, SUCCESS)).collect();
+            let counted_here: Vec<bool> = all.iter().map(|o| add(*o, SUCCESS).here).collect();
             let mut expected = vec![true; WAYS];
             expected.push(false);
             assert_eq!(counted_here, expected, "round {round}");
@@ -114,13 +120,13 @@ fn a_breaker_missing_among_others_that_count_here_never_takes_an_entry_over() {
 fn a_breaker_whose_set_is_held_by_breakers_no_longer_called_takes_over_between_other_calls() {
     on_new_thread(|| {
         let stale = owners_in(0, 7000, WAYS);
-        stale.iter().for_each(|o| assert!(add(*o, SUCCESS)));
+        stale.iter().for_each(|o| assert!(add(*o, SUCCESS).here));
         let (a, b) = (owners_in(1, 7000, 1)[0], owners_in(0, 8000, 1)[0]);
-        assert!(add(a, SUCCESS));
-        assert!(!add(b, SUCCESS), "first miss: the shared counter");
-        assert!(add(a, SUCCESS), "another set's hit");
+        assert!(add(a, SUCCESS).here);
+        assert!(!add(b, SUCCESS).here, "first miss: the shared counter");
+        assert!(add(a, SUCCESS).here, "another set's hit");
         assert!(
-            add(b, SUCCESS),
+            add(b, SUCCESS).here,
             "second miss in its set: an entry taken over"
         );
         assert_eq!(sum(b), [0, 0, 0, 0, 1]);
@@ -138,11 +144,11 @@ fn a_breaker_whose_set_is_held_by_breakers_no_longer_called_takes_over_between_o
 fn each_set_takes_its_ways_over_in_turn_whatever_the_other_sets_took() {
     on_new_thread(|| {
         let stale: Vec<usize> = (0..2).flat_map(|set| owners_in(set, 9000, WAYS)).collect();
-        stale.iter().for_each(|o| assert!(add(*o, SUCCESS)));
+        stale.iter().for_each(|o| assert!(add(*o, SUCCESS).here));
         let (a, b) = (owners_in(0, 10_000, 1)[0], owners_in(1, 10_000, 1)[0]);
         let c = owners_in(0, 11_000, 1)[0];
         // Each takes an entry over on its second call in a row.
-        let counted = [a, a, b, b, c, c].map(|o| add(o, SUCCESS));
+        let counted = [a, a, b, b, c, c].map(|o| add(o, SUCCESS).here);
         assert_eq!(counted, [false, true, false, true, false, true]);
         let ways = MINE.with(|mine| {
             let slot = mine.slot.get().unwrap();
@@ -181,7 +187,7 @@ fn reads_during_evictions_never_go_back() {
                 for i in 0..per_thread {
                     // Pairs of one owner, rotating: an eviction every other call.
                     let k = ((i / 2) as usize + t) % owners.len();
-                    if !add(owners[k], 0) {
+                    if !add(owners[k], 0).here {
                         shared[k].fetch_add(1, Relaxed);
                     }
                 }
@@ -197,4 +203,30 @@ fn reads_during_evictions_never_go_back() {
         .sum();
     assert_eq!(total, 2 * per_thread);
     owners.iter().for_each(|o| forget(*o));
+}
+
+#[test]
+fn threads_that_start_one_after_another_get_numbers_one_apart() {
+    // What the time window's lanes rely on: a runtime's workers, starting in turn, count in
+    // different lanes. A thread's number is taken with its slot, by its first count. The
+    // owners are no other test's (odd, and far above theirs), and forgotten at the end.
+    let (a, b) = ((1 << 40) + 1, (1 << 40) + 3);
+    let first = std::thread::spawn(move || add(a, SUCCESS).thread)
+        .join()
+        .unwrap();
+    let second = std::thread::spawn(move || {
+        let at_first_count = add(a, SUCCESS).thread;
+        assert_eq!(
+            add(b, 0).thread,
+            at_first_count,
+            "kept for the thread's life"
+        );
+        at_first_count
+    })
+    .join()
+    .unwrap();
+    forget(a);
+    forget(b);
+    // Other tests' threads may take slots in between, never the same number.
+    assert!(second > first, "{first} then {second}");
 }
