@@ -172,10 +172,15 @@ impl TimeWindow {
     }
 
     /// The calls in slot `epoch % SLOTS`, every lane's.
-    fn calls_in(&self, epoch: u64, order: std::sync::atomic::Ordering) -> u32 {
+    fn calls_in(&self, epoch: u64, order: std::sync::atomic::Ordering) -> u64 {
         let i = (epoch % SLOTS) as usize;
-        let more: u32 = self.store.lanes.iter().map(|l| l.0[i].load(order)).sum();
-        self.store.slots[i].calls.load(order).wrapping_add(more)
+        let more: u64 = self
+            .store
+            .lanes
+            .iter()
+            .map(|l| u64::from(l.0[i].load(order)))
+            .sum();
+        u64::from(self.store.slots[i].calls.load(order)) + more
     }
 
     /// The histogram of slot epoch `epoch`, if its generation is still the one stored.
@@ -371,7 +376,7 @@ impl TimeWindow {
     fn totals_now(&self) -> Totals {
         let (mut calls, mut failures, mut slow) = (0i64, 0i64, 0i64);
         for (e, s) in (0..SLOTS).zip(&self.store.slots) {
-            calls += i64::from(self.calls_in(e, Relaxed));
+            calls += self.calls_in(e, Relaxed) as i64;
             failures += i64::from(s.failures.load(Relaxed));
             slow += i64::from(s.slow.load(Relaxed));
         }
@@ -401,7 +406,7 @@ impl TimeWindow {
         let (mut calls, mut failures, mut slow) = (0i64, 0i64, 0i64);
         for e in (at + 1).saturating_sub(SLOTS)..=head {
             let s = self.slot(e);
-            calls += i64::from(self.calls_in(e, Relaxed));
+            calls += self.calls_in(e, Relaxed) as i64;
             failures += i64::from(s.failures.load(Relaxed));
             slow += i64::from(s.slow.load(Relaxed));
         }
@@ -415,7 +420,7 @@ impl TimeWindow {
             .zip(&self.store.slots)
             .fold((0, 0), |(c, f), (e, s)| {
                 (
-                    c + u64::from(self.calls_in(e, Acquire)),
+                    c + self.calls_in(e, Acquire),
                     f + u64::from(s.failures.load(Acquire)),
                 )
             })
@@ -437,7 +442,7 @@ impl TimeWindow {
                 // them that the histogram lacks are the first bucket's (see `record`).
                 let calls: u64 = (epoch * PER_GEN..(epoch + 1) * PER_GEN)
                     .filter(|e| *e <= head && e + SLOTS > at)
-                    .map(|e| u64::from(self.calls_in(e, Acquire)))
+                    .map(|e| self.calls_in(e, Acquire))
                     .sum();
                 c.0[0] += calls.saturating_sub(timed);
             }

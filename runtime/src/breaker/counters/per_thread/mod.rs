@@ -21,16 +21,18 @@
 //!   always that live breaker's. A breaker has at most one entry per slot.
 //! - Breakers that never drop (every `#[breaker]`'s) would keep a thread's entries for good,
 //!   and a later outage's refusals (or another breaker's successes) would all go to the shared
-//!   line again. So a breaker whose set is full on two calls in a row in that set on a thread
-//!   (no call of another breaker counted in the set between them) takes an entry over
-//!   (`evict`): the entry's counts move to `All::moved` under the lock every read takes, so
-//!   no read sees them twice or not at all. Only the slot's thread evicts, so nothing counts
-//!   in the entry meanwhile. Breakers of one set called in turn, more than its entries, never
-//!   evict (the shared line, as before): the lock is taken at most once per two calls, and
-//!   only when one breaker's calls come in a row in its set. One key missing its set among
-//!   keys called in turn would otherwise take an entry over on each of its turns, from the
-//!   key that then missed on its own; a breaker whose set is held by breakers no longer
-//!   called still takes over, whatever the thread calls in other sets meanwhile.
+//!   line again. So a breaker that misses in its set again takes an entry over (`evict`): the
+//!   entry's counts move to `All::moved` under the lock every read takes, so no read sees
+//!   them twice or not at all. Only the slot's thread evicts, so nothing counts in the entry
+//!   meanwhile. Which entry: each carries a stamp (the set's miss count when the thread last
+//!   counted in it), and each set notes its last four missing breakers with their miss's
+//!   number. On a breaker's next noted miss, an entry not counted in since its previous one
+//!   is taken when no entry was (nothing else in the set is in use: two misses in a row, or
+//!   keys of a set held by breakers no longer called, missing in turn), or when it has also
+//!   sat out the set's last `IDLE` misses (one key missing between keys that count here).
+//!   Breakers of one set that are all in use, more than its entries, come back to their
+//!   entries within fewer misses, so they do not evict one another (the shared line, as
+//!   before), in turn or in another order (`A B C A B C D E D E`).
 //! - A breaker only ever sits in its own set (`set_of`): adds, take-overs, reads and
 //!   [`forget`] look at those [`WAYS`] entries of each slot only.
 //! - A slot has one writer at a time: the thread it was handed to. A thread's slot goes back to
@@ -114,14 +116,12 @@ pub(crate) fn add(owner: usize, reason: usize) -> Added {
                 None => take_slot(mine),
             };
             let set = set_of(owner);
-            let here = if slot.add(set, owner, reason) {
-                // A miss counts toward a take-over only if the next call in its set misses
-                // too: breakers that share a set and are called in turn never evict each
-                // other, but one whose set is held by breakers no longer called takes over.
-                mine.last_miss[set].set(0);
-                true
-            } else {
-                mine.missed(slot, set, owner, reason)
+            let here = match slot.add(set, owner, reason) {
+                Some(way) => {
+                    mine.counted(set, way);
+                    true
+                }
+                None => mine.missed(slot, set, owner, reason),
             };
             Added {
                 here,

@@ -1,6 +1,6 @@
 //! A thread's slot of entries and where a breaker's entry sits in it (`set_of`), the slot's
-//! thread-local handle ([`Mine`]), and the take-over of an entry by a breaker whose set stays
-//! full ([`Mine::missed`], [`evict`]).
+//! thread-local handle ([`Mine`]), and the take-over of an entry gone quiet by a breaker
+//! whose set stays full ([`Mine::missed`], [`evict`]).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
@@ -30,17 +30,23 @@ pub(super) fn set_of(owner: usize) -> usize {
     (h >> (64 - SET_BITS)) as usize
 }
 
-/// This thread's slot, taken at its first count and given back as it exits; for each set,
-/// the owner whose call, the last one counted in that set on this thread, found no entry free
-/// (0: the last call there found its entry), and the way the set's next eviction takes (round
-/// robin).
+/// This thread's slot, taken at its first count and given back as it exits, and what the
+/// thread knows of each set's use: how many calls missed there, when each entry was last
+/// counted in, which breakers missed there last, and the way the next take-over takes.
 pub(super) struct Mine {
     pub(super) slot: Cell<Option<&'static Slot>>,
     /// The order in which this thread took its slot among all threads (`add` hands it out):
     /// threads that start one after the other, as a runtime's workers do, have consecutive
     /// numbers.
     pub(super) number: Cell<usize>,
-    pub(super) last_miss: [Cell<usize>; SETS],
+    /// Calls that found no entry in each set, on this thread.
+    pub(super) misses: [Cell<u64>; SETS],
+    /// For each entry, its set's `misses` when this thread last counted in it: an entry
+    /// stamped before a breaker's last miss was not called since.
+    pub(super) stamps: [[Cell<u64>; WAYS]; SETS],
+    /// The last breakers that missed in each set, newest first, with their miss's number
+    /// (the set's `misses` then); `(0, 0)` for none.
+    missers: [[Cell<(usize, u64)>; WAYS]; SETS],
     next: [Cell<u8>; SETS],
 }
 
@@ -58,7 +64,9 @@ thread_local! {
         Mine {
             slot: Cell::new(None),
             number: Cell::new(0),
-            last_miss: [const { Cell::new(0) }; SETS],
+            misses: [const { Cell::new(0) }; SETS],
+            stamps: [const { [const { Cell::new(0) }; WAYS] }; SETS],
+            missers: [const { [const { Cell::new((0, 0)) }; WAYS] }; SETS],
             next: [const { Cell::new(0) }; SETS],
         }
     };
@@ -73,49 +81,95 @@ impl Slot {
     }
 
     /// Counts in `owner`'s entry of `set` (`set_of(owner)`), claiming a free one if it has
-    /// none; `false` if the set has neither.
+    /// none: the way counted in, `None` if the set has neither.
     #[inline]
-    pub(super) fn add(&self, set: usize, owner: usize, reason: usize) -> bool {
+    pub(super) fn add(&self, set: usize, owner: usize, reason: usize) -> Option<usize> {
         let mut free = None;
-        for e in self.set(set) {
+        for (way, e) in self.set(set).iter().enumerate() {
             // Acquire: an entry seen free was cleared by `forget` first (its counts are zero).
             let at = e.owner.load(Acquire);
             if at == owner {
                 // This thread is the entry's only writer: no read-modify-write needed.
                 let c = &e.counts[reason];
                 c.store(c.load(Relaxed) + 1, Relaxed);
-                return true;
+                return Some(way);
             }
             if at == 0 && free.is_none() {
-                free = Some(e);
+                free = Some(way);
             }
         }
-        let Some(e) = free else { return false };
+        let way = free?;
+        let e = &self.set(set)[way];
         // Its counts are zero (`forget` cleared them before it freed the entry; loaded with
         // Acquire above). Release: a reader that sees the owner sees those zeros, not the last
         // owner's counts.
         e.owner.store(owner, Release);
         let c = &e.counts[reason];
         c.store(c.load(Relaxed) + 1, Relaxed);
-        true
+        Some(way)
     }
 }
 
 impl Mine {
-    /// No entry of `set` was free for `owner`: takes one over if the call before in that set
-    /// was `owner`'s too and also found none.
+    /// `set`'s entry `way` was counted in now.
+    #[inline]
+    pub(super) fn counted(&self, set: usize, way: usize) {
+        self.stamps[set][way].set(self.misses[set].get());
+    }
+
+    /// No entry of `set` was free for `owner`: on its second noted miss there, takes over an
+    /// entry this thread has not counted in since `owner`'s miss before, if no entry was
+    /// counted in since then (the old rule: nothing else in the set is in use), or if the entry
+    /// also sat out the last [`IDLE`] misses (its breaker went quiet here, though others are
+    /// called). Breakers called in turn, more than the set's ways, find entries counted in
+    /// since their last miss, each within fewer misses than that, so they do not evict one
+    /// another.
     #[cold]
     pub(super) fn missed(&self, slot: &Slot, set: usize, owner: usize, reason: usize) -> bool {
-        if self.last_miss[set].replace(owner) != owner {
+        let n = self.misses[set].get() + 1;
+        self.misses[set].set(n);
+        let Some(before) = self.remember(set, owner, n) else {
             return false;
-        }
-        // Round robin within the set, so a set's take-overs spread over its ways.
-        let way = self.next[set].get();
-        self.next[set].set((way + 1) % WAYS as u8);
-        evict(&slot.entries[set * WAYS + usize::from(way)], owner, reason);
+        };
+        let stamps = &self.stamps[set];
+        let quiet = |w: usize| stamps[w].get() < before;
+        let all_quiet = (0..WAYS).all(quiet);
+        // Round robin among those, so a set's take-overs spread over its ways.
+        let start = usize::from(self.next[set].get());
+        let Some(way) = (0..WAYS)
+            .map(|i| (start + i) % WAYS)
+            .find(|w| quiet(*w) && (all_quiet || n - stamps[*w].get() > IDLE))
+        else {
+            return false;
+        };
+        self.next[set].set(((way + 1) % WAYS) as u8);
+        stamps[way].set(n);
+        evict(&slot.entries[set * WAYS + way], owner, reason);
         true
     }
+
+    /// Notes `owner`'s miss number `n` in `set`, newest first (the oldest note leaves): the
+    /// number of its miss before, if it is among the notes.
+    fn remember(&self, set: usize, owner: usize, n: u64) -> Option<u64> {
+        let notes = &self.missers[set];
+        // Up to its own note (or the last), each moves one down, then it goes first.
+        let at = notes
+            .iter()
+            .position(|m| m.get().0 == owner)
+            .unwrap_or(WAYS - 1);
+        let before = notes[at].get();
+        for i in (1..=at).rev() {
+            notes[i].set(notes[i - 1].get());
+        }
+        notes[0].set((owner, n));
+        (before.0 == owner).then_some(before.1)
+    }
 }
+
+/// Misses in a set an entry must sit out, uncounted in, to be taken over while others in
+/// the set are in use: breakers that share a set and are all called (in turn, or in any
+/// order) come back to their entry within fewer misses than this.
+pub(super) const IDLE: u64 = 2 * WAYS as u64;
 
 /// Gives `entry` (of this thread's slot) to `owner`, counting one call of kind `reason`: its
 /// counts move to `All::moved` under the lock every read takes.

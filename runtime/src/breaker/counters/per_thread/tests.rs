@@ -3,10 +3,10 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
-use super::slot::new_slot;
+use super::slot::{new_slot, IDLE};
 use super::*;
 
-/// Runs `f` on a thread of its own (its own slot, last misses and round robin), passing its
+/// Runs `f` on a thread of its own (its own slot, stamps, notes and round robin), passing its
 /// panic on. The slot is a fresh one, not one another test's thread gave back with its
 /// entries still held.
 fn on_new_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -162,6 +162,65 @@ fn each_set_takes_its_ways_over_in_turn_whatever_the_other_sets_took() {
 }
 
 #[test]
+fn keys_called_in_turn_take_over_entries_gone_quiet_whatever_is_called_between() {
+    on_new_thread(|| {
+        // Breakers of the set called once and no more (the rows before a benchmark's keyed
+        // row), then keys of that set called in turn. The first takes an entry over on its
+        // second miss (nothing else in the set is in use); the others, missing between keys
+        // that count here, once the stale entries have sat out `IDLE` misses. Then all count
+        // here, for good.
+        let stale = owners_in(0, 12_000, WAYS);
+        stale.iter().for_each(|o| assert!(add(*o, SUCCESS).here));
+        let keys = owners_in(0, 13_000, 3);
+        let turn = || -> Vec<bool> { keys.iter().map(|k| add(*k, SUCCESS).here).collect() };
+        assert_eq!(turn(), [false, false, false], "first misses");
+        assert!(
+            turn()[0],
+            "the first key's second miss: an entry taken over"
+        );
+        let mut rounds = 2;
+        while turn() != [true, true, true] {
+            rounds += 1;
+            assert!(
+                rounds <= 2 * IDLE as usize,
+                "keys still miss after {rounds} rounds"
+            );
+        }
+        for round in 0..20 {
+            assert_eq!(turn(), [true, true, true], "round {round}: no key evicted");
+        }
+        assert_eq!(
+            stale.iter().map(|o| sum(*o)[SUCCESS]).sum::<u64>(),
+            WAYS as u64,
+            "the stale owners' counts kept"
+        );
+        stale.iter().chain(&keys).for_each(|o| forget(*o));
+    });
+}
+
+#[test]
+fn breakers_of_one_set_all_in_use_in_an_irregular_order_do_not_evict_each_other() {
+    on_new_thread(|| {
+        // Five breakers of one set, some called twice a round (`A B C A B C D E D E`): the
+        // rule "not counted in since the breaker's last miss" alone took an entry over twice
+        // a round, for good, each under the lock every read takes.
+        let all = owners_in(0, 14_000, WAYS + 1);
+        let order = [0, 1, 2, 0, 1, 2, 3, 4, 3, 4];
+        let mut taken_over = 0;
+        for _ in 0..50 {
+            for i in order {
+                let before = MINE.with(|m| m.misses[0].get());
+                let here = add(all[i], SUCCESS).here;
+                let missed = MINE.with(|m| m.misses[0].get()) > before;
+                taken_over += usize::from(here && missed);
+            }
+        }
+        assert!(taken_over <= 2, "{taken_over} take-overs in 50 rounds");
+        all.iter().for_each(|o| forget(*o));
+    });
+}
+
+#[test]
 fn reads_during_evictions_never_go_back() {
     let owners = owners(4000, WAYS + 1);
     let per_thread = 20_000u64;
@@ -210,7 +269,7 @@ fn threads_that_start_one_after_another_get_numbers_one_apart() {
     // What the time window's lanes rely on: a runtime's workers, starting in turn, count in
     // different lanes. A thread's number is taken with its slot, by its first count. The
     // owners are no other test's (odd, and far above theirs), and forgotten at the end.
-    let (a, b) = ((1 << 40) + 1, (1 << 40) + 3);
+    let (a, b) = (usize::MAX - 2, usize::MAX - 4);
     let first = std::thread::spawn(move || add(a, SUCCESS).thread)
         .join()
         .unwrap();
