@@ -21,18 +21,21 @@
 //!   always that live breaker's. A breaker has at most one entry per slot.
 //! - Breakers that never drop (every `#[breaker]`'s) would keep a thread's entries for good,
 //!   and a later outage's refusals (or another breaker's successes) would all go to the shared
-//!   line again. So a breaker that misses in its set again takes an entry over (`evict`): the
-//!   entry's counts move to `All::moved` under the lock every read takes, so no read sees
-//!   them twice or not at all. Only the slot's thread evicts, so nothing counts in the entry
-//!   meanwhile. Which entry: each carries a stamp (the set's miss count when the thread last
-//!   counted in it), and each set notes its last four missing breakers with their miss's
-//!   number. On a breaker's next noted miss, an entry not counted in since its previous one
-//!   is taken when no entry was (nothing else in the set is in use: two misses in a row, or
-//!   keys of a set held by breakers no longer called, missing in turn), or when it has also
-//!   sat out the set's last `IDLE` misses (one key missing between keys that count here).
-//!   Breakers of one set that are all in use, more than its entries, come back to their
-//!   entries within fewer misses, so they do not evict one another (the shared line, as
-//!   before), in turn or in another order (`A B C A B C D E D E`).
+//!   line again. So a breaker that misses in its set again may take an entry over (`evict`):
+//!   the entry's counts move to `All::moved` under the lock every read takes, so no read
+//!   sees them twice or not at all. Only the slot's thread evicts, so nothing counts in the
+//!   entry meanwhile. Which entry: each carries a stamp (the set's miss count when the thread
+//!   last counted in it), and each set notes its last `NOTES` (8) missing breakers with their
+//!   miss's number. On a breaker's next noted miss, an entry not counted in since its
+//!   previous one is taken when no entry was (nothing else in the set is in use: two misses
+//!   in a row, or keys of a set held by breakers no longer called, missing in turn), or when
+//!   it has also sat out more than the set's last `IDLE` (8) misses (a key missing between
+//!   keys that count here). An entry is safe while its breaker is counted in at least once
+//!   every `IDLE` misses of the set, unless some breaker misses twice with no count in the
+//!   set between (one breaker's calls in a row, as before): breakers of one set all in use,
+//!   in turn or in an order such as `A B C A B C D E D E`, do not evict one another (the
+//!   shared line, as before). A breaker whose note more than `NOTES` other misses pushed out
+//!   takes nothing over.
 //! - A breaker only ever sits in its own set (`set_of`): adds, take-overs, reads and
 //!   [`forget`] look at those [`WAYS`] entries of each slot only.
 //! - A slot has one writer at a time: the thread it was handed to. A thread's slot goes back to

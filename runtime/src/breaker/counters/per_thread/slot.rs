@@ -44,9 +44,9 @@ pub(super) struct Mine {
     /// For each entry, its set's `misses` when this thread last counted in it: an entry
     /// stamped before a breaker's last miss was not called since.
     pub(super) stamps: [[Cell<u64>; WAYS]; SETS],
-    /// The last breakers that missed in each set, newest first, with their miss's number
+    /// The last [`NOTES`] breakers that missed in each set, newest first, with their miss's number
     /// (the set's `misses` then); `(0, 0)` for none.
-    missers: [[Cell<(usize, u64)>; WAYS]; SETS],
+    missers: [[Cell<(usize, u64)>; NOTES]; SETS],
     next: [Cell<u8>; SETS],
 }
 
@@ -66,7 +66,7 @@ thread_local! {
             number: Cell::new(0),
             misses: [const { Cell::new(0) }; SETS],
             stamps: [const { [const { Cell::new(0) }; WAYS] }; SETS],
-            missers: [const { [const { Cell::new((0, 0)) }; WAYS] }; SETS],
+            missers: [const { [const { Cell::new((0, 0)) }; NOTES] }; SETS],
             next: [const { Cell::new(0) }; SETS],
         }
     };
@@ -156,7 +156,7 @@ impl Mine {
         let at = notes
             .iter()
             .position(|m| m.get().0 == owner)
-            .unwrap_or(WAYS - 1);
+            .unwrap_or(NOTES - 1);
         let before = notes[at].get();
         for i in (1..=at).rev() {
             notes[i].set(notes[i - 1].get());
@@ -170,6 +170,11 @@ impl Mine {
 /// the set are in use: breakers that share a set and are all called (in turn, or in any
 /// order) come back to their entry within fewer misses than this.
 pub(super) const IDLE: u64 = 2 * WAYS as u64;
+
+/// Missing breakers each set notes: a breaker whose note another `NOTES` misses in the set
+/// pushed out never takes an entry over (so keys in turn over a stale set get entries when
+/// they are at most this many).
+pub(super) const NOTES: usize = IDLE as usize;
 
 /// Gives `entry` (of this thread's slot) to `owner`, counting one call of kind `reason`: its
 /// counts move to `All::moved` under the lock every read takes.
