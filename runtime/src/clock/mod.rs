@@ -12,7 +12,7 @@
 //! process started, so a base set back further than the process has been running is behind
 //! all of them, whichever came first. For the same reason a breaker's behaviour never counts
 //! from its creation on the creating runtime's clock: a time window's slots count from its
-//! first recorded call (`window/time.rs`), deadlines from the instant their caller read. (Only
+//! first recorded call (`window/time/`), deadlines from the instant their caller read. (Only
 //! `time_in_state` of a breaker that never changed state does: on a clock behind its
 //! creation it reads zero.)
 //!
@@ -25,7 +25,7 @@
 //! is only a reading of the real time in this clock's nanoseconds, with the span the exact
 //! time lies in; a caller whose answer is the same anywhere in it uses it, and no thread
 //! gets a reading while its clock is paused. `coarse.rs` has the design and what it leaves;
-//! its users are `window/time.rs`'s `record_success` and `breaker/open.rs`'s refusal.
+//! its users are `window/time/`'s `record_success` and `breaker/open.rs`'s refusal.
 //!
 //! Tried before and weighed against it: a per-thread or per-window cache of the time,
 //! refreshed every N calls or every real millisecond (after `advance(31s)` the next call

@@ -69,7 +69,7 @@ impl Counters {
 
     /// Counts a success: on this thread's own line when it has room (a closed call's one
     /// write to the breaker but its window's slot). Returns this thread's number, by which
-    /// the window picks the lane it counts the call in (`window/time.rs`).
+    /// the window picks the lane it counts the call in (`window/time/`).
     #[inline]
     pub(crate) fn succeed(&self) -> usize {
         let added = per_thread::add(self.id(), per_thread::SUCCESS);

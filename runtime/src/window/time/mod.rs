@@ -37,6 +37,9 @@ use super::{Sample, Ticket, Totals};
 use crate::clock::coarse;
 use crate::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 
+mod lanes;
+use lanes::{Lane, LANES};
+
 pub(crate) const SLOTS: u64 = 10;
 /// `origin` before the first write.
 const UNSET: u64 = u64::MAX;
@@ -57,18 +60,6 @@ struct Generation {
     epoch: AtomicU64,
     hist: Histogram,
 }
-
-/// Lanes of the slots' call counts (the module's header): the calls of a success that
-/// answered at once go to the calling thread's lane (lane 0 is `Slot::calls`). One under
-/// loom, whose models count on the slots alone.
-#[cfg(not(loom))]
-const LANES: usize = 2;
-#[cfg(loom)]
-const LANES: usize = 1;
-
-/// One lane's call counts, slot for slot, on a cache line of its own.
-#[repr(align(64))]
-struct Lane([AtomicU32; SLOTS as usize]);
 
 /// Everything per slot in one allocation.
 struct Store {
@@ -159,28 +150,6 @@ impl TimeWindow {
 
     fn slot(&self, epoch: u64) -> &Slot {
         &self.store.slots[(epoch % SLOTS) as usize]
-    }
-
-    /// The call count of slot `epoch % SLOTS` in `lane`.
-    #[inline]
-    fn lane_calls(&self, epoch: u64, lane: usize) -> &AtomicU32 {
-        let i = (epoch % SLOTS) as usize;
-        match lane.checked_sub(1) {
-            None => &self.store.slots[i].calls,
-            Some(l) => &self.store.lanes[l].0[i],
-        }
-    }
-
-    /// The calls in slot `epoch % SLOTS`, every lane's.
-    fn calls_in(&self, epoch: u64, order: std::sync::atomic::Ordering) -> u64 {
-        let i = (epoch % SLOTS) as usize;
-        let more: u64 = self
-            .store
-            .lanes
-            .iter()
-            .map(|l| u64::from(l.0[i].load(order)))
-            .sum();
-        u64::from(self.store.slots[i].calls.load(order)) + more
     }
 
     /// The histogram of slot epoch `epoch`, if its generation is still the one stored.
@@ -460,49 +429,4 @@ impl TimeWindow {
 }
 
 #[cfg(all(test, not(loom)))]
-mod turnover_tests {
-    use super::*;
-
-    fn s(failed: bool) -> Sample {
-        Sample {
-            failed,
-            slow: false,
-            latency: Duration::from_millis(1),
-        }
-    }
-
-    #[test]
-    fn every_lane_counts_in_the_totals_and_expires_with_its_slot() {
-        let w = TimeWindow::new(Duration::from_nanos(100));
-        w.record(5, s(true));
-        // Threads 0 and 1 count in different lanes, thread 2 in thread 0's.
-        for thread in 0..3 {
-            w.record_success(|| 7, thread);
-        }
-        assert!(
-            LANES > 1 && w.store.lanes[0].0[0].load(Relaxed) == 1,
-            "a lane of its own"
-        );
-        let t = w.totals(9);
-        assert_eq!((t.calls, t.failures), (4, 1));
-        assert_eq!(w.totals_view(9).calls, 4);
-        // The three fast calls are the first bucket's: derived from every lane's calls.
-        assert_eq!(w.latency_view(9).0[0], 3);
-        // A whole window later every lane of the old slot is empty.
-        w.record_success(|| 1_005, 1);
-        let t = w.totals(1_005);
-        assert_eq!((t.calls, t.failures), (1, 0));
-        assert_eq!(w.latency_view(1_005).0[0], 1);
-    }
-
-    #[test]
-    fn a_turnover_expires_the_old_slot() {
-        let w = TimeWindow::new(Duration::from_nanos(100));
-        w.record(5, s(true));
-        w.record(95, s(false));
-        w.record(8, s(false));
-        w.record(105, s(true));
-        let t = w.totals(105);
-        assert_eq!(t.calls, 2, "slot 9's call and the new one");
-    }
-}
+mod tests;
