@@ -131,6 +131,18 @@ fn overflowing_keys_and_conflicts_are_counted_on_every_call() {
     );
 }
 
+/// Two misses of `key` at `site` with generation `gen`: taken in (a key is on its second miss).
+fn take_in(site: usize, gen: u64, key: Probe<'_>, b: &Breaker) {
+    missed(site, gen, key, b);
+    missed(site, gen, key, b);
+}
+
+/// The first `n` integer keys that share key 0's set at `site`.
+fn int_keys_of_one_set(site: usize, n: usize) -> Vec<u64> {
+    let at = |k: u64| place(site, Probe::Int(k, false)).1;
+    (0..100_000).filter(|k| at(*k) == at(0)).take(n).collect()
+}
+
 fn breaker(key: &str) -> Breaker {
     Breaker::detached(
         BreakerBuilder::new("hot-keys")
@@ -152,9 +164,7 @@ fn a_key_is_found_at_its_site_and_generation_only() {
     assert!(get(2, 7, key).is_none(), "another site");
     assert!(get(1, 7, Probe::Text(b"b")).is_none(), "another key");
     let seven = breaker("-7");
-    for _ in 0..2 {
-        missed(1, 7, Probe::Int(7, true), &seven);
-    }
+    take_in(1, 7, Probe::Int(7, true), &seven);
     assert!(get(1, 7, Probe::Int(7, true)).is_some_and(|b| b.ptr_eq(&seven)));
     assert!(get(1, 7, Probe::Int(7, false)).is_none(), "7 is not -7");
 }
@@ -213,9 +223,7 @@ fn a_lent_breaker_is_the_remembered_one_and_no_reference_is_taken() {
     let a = breaker("51");
     let key = Probe::Int(51, false);
     assert!(lend(5, 1, key).is_none(), "not taken in yet");
-    for _ in 0..2 {
-        missed(5, 1, key, &a);
-    }
+    take_in(5, 1, key, &a);
     let count = Arc::strong_count(&a.0);
     let loan = lend(5, 1, key).expect("remembered");
     assert!(std::ptr::eq(loan.core(), &*a.0));
@@ -233,9 +241,7 @@ fn a_lent_breaker_is_the_remembered_one_and_no_reference_is_taken() {
     assert!(lend(6, 1, key).is_none(), "another site");
     // Only integer keys are lent: a text key's breaker is kept when its call is made.
     let text = Probe::Text(b"51");
-    for _ in 0..2 {
-        missed(5, 1, text, &a);
-    }
+    take_in(5, 1, text, &a);
     assert!(get(5, 1, text).is_some_and(|b| b.ptr_eq(&a)), "remembered");
     assert!(lend(5, 1, text).is_none(), "a text key, not lent");
 }
@@ -244,16 +250,12 @@ fn a_lent_breaker_is_the_remembered_one_and_no_reference_is_taken() {
 fn misses_while_lent_are_applied_when_the_last_loan_ends() {
     let (outer, inner) = (breaker("71"), breaker("inner"));
     let (ko, ki) = (Probe::Int(71, false), Probe::Text(b"inner"));
-    for _ in 0..2 {
-        missed(7, 1, ko, &outer);
-    }
+    take_in(7, 1, ko, &outer);
     let first = lend(7, 1, ko).expect("remembered");
     // A keyed call inside the lent one, lent too (a keyed fn calling another).
     let nested = lend(7, 1, ko).expect("lent again");
     assert!(std::ptr::eq(nested.core(), first.core()));
-    for _ in 0..2 {
-        missed(7, 1, ki, &inner);
-    }
+    take_in(7, 1, ki, &inner);
     assert!(get(7, 1, ki).is_none(), "deferred while lent");
     drop(nested);
     assert!(get(7, 1, ki).is_none(), "a loan is still out");
@@ -269,24 +271,16 @@ fn misses_while_lent_are_applied_when_the_last_loan_ends() {
 fn a_lent_breaker_outlives_misses_that_displace_it_until_the_loan_ends() {
     // The lent key and WAYS more keys of its set: taken in during the loan, they would
     // push it out of the table, which holds the only reference to it.
-    let at = |n: u64| place(8, Probe::Int(n, false)).1;
-    let keys: Vec<u64> = (0..100_000)
-        .filter(|n| at(*n) == at(0))
-        .take(WAYS + 1)
-        .collect();
+    let keys = int_keys_of_one_set(8, WAYS + 1);
     assert_eq!(keys.len(), WAYS + 1, "keys of one set");
     let lent = breaker(&keys[0].to_string());
     let gone = Arc::downgrade(&lent.0);
-    for _ in 0..2 {
-        missed(8, 1, Probe::Int(keys[0], false), &lent);
-    }
+    take_in(8, 1, Probe::Int(keys[0], false), &lent);
     drop(lent);
     let loan = lend(8, 1, Probe::Int(keys[0], false)).expect("remembered");
     for k in &keys[1..] {
         let other = breaker(&k.to_string());
-        for _ in 0..2 {
-            missed(8, 1, Probe::Int(*k, false), &other);
-        }
+        take_in(8, 1, Probe::Int(*k, false), &other);
     }
     let alive = gone.upgrade().expect("still held by the table while lent");
     assert!(std::ptr::eq(loan.core(), &*alive));
@@ -303,9 +297,7 @@ fn a_lent_breaker_outlives_misses_that_displace_it_until_the_loan_ends() {
 fn a_key_missed_again_and_again_during_a_loan_is_taken_in_once() {
     let (outer, key) = (breaker("91"), breaker("k2"));
     let (ko, kk) = (Probe::Int(91, false), Probe::Text(b"k2"));
-    for _ in 0..2 {
-        missed(9, 1, ko, &outer);
-    }
+    take_in(9, 1, ko, &outer);
     let loan = lend(9, 1, ko).expect("remembered");
     for _ in 0..5 {
         missed(9, 1, kk, &key);
@@ -335,16 +327,11 @@ fn a_sets_tags_follow_its_slots_as_keys_come_and_go() {
     // Twice as many integer keys of one set as it has ways: each taken in pushes the oldest
     // out, and a lend finds exactly the ones still held, by their tags.
     let at = |n: u64| place(10, Probe::Int(n, false)).1;
-    let keys: Vec<u64> = (0..100_000)
-        .filter(|n| at(*n) == at(0))
-        .take(2 * WAYS)
-        .collect();
+    let keys = int_keys_of_one_set(10, 2 * WAYS);
     assert_eq!(keys.len(), 2 * WAYS, "keys of one set");
     let breakers: Vec<Breaker> = keys.iter().map(|k| breaker(&k.to_string())).collect();
     for (k, b) in keys.iter().zip(&breakers) {
-        for _ in 0..2 {
-            missed(10, 1, Probe::Int(*k, false), b);
-        }
+        take_in(10, 1, Probe::Int(*k, false), b);
         let lent = lend(10, 1, Probe::Int(*k, false)).expect("just taken in");
         assert!(std::ptr::eq(lent.core(), &*b.0));
     }
